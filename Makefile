@@ -1,0 +1,153 @@
+# Top-level build for mpi-k8s: the shared Kubernetes client library (lib/),
+# the three programs (bin/mpi-operator, bin/mpi-agent, bin/mpi-rsh), the
+# workload programs (images/), and every test.
+#
+#   make            build everything into bin/
+#   make test       unit tests, fuzz smoke runs, integration tests on kubesim
+#   make asan       the same tests with AddressSanitizer + UBSan builds
+#   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
+#   make bench      benchmark tables (bench/*.sh)
+#   make deps       install the Debian packages the project needs
+#   make demo       run an example MPIJob end to end on the embedded simulator
+#   make install    DESTDIR=... PREFIX=/usr/local (the layout images mirror)
+#
+# Conventions (so each component only adds files, not rules):
+#   lib/*.c                      -> $(BUILD)/libkube.a
+#   <comp>/*.c, comp in rsh agent controller -> $(BINDIR)/mpi-<comp>
+#                                (controller -> mpi-operator); <comp>/main.c holds main()
+#   tests/unit/test_<comp>_*.c   -> unit test linked with libkube.a and <comp>'s
+#                                   objects except main.o (comp: lib rsh agent controller)
+#   tests/fuzz/fuzz_*.c          -> libFuzzer target over lib/ (clang)
+#   tests/integration/*.sh       -> run by tests/run-integration.sh, each bounded
+#   <comp>/module.mk, images/images.mk, tests/tests.mk: optional extra rules
+
+MODE    ?= release
+PREFIX  ?= /usr/local
+DESTDIR ?=
+FUZZ_SECONDS ?= 60
+
+PKGS := libcurl jansson yaml-0.1 libssh2 openssl
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+CSTD    := -std=gnu11 -D_GNU_SOURCE
+ifeq ($(MODE),asan)
+  BUILD  := build/asan
+  BINDIR := build/asan/bin
+  OPT    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+  BUILD  := build/release
+  BINDIR := bin
+  OPT    := -O2 -g
+endif
+CFLAGS  ?=
+LDFLAGS ?=
+ALL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(OPT) $(LDFLAGS)
+LDLIBS_ALL  = $(PKG_LIBS) -lpthread -lm
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIBKUBE  := $(BUILD)/libkube.a
+
+COMPS := rsh agent controller
+prog_of = $(if $(filter controller,$(1)),mpi-operator,mpi-$(1))
+comp_srcs = $(wildcard $(1)/*.c)
+comp_objs = $(patsubst %.c,$(BUILD)/%.o,$(call comp_srcs,$(1)))
+comp_lib_objs = $(filter-out $(BUILD)/$(1)/main.o,$(call comp_objs,$(1)))
+PROGS := $(foreach c,$(COMPS),$(if $(wildcard $(c)/main.c),$(BINDIR)/$(call prog_of,$(c))))
+
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
+
+.PHONY: all test unit integration asan fuzz fuzz-smoke bench deps demo install clean check-tools
+all: $(PROGS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBKUBE): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+define prog_rule
+$(BINDIR)/$(call prog_of,$(1)): $(call comp_objs,$(1)) $(LIBKUBE)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $(call comp_objs,$(1)) $(LIBKUBE) $$(LDLIBS_ALL)
+endef
+$(foreach c,$(COMPS),$(if $(wildcard $(c)/main.c),$(eval $(call prog_rule,$(c)))))
+
+define unit_rule
+$(BUILD)/tests/$(1): tests/unit/$(1).c $(if $(filter lib,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1)))) $(LIBKUBE)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) $$(ALL_LDFLAGS) -o $$@ $$< $(if $(filter lib,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1)))) $(LIBKUBE) $$(LDLIBS_ALL) -lcmocka
+endef
+$(foreach t,$(UNIT_SRCS:tests/unit/%.c=%),$(eval $(call unit_rule,$(t))))
+
+-include $(wildcard rsh/module.mk agent/module.mk controller/module.mk images/images.mk tests/tests.mk)
+
+unit: $(UNIT_TESTS)
+	@fail=0; for t in $(UNIT_TESTS); do \
+	  echo "== $$t"; timeout 300 $$t || { echo "FAIL: $$t"; fail=1; }; \
+	done; exit $$fail
+
+integration: all
+	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) tests/run-integration.sh
+
+test: all unit fuzz-smoke integration
+
+asan:
+	$(MAKE) MODE=asan all unit integration
+
+# ---- fuzzing (clang + libFuzzer), targets in tests/fuzz/fuzz_*.c ----
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_CFLAGS = $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(PKG_CFLAGS)
+build/fuzz/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -Iinclude $(PKG_CFLAGS) -c $< -o $@
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS:%.c=build/fuzz/%.o)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS:%.c=build/fuzz/%.o) $(LDLIBS_ALL)
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p build/fuzz/corpus/$$n; \
+	  seeds=tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
+	  echo "== $$n for $(FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=1024 \
+	     build/fuzz/corpus/$$n $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; done
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=10
+
+bench: all
+	@for b in bench/*.sh; do [ -x "$$b" ] || continue; echo "== $$b"; timeout 1800 $$b || echo "bench failed: $$b"; done
+
+# ---- packages (Debian) ----
+DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev libcurl4-openssl-dev \
+  libjansson-dev libyaml-dev libssl-dev libssh2-1-dev libcmocka-dev openmpi-bin \
+  libopenmpi-dev libpmix-dev libopenblas-dev python3 python3-aiohttp python3-yaml \
+  iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
+  hyperfine prometheus valgrind time patchelf openssl curl
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; SUDO=; [ $$(id -u) -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@command -v kubectl >/dev/null || echo "note: kubectl not found; the kubectl tests will be skipped"
+
+demo: all
+	tests/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	for p in $(PROGS) $(EXTRA_PROGS); do install -m 0755 $$p $(DESTDIR)$(PREFIX)/bin/; done
+	$(foreach h,$(INSTALL_HOOKS),$(MAKE) $(h) &&) true
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)
