@@ -62,7 +62,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 
-.PHONY: all test unit integration asan fuzz fuzz-smoke bench deps demo install clean check-tools
+.PHONY: all stage test unit integration asan fuzz fuzz-smoke bench deps demo install clean check-tools
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -94,7 +94,11 @@ unit: $(UNIT_TESTS)
 	  echo "== $$t"; timeout 300 $$t || { echo "FAIL: $$t"; fail=1; }; \
 	done; exit $$fail
 
-integration: all
+# The install tree kubesim's image map resolves mpik8s/* images to.
+stage: all
+	rm -rf build/stage && $(MAKE) --no-print-directory install DESTDIR=$(abspath build/stage) PREFIX=/usr/local >/dev/null
+
+integration: all stage $(if $(TEST_PROGS),test-progs)
 	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) tests/run-integration.sh
 
 test: all unit fuzz-smoke integration
