@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The README's first set-up command (`make deps && make demo`): the seed's user
+# journey on the embedded simulator. Starts kubesim, installs the operator with
+# the real kubectl from deploy/, creates a CPU example MPIJob, waits (bounded)
+# for it to finish, prints its status and the launcher's log, and tears down.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+JOB_FILE=${JOB_FILE:-examples/v1alpha2/cnn-bench-cpu.yaml}
+DIR=$(mktemp -d /tmp/mpi-k8s-demo.XXXXXX)
+KS=tests/kubesim/kubesim
+cleanup() { "$KS" down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; }
+trap cleanup EXIT
+k() { "$KS" run --dir "$DIR" -- kubectl "$@"; }
+
+say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+"$KS" up --dir "$DIR"
+say kubectl create -f deploy/v1alpha2/mpi-operator.yaml
+k create -f deploy/v1alpha2/mpi-operator.yaml
+say kubectl get crd
+k get crd
+k -n mpi-operator wait --for=condition=Available deployment/mpi-operator --timeout=60s >/dev/null
+name=$(sed -n 's/^  name: *//p' "$JOB_FILE" | head -1)
+say kubectl create -f "$JOB_FILE"
+k create -f "$JOB_FILE"
+deadline=$((SECONDS + ${DEMO_TIMEOUT:-300}))
+state=
+while [ $SECONDS -lt $deadline ]; do
+  state=$(k get mpijobs "$name" -o 'jsonpath={.status.conditions[?(@.status=="True")].type}' 2>/dev/null || true)
+  case " $state " in *" Succeeded "*|*" Failed "*) break ;; esac
+  sleep 1
+done
+say kubectl get pods
+k get pods
+say kubectl get -o yaml mpijobs "$name"
+k get -o yaml mpijobs "$name"
+say "kubectl logs \$(kubectl get pods -l mpi_job_name=$name,mpi_role_type=launcher -o name)"
+k logs $(k get pods -l "mpi_job_name=$name,mpi_role_type=launcher" -o name | tail -1)
+case " $state " in
+  *" Succeeded "*) echo; echo "demo: MPIJob $name Succeeded" ;;
+  *) echo; echo "demo: MPIJob $name did not succeed (conditions: ${state:-none})" >&2; exit 1 ;;
+esac
