@@ -143,7 +143,7 @@ deps:
 	fi
 	@command -v kubectl >/dev/null || echo "note: kubectl not found; the kubectl tests will be skipped"
 
-demo: all
+demo: all stage
 	tests/demo.sh
 
 install: all
