@@ -1,0 +1,69 @@
+/* informer.h - a list+watch cache of one resource type (optionally one namespace
+ * and a label/field selector), kept current by a background thread that relists
+ * on 410 Gone and reconnects with backoff across API server restarts. Lookups
+ * are answered from memory and are thread-safe.
+ *
+ * Objects handed out are shared, immutable jansson values (refcounts are atomic
+ * in jansson >= 2.12): callers own the reference they get and must json_decref
+ * it, and must not modify it (json_deep_copy first). */
+#ifndef KUBE_INFORMER_H
+#define KUBE_INFORMER_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "kube/client.h"
+
+/* Callbacks run on the informer thread, in event order, without the cache lock held (they may
+ * call the lookup functions). Objects are borrowed for the call (json_incref to keep). On a
+ * relist, the differences from the old cache are delivered as add/update/delete. */
+struct kube_informer_handlers {
+    void (*on_add)(const json_t *obj, void *ud);
+    void (*on_update)(const json_t *old_obj, const json_t *new_obj, void *ud);
+    void (*on_delete)(const json_t *obj, void *ud);
+    void (*on_synced)(void *ud); /* after each complete list (first sync and relists), or NULL */
+    void *ud;
+};
+
+struct kube_informer_opts {
+    const char *ns;             /* namespace, NULL = all namespaces */
+    const char *label_selector; /* server-side labelSelector, NULL = all */
+    const char *field_selector; /* server-side fieldSelector, NULL = all */
+    long page_size;             /* list page size, 0 = 500 */
+    long watch_timeout_s;       /* timeoutSeconds per watch request, 0 = 300 */
+};
+
+struct kube_informer;
+
+/* Creates an informer (not started) on client c (borrowed, must outlive it); handlers may be
+ * NULL. Strings in opts are copied. NULL with *errmsg on bad input (e.g. selector syntax). */
+struct kube_informer *kube_informer_new(struct kube_client *c, const struct kube_resource *r,
+                                        const struct kube_informer_opts *opts,
+                                        const struct kube_informer_handlers *handlers,
+                                        char **errmsg);
+/* Starts the background thread. 0 ok, -1 with *errmsg. */
+int kube_informer_start(struct kube_informer *inf, char **errmsg);
+/* Waits until the first list completed; 1 synced, 0 timed out / stopped (timeout_ms < 0 = forever). */
+int kube_informer_wait_synced(struct kube_informer *inf, long timeout_ms);
+/* Returns 1 once the first list completed. */
+int kube_informer_has_synced(struct kube_informer *inf);
+/* Returns the cached object ns/name (ns NULL for cluster-scoped) as a new reference, or NULL. */
+json_t *kube_informer_get(struct kube_informer *inf, const char *ns, const char *name);
+/* Returns a new JSON array of the cached objects whose labels match label_selector (NULL = all),
+ * sorted by namespace/name, or NULL on a bad selector (*errmsg) / allocation failure. */
+json_t *kube_informer_list(struct kube_informer *inf, const char *label_selector, char **errmsg);
+/* Number of cached objects. */
+size_t kube_informer_count(struct kube_informer *inf);
+/* A counter incremented on every change to the cache (add/update/delete/relist). */
+uint64_t kube_informer_generation(struct kube_informer *inf);
+/* Waits until the generation differs from since, up to timeout_ms (< 0 = forever) or until the
+ * informer stops; returns the current generation (== since on timeout). */
+uint64_t kube_informer_wait_change(struct kube_informer *inf, uint64_t since, long timeout_ms);
+/* Describes the last error the background thread hit (new string) or NULL if none since the
+ * last successful list/watch; e.g. to explain why wait_synced timed out. */
+char *kube_informer_last_error(struct kube_informer *inf);
+/* Stops the thread (returns within about a second) and wakes waiters; idempotent. */
+void kube_informer_stop(struct kube_informer *inf);
+/* Stops and frees the informer and its cache (NULL is fine). */
+void kube_informer_free(struct kube_informer *inf);
+
+#endif

@@ -1,0 +1,31 @@
+/* util.h - small helpers shared by the library and the programs: formatted
+ * allocation, clocks, RFC 3339 timestamps, whole-file reads, base64. */
+#ifndef KUBE_UTIL_H
+#define KUBE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Like asprintf but returns the string (NULL on allocation failure). */
+char *kube_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Sets *errmsg (if errmsg != NULL) to a newly allocated formatted message; frees any previous one. */
+void kube_set_err(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Monotonic clock in milliseconds (for timeouts and backoff). */
+int64_t kube_now_ms(void);
+/* Wall clock in milliseconds since the epoch. */
+int64_t kube_realtime_ms(void);
+/* Formats epoch milliseconds as "2026-11-30T06:01:02.123Z" into buf (>= 32 bytes); returns buf. */
+char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz);
+/* Parses an RFC 3339 time ("...Z" or "+hh:mm", optional fraction) into epoch ms; 0 ok, -1 bad. */
+int kube_time_parse_ms(const char *s, int64_t *epoch_ms);
+/* Reads a whole file (at most max_len bytes, NUL-terminated) into *out; 0 ok, -1 with *errmsg naming path. */
+int kube_read_file(const char *path, size_t max_len, char **out, size_t *len, char **errmsg);
+/* Decodes standard base64 (whitespace ignored, padding optional); 0 ok, -1 invalid. *out is NUL-terminated. */
+int kube_base64_decode(const char *in, size_t in_len, char **out, size_t *out_len);
+/* Encodes bytes as standard base64 (NUL-terminated, newly allocated) or NULL on allocation failure. */
+char *kube_base64_encode(const void *in, size_t len);
+/* Sleeps for ms milliseconds (restarting on EINTR). */
+void kube_sleep_ms(int64_t ms);
+
+#endif
