@@ -1,0 +1,1 @@
+"""kubesim: a single-node Kubernetes simulator (API server side + node side)."""
