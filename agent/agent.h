@@ -1,0 +1,61 @@
+/* agent.h - what every mpi-agent subcommand shares: the options (flags and the
+ * environment the controller sets), the MPI flavour, and the parsed worker list. */
+#ifndef MPI_AGENT_H
+#define MPI_AGENT_H
+
+#include <stddef.h>
+
+#define AGENT_VERSION "0.1.0"
+
+/* Which MPI launcher the job uses; decides hostfile syntax and launch env. */
+enum agent_mpi {
+    AGENT_MPI_OPENMPI = 0, /* Open MPI 4 (ORTE, OMPI_MCA_*) */
+    AGENT_MPI_OPENMPI5,    /* Open MPI 5 (PRRTE, PRTE_MCA_*) */
+    AGENT_MPI_MPICH,       /* MPICH Hydra (HYDRA_*) */
+    AGENT_MPI_INTEL,       /* Intel MPI Hydra (I_MPI_HYDRA_*) */
+};
+
+/* The job's transport from the launcher to the workers. */
+enum agent_transport { AGENT_TRANSPORT_EXEC = 0, AGENT_TRANSPORT_SSH };
+
+/* Options resolved from flags, then the controller's env, then defaults. */
+struct agent_opts {
+    const char *cmd;           /* subcommand name */
+    char *namespace;           /* -n / MPI_JOB_NAMESPACE / in-cluster file / kubeconfig */
+    char *job;                 /* --job / MPI_JOB_NAME / positional (status) */
+    char *kubeconfig;          /* --kubeconfig (NULL: library default order) */
+    char *hostfile;            /* --hostfile, default /etc/mpi/hostfile */
+    int hostfile_given;        /* 1 when --hostfile was passed explicitly */
+    char *dest;                /* --dest, bundle destination, default /opt/kube */
+    char *container;           /* --container / MPI_JOB_WORKER_CONTAINER */
+    char *ssh_dir;             /* MPI_JOB_SSH_DIR */
+    int ssh_port;              /* MPI_JOB_SSH_PORT, default 2222 */
+    enum agent_transport transport;
+    enum agent_mpi mpi;
+    int workers;               /* MPI_JOB_WORKERS, 0 = unknown */
+    int slots;                 /* MPI_JOB_SLOTS, 0 = unknown (1 when printing) */
+    double timeout_s;          /* --timeout / MPI_AGENT_TIMEOUT, default 900 */
+    double progress_timeout_s; /* --progress-timeout / MPI_AGENT_PROGRESS_TIMEOUT, 0 off */
+    double grace_s;            /* --grace, SIGTERM → SIGKILL delay, default 10 */
+    int no_wait;               /* run: --no-wait (init already waited) */
+    int no_reach;              /* --no-reach-check */
+    int no_deliver;            /* init: --no-deliver */
+    int verbose;
+    char *termination_log;     /* MPI_AGENT_TERMINATION_LOG or /dev/termination-log */
+    char **argv;               /* run: CMD ARGS... (NULL-terminated); status: rest */
+    int argc;
+};
+
+/* Parses argv (after the subcommand) and the environment into o. 0 ok, 1 help printed
+ * (exit 0), -1 error (message printed). */
+int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv);
+/* Frees what agent_opts_parse allocated. */
+void agent_opts_free(struct agent_opts *o);
+/* Parses "openmpi", "openmpi5", "mpich", "intel" (and aliases); 0 ok, -1 unknown. */
+int agent_mpi_parse(const char *s, enum agent_mpi *out);
+/* Returns the flavour's canonical name. */
+const char *agent_mpi_name(enum agent_mpi m);
+/* Parses a duration "90", "90s", "15m", "1h", "250ms" into seconds; 0 ok, -1 bad. */
+int agent_duration_parse(const char *s, double *out);
+
+#endif

@@ -1,0 +1,291 @@
+/* cli.c - command-line and environment parsing shared by every subcommand:
+ * flags win over the environment the controller sets (MPI_JOB_*, MPI_AGENT_*),
+ * which wins over defaults. Bad values give one line naming the flag/variable. */
+#include "agent.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kube/util.h"
+
+#define DEFAULT_TIMEOUT_S 900.0
+#define DEFAULT_GRACE_S 10.0
+#define DEFAULT_HOSTFILE "/etc/mpi/hostfile"
+#define DEFAULT_DEST "/opt/kube"
+
+enum {
+    OPT_KUBECONFIG = 256, OPT_JOB, OPT_HOSTFILE, OPT_MPI, OPT_TRANSPORT, OPT_CONTAINER,
+    OPT_TIMEOUT, OPT_SLOTS, OPT_WORKERS, OPT_DEST, OPT_NO_DELIVER, OPT_NO_REACH,
+    OPT_PROGRESS, OPT_GRACE, OPT_NO_WAIT, OPT_VERSION, OPT_SSH_DIR, OPT_SSH_PORT,
+};
+
+static const struct option long_opts[] = {
+    { "namespace", required_argument, NULL, 'n' },
+    { "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
+    { "verbose", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, OPT_VERSION },
+    { "job", required_argument, NULL, OPT_JOB },
+    { "hostfile", required_argument, NULL, OPT_HOSTFILE },
+    { "mpi", required_argument, NULL, OPT_MPI },
+    { "transport", required_argument, NULL, OPT_TRANSPORT },
+    { "container", required_argument, NULL, OPT_CONTAINER },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "slots", required_argument, NULL, OPT_SLOTS },
+    { "workers", required_argument, NULL, OPT_WORKERS },
+    { "dest", required_argument, NULL, OPT_DEST },
+    { "no-deliver", no_argument, NULL, OPT_NO_DELIVER },
+    { "no-reach-check", no_argument, NULL, OPT_NO_REACH },
+    { "progress-timeout", required_argument, NULL, OPT_PROGRESS },
+    { "grace", required_argument, NULL, OPT_GRACE },
+    { "no-wait", no_argument, NULL, OPT_NO_WAIT },
+    { "ssh-dir", required_argument, NULL, OPT_SSH_DIR },
+    { "ssh-port", required_argument, NULL, OPT_SSH_PORT },
+    { NULL, 0, NULL, 0 },
+};
+
+int agent_duration_parse(const char *s, double *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0 || v != v)
+        return -1;
+    double mul = 1;
+    if (!strcmp(end, "ms")) mul = 0.001;
+    else if (!strcmp(end, "m")) mul = 60;
+    else if (!strcmp(end, "h")) mul = 3600;
+    else if (*end && strcmp(end, "s")) return -1;
+    if (v * mul > 1e9)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int agent_mpi_parse(const char *s, enum agent_mpi *out)
+{
+    if (!strcasecmp(s, "openmpi") || !strcasecmp(s, "openmpi4") || !strcasecmp(s, "ompi"))
+        *out = AGENT_MPI_OPENMPI;
+    else if (!strcasecmp(s, "openmpi5") || !strcasecmp(s, "prte") || !strcasecmp(s, "prrte"))
+        *out = AGENT_MPI_OPENMPI5;
+    else if (!strcasecmp(s, "mpich") || !strcasecmp(s, "hydra"))
+        *out = AGENT_MPI_MPICH;
+    else if (!strcasecmp(s, "intel") || !strcasecmp(s, "intelmpi"))
+        *out = AGENT_MPI_INTEL;
+    else
+        return -1;
+    return 0;
+}
+
+const char *agent_mpi_name(enum agent_mpi m)
+{
+    switch (m) {
+    case AGENT_MPI_OPENMPI: return "openmpi";
+    case AGENT_MPI_OPENMPI5: return "openmpi5";
+    case AGENT_MPI_MPICH: return "mpich";
+    case AGENT_MPI_INTEL: return "intel";
+    }
+    return "?";
+}
+
+/* Parses a non-negative int (what names the flag or variable in the error). */
+static int parse_count(const char *what, const char *s, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > 1000000) {
+        fprintf(stderr, "mpi-agent: %s: expected a whole number >= 0, got \"%s\"\n", what, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int set_str(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = strdup(v);
+    if (!*dst) {
+        fprintf(stderr, "mpi-agent: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_duration_opt(const char *what, const char *s, double *out)
+{
+    if (agent_duration_parse(s, out) == 0)
+        return 0;
+    fprintf(stderr, "mpi-agent: %s: expected a duration like 90, 90s, 15m or 250ms, got \"%s\"\n",
+            what, s);
+    return -1;
+}
+
+static int parse_transport(const char *what, const char *s, enum agent_transport *t)
+{
+    if (!strcmp(s, "exec")) *t = AGENT_TRANSPORT_EXEC;
+    else if (!strcmp(s, "ssh")) *t = AGENT_TRANSPORT_SSH;
+    else {
+        fprintf(stderr, "mpi-agent: %s: expected exec or ssh, got \"%s\"\n", what, s);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_mpi_opt(const char *what, const char *s, enum agent_mpi *m)
+{
+    if (agent_mpi_parse(s, m) == 0)
+        return 0;
+    fprintf(stderr, "mpi-agent: %s: expected openmpi, openmpi5, mpich or intel, got \"%s\"\n",
+            what, s);
+    return -1;
+}
+
+/* Reads the in-cluster namespace file, if any. */
+static char *in_cluster_namespace(void)
+{
+    const char *dir = getenv("KUBE_SA_DIR");
+    char *path = kube_strdup_printf("%s/namespace",
+                                    dir ? dir : "/var/run/secrets/kubernetes.io/serviceaccount");
+    char *text = NULL, *err = NULL;
+    size_t len = 0;
+    if (path && kube_read_file(path, 256, &text, &len, &err) == 0) {
+        text[strcspn(text, " \t\r\n")] = '\0';
+        if (!*text) {
+            free(text);
+            text = NULL;
+        }
+    }
+    free(err);
+    free(path);
+    return text;
+}
+
+/* Fills defaults from the environment the controller sets. */
+static int opts_from_env(struct agent_opts *o)
+{
+    const char *v;
+    o->timeout_s = DEFAULT_TIMEOUT_S;
+    o->grace_s = DEFAULT_GRACE_S;
+    o->ssh_port = 2222;
+    if ((v = getenv("MPI_JOB_NAME")) && *v && set_str(&o->job, v) < 0) return -1;
+    if ((v = getenv("MPI_JOB_NAMESPACE")) && *v && set_str(&o->namespace, v) < 0) return -1;
+    if ((v = getenv("MPI_JOB_WORKER_CONTAINER")) && *v && set_str(&o->container, v) < 0) return -1;
+    if ((v = getenv("MPI_JOB_SSH_DIR")) && *v && set_str(&o->ssh_dir, v) < 0) return -1;
+    if ((v = getenv("MPI_JOB_TRANSPORT")) && *v && parse_transport("MPI_JOB_TRANSPORT", v, &o->transport) < 0) return -1;
+    if ((v = getenv("MPI_JOB_MPI_IMPLEMENTATION")) && *v && parse_mpi_opt("MPI_JOB_MPI_IMPLEMENTATION", v, &o->mpi) < 0) return -1;
+    if ((v = getenv("MPI_JOB_SSH_PORT")) && *v && parse_count("MPI_JOB_SSH_PORT", v, &o->ssh_port) < 0) return -1;
+    if ((v = getenv("MPI_JOB_WORKERS")) && *v && parse_count("MPI_JOB_WORKERS", v, &o->workers) < 0) return -1;
+    if ((v = getenv("MPI_JOB_SLOTS")) && *v && parse_count("MPI_JOB_SLOTS", v, &o->slots) < 0) return -1;
+    if ((v = getenv("MPI_AGENT_TIMEOUT")) && *v && parse_duration_opt("MPI_AGENT_TIMEOUT", v, &o->timeout_s) < 0) return -1;
+    if ((v = getenv("MPI_AGENT_PROGRESS_TIMEOUT")) && *v && parse_duration_opt("MPI_AGENT_PROGRESS_TIMEOUT", v, &o->progress_timeout_s) < 0) return -1;
+    if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0) return -1;
+    return 0;
+}
+
+/* Applies one parsed flag; -1 on a bad value. */
+static int apply_flag(struct agent_opts *o, int c, const char *arg)
+{
+    switch (c) {
+    case 'n': return set_str(&o->namespace, arg);
+    case 'v': o->verbose++; return 0;
+    case OPT_KUBECONFIG: return set_str(&o->kubeconfig, arg);
+    case OPT_JOB: return set_str(&o->job, arg);
+    case OPT_HOSTFILE: o->hostfile_given = 1; return set_str(&o->hostfile, arg);
+    case OPT_MPI: return parse_mpi_opt("--mpi", arg, &o->mpi);
+    case OPT_TRANSPORT: return parse_transport("--transport", arg, &o->transport);
+    case OPT_CONTAINER: return set_str(&o->container, arg);
+    case OPT_TIMEOUT: return parse_duration_opt("--timeout", arg, &o->timeout_s);
+    case OPT_SLOTS: return parse_count("--slots", arg, &o->slots);
+    case OPT_WORKERS: return parse_count("--workers", arg, &o->workers);
+    case OPT_DEST: return set_str(&o->dest, arg);
+    case OPT_NO_DELIVER: o->no_deliver = 1; return 0;
+    case OPT_NO_REACH: o->no_reach = 1; return 0;
+    case OPT_PROGRESS: return parse_duration_opt("--progress-timeout", arg, &o->progress_timeout_s);
+    case OPT_GRACE: return parse_duration_opt("--grace", arg, &o->grace_s);
+    case OPT_NO_WAIT: o->no_wait = 1; return 0;
+    case OPT_SSH_DIR: return set_str(&o->ssh_dir, arg);
+    case OPT_SSH_PORT: return parse_count("--ssh-port", arg, &o->ssh_port);
+    }
+    return -1;
+}
+
+static void usage(const char *cmd)
+{
+    fprintf(stdout,
+            "usage: mpi-agent %s [options]%s\n"
+            "  -n, --namespace NS      job namespace (default: $MPI_JOB_NAMESPACE, in-cluster, kubeconfig)\n"
+            "      --job NAME          MPIJob name (default: $MPI_JOB_NAME)\n"
+            "      --kubeconfig FILE   kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)\n"
+            "      --hostfile FILE     hostfile to read workers from (default /etc/mpi/hostfile)\n"
+            "      --mpi FLAVOUR       openmpi | openmpi5 | mpich | intel (default openmpi)\n"
+            "      --transport T       exec | ssh (default: $MPI_JOB_TRANSPORT or exec)\n"
+            "      --container NAME    worker container for exec (default: $MPI_JOB_WORKER_CONTAINER)\n"
+            "      --timeout DUR       bound on the wait for workers (default 15m; $MPI_AGENT_TIMEOUT)\n"
+            "      --slots N           slots per worker (default: $MPI_JOB_SLOTS or 1)\n"
+            "      --workers N         expected worker count (default: $MPI_JOB_WORKERS)\n"
+            "      --dest DIR          init: where to deliver the bundle (default /opt/kube)\n"
+            "      --no-deliver        init: skip delivering the bundle\n"
+            "      --no-reach-check    skip the reachability check through the transport\n"
+            "      --no-wait           run: do not wait for workers (init did)\n"
+            "      --progress-timeout DUR  run: stop mpirun after DUR of silent output (default off)\n"
+            "      --grace DUR         run: SIGTERM to SIGKILL delay (default 10s)\n"
+            "  -v, --verbose           more logging (repeat for trace)\n"
+            "      --version           print the version\n",
+            cmd, !strcmp(cmd, "run") ? " -- CMD [ARGS...]" : !strcmp(cmd, "status") ? " JOB" : "");
+}
+
+int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv)
+{
+    memset(o, 0, sizeof(*o));
+    o->cmd = cmd;
+    if (opts_from_env(o) < 0)
+        return -1;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+n:vh", long_opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(cmd);
+            return 1;
+        }
+        if (c == OPT_VERSION) {
+            printf("mpi-agent %s\n", AGENT_VERSION);
+            return 1;
+        }
+        if (c == '?' || c == ':') {
+            fprintf(stderr, "mpi-agent %s: bad option \"%s\" (see mpi-agent %s --help)\n", cmd,
+                    argv[optind - 1], cmd);
+            return -1;
+        }
+        if (apply_flag(o, c, optarg) < 0)
+            return -1;
+    }
+    o->argv = argv + optind;
+    o->argc = argc - optind;
+    if (!o->hostfile && set_str(&o->hostfile, DEFAULT_HOSTFILE) < 0) return -1;
+    if (!o->dest && set_str(&o->dest, DEFAULT_DEST) < 0) return -1;
+    if (!o->namespace)
+        o->namespace = in_cluster_namespace();
+    return 0;
+}
+
+void agent_opts_free(struct agent_opts *o)
+{
+    free(o->namespace);
+    free(o->job);
+    free(o->kubeconfig);
+    free(o->hostfile);
+    free(o->dest);
+    free(o->container);
+    free(o->ssh_dir);
+    free(o->termination_log);
+    memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,246 @@
+/* hostfile.c - parsing and printing MPI hostfiles (Open MPI `host slots=N`,
+ * MPICH/Intel `host:N`, bare `host`); host names map to pod names by their
+ * first DNS label, as upstream's kubectl-delivery did. */
+#include "hostfile.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/util.h"
+
+#define HOSTFILE_MAX_BYTES (4 * 1024 * 1024)
+#define SLOTS_MAX 1000000
+
+static int is_label_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+char *agent_host_to_pod(const char *host, char **err)
+{
+    size_t n = strcspn(host, ".");
+    if (n == 0 || n > 63) {
+        kube_set_err(err, "host \"%s\": expected a DNS name whose first label (the pod name) "
+                     "is 1-63 characters", host);
+        return NULL;
+    }
+    int all_digits = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_label_char(host[i])) {
+            kube_set_err(err, "host \"%s\": pod name must be lower-case letters, digits "
+                         "and '-' (got '%c')", host, host[i]);
+            return NULL;
+        }
+        if (!isdigit((unsigned char)host[i]))
+            all_digits = 0;
+    }
+    if (host[0] == '-' || host[n - 1] == '-' || all_digits) {
+        kube_set_err(err, "host \"%s\": \"%.*s\" is not a pod name (IP addresses cannot be "
+                     "mapped to pods)", host, (int)n, host);
+        return NULL;
+    }
+    char *pod = strndup(host, n);
+    if (!pod)
+        kube_set_err(err, "out of memory");
+    return pod;
+}
+
+long agent_hostlist_find_pod(const struct agent_hostlist *l, const char *pod)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].pod, pod) == 0)
+            return (long)i;
+    return -1;
+}
+
+int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, char **err)
+{
+    char *pod = agent_host_to_pod(host, err);
+    if (!pod)
+        return -1;
+    struct agent_host *nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+    char *h = strdup(host);
+    if (!nv || !h) {
+        free(pod);
+        free(h);
+        if (nv)
+            l->v = nv;
+        kube_set_err(err, "out of memory");
+        return -1;
+    }
+    l->v = nv;
+    l->v[l->n++] = (struct agent_host){ .host = h, .pod = pod, .slots = slots };
+    return 0;
+}
+
+/* Parses a positive slot count; 0 ok, -1 bad. */
+static int parse_slots(const char *s, size_t len, int *out)
+{
+    if (len == 0 || len > 9)
+        return -1;
+    long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < 1 || v > SLOTS_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Parses the words after the host on an Open MPI line: slots=N, max_slots=N. */
+static int parse_options(char *rest, const char *origin, int lineno, int *slots, char **err)
+{
+    char *save = NULL;
+    for (char *w = strtok_r(rest, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        int dummy;
+        if (strncmp(w, "slots=", 6) == 0) {
+            if (parse_slots(w + 6, strlen(w + 6), slots) == 0)
+                continue;
+        } else if (strncmp(w, "max_slots=", 10) == 0 || strncmp(w, "max-slots=", 10) == 0) {
+            if (parse_slots(w + 10, strlen(w + 10), &dummy) == 0)
+                continue;
+        }
+        kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N >= 1)",
+                     origin, lineno, w);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses one line (comment and whitespace already stripped, non-empty). */
+static int parse_line(char *line, const char *origin, int lineno, struct agent_hostlist *out,
+                      char **err)
+{
+    size_t hl = strcspn(line, " \t");
+    char *rest = line[hl] ? line + hl + 1 : line + hl;
+    line[hl] = '\0';
+    int slots = 0;
+    char *colon = strchr(line, ':');
+    if (colon) {
+        if (parse_slots(colon + 1, strlen(colon + 1), &slots) < 0) {
+            kube_set_err(err, "%s line %d: \"%s\": expected host:N with N >= 1", origin,
+                         lineno, line);
+            return -1;
+        }
+        *colon = '\0';
+    }
+    if (parse_options(rest, origin, lineno, &slots, err) < 0)
+        return -1;
+    char *perr = NULL;
+    char *pod = agent_host_to_pod(line, &perr);
+    if (!pod) {
+        kube_set_err(err, "%s line %d: %s", origin, lineno, perr);
+        free(perr);
+        return -1;
+    }
+    long dup = agent_hostlist_find_pod(out, pod);
+    free(pod);
+    if (dup >= 0) {
+        kube_set_err(err, "%s line %d: pod \"%s\" is listed twice", origin, lineno,
+                     out->v[dup].pod);
+        return -1;
+    }
+    return agent_hostlist_add(out, line, slots, err);
+}
+
+int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out,
+                         char **err)
+{
+    char *copy = strdup(text);
+    if (!copy) {
+        kube_set_err(err, "out of memory");
+        return -1;
+    }
+    int lineno = 0, rc = 0;
+    for (char *p = copy, *line; rc == 0 && (line = strsep(&p, "\n")) != NULL;) {
+        lineno++;
+        line[strcspn(line, "#")] = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        size_t len = strlen(line);
+        while (len > 0 && isspace((unsigned char)line[len - 1]))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        rc = parse_line(line, origin, lineno, out, err);
+    }
+    free(copy);
+    if (rc < 0)
+        agent_hostlist_free(out);
+    return rc;
+}
+
+int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **err)
+{
+    char *text = NULL, *rerr = NULL;
+    size_t len = 0;
+    if (kube_read_file(path, HOSTFILE_MAX_BYTES, &text, &len, &rerr) < 0) {
+        kube_set_err(err, "hostfile: %s", rerr ? rerr : path);
+        free(rerr);
+        return -1;
+    }
+    if (memchr(text, '\0', len)) {
+        free(text);
+        kube_set_err(err, "%s: expected a text hostfile (found a NUL byte)", path);
+        return -1;
+    }
+    int rc = agent_hostfile_parse(text, path, out, err);
+    free(text);
+    return rc;
+}
+
+size_t agent_hostlist_drop_launcher(struct agent_hostlist *l)
+{
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        size_t pl = strlen(l->v[i].pod);
+        if (pl >= 9 && strcmp(l->v[i].pod + pl - 9, "-launcher") == 0) {
+            free(l->v[i].host);
+            free(l->v[i].pod);
+            dropped++;
+            continue;
+        }
+        l->v[kept++] = l->v[i];
+    }
+    l->n = kept;
+    return dropped;
+}
+
+char *agent_hostfile_format(const struct agent_hostlist *l, enum agent_mpi m, int default_slots)
+{
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *f = open_memstream(&buf, &sz);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; i < l->n; i++) {
+        int s = l->v[i].slots > 0 ? l->v[i].slots : default_slots;
+        if (s <= 0)
+            fprintf(f, "%s\n", l->v[i].host);
+        else if (m == AGENT_MPI_OPENMPI || m == AGENT_MPI_OPENMPI5)
+            fprintf(f, "%s slots=%d\n", l->v[i].host, s);
+        else
+            fprintf(f, "%s:%d\n", l->v[i].host, s);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+void agent_hostlist_free(struct agent_hostlist *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].host);
+        free(l->v[i].pod);
+    }
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}

@@ -1,0 +1,44 @@
+/* hostfile.h - the MPI hostfile: parsing the three formats launchers use
+ * (`host slots=N`, `host:N`, bare `host`, with FQDNs) into pod names, and printing
+ * a worker list in the syntax of one MPI flavour. */
+#ifndef MPI_AGENT_HOSTFILE_H
+#define MPI_AGENT_HOSTFILE_H
+
+#include <stddef.h>
+#include "agent.h"
+
+/* One hostfile entry. */
+struct agent_host {
+    char *host; /* as written (FQDN or short name) */
+    char *pod;  /* pod name: the first DNS label of host */
+    int slots;  /* slots, 0 when the line gave none */
+};
+
+/* An ordered list of hosts. */
+struct agent_hostlist {
+    struct agent_host *v;
+    size_t n;
+};
+
+/* Parses hostfile text; origin names the file in errors ("/etc/mpi/hostfile line 3: ...").
+ * Blank lines and # comments are skipped; duplicates are an error. 0 ok, -1 with *err. */
+int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out,
+                         char **err);
+/* Reads and parses a hostfile from path. 0 ok, -1 with *err. */
+int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **err);
+/* Appends host (copied) with slots; the pod name is derived. 0 ok, -1 bad host (with *err). */
+int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, char **err);
+/* Removes entries whose pod name ends with "-launcher" (upstream's rule); returns how many. */
+size_t agent_hostlist_drop_launcher(struct agent_hostlist *l);
+/* Returns the index of the entry for pod, or -1. */
+long agent_hostlist_find_pod(const struct agent_hostlist *l, const char *pod);
+/* Formats the list for flavour m: Open MPI `host slots=N`, MPICH/Intel `host:N`; entries
+ * with slots 0 get default_slots (or no slot count when that is 0 too). Newly allocated. */
+char *agent_hostfile_format(const struct agent_hostlist *l, enum agent_mpi m, int default_slots);
+/* Returns the pod name for a hostname (first DNS label; newly allocated), NULL if not a
+ * valid DNS-1123 name (e.g. an IP address), with *err. */
+char *agent_host_to_pod(const char *host, char **err);
+/* Frees the entries (the list itself may be on the stack). */
+void agent_hostlist_free(struct agent_hostlist *l);
+
+#endif

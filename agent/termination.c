@@ -1,0 +1,147 @@
+/* termination.c - formatting and writing the termination message: a one-line
+ * human summary and a `phases:` JSON line with RFC 3339 millisecond times. */
+#include "termination.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "kube/util.h"
+
+static const char *const phase_keys[AGENT_PHASE_COUNT] = {
+    "workersReady", "workersReachable", "mpirunStarted", "firstOutput", "finished",
+};
+
+const char *agent_phase_key(enum agent_phase p)
+{
+    return (unsigned)p < AGENT_PHASE_COUNT ? phase_keys[p] : "?";
+}
+
+void agent_phase_mark(struct agent_phases *ph, enum agent_phase p)
+{
+    if ((unsigned)p < AGENT_PHASE_COUNT && ph->at_ms[p] == 0)
+        ph->at_ms[p] = kube_realtime_ms();
+}
+
+/* Formats the phases object as compact JSON with keys in timeline order. */
+static char *phases_json(const struct agent_phases *ph)
+{
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *f = open_memstream(&buf, &sz);
+    if (!f)
+        return NULL;
+    fputc('{', f);
+    int first = 1;
+    for (int i = 0; i < AGENT_PHASE_COUNT; i++) {
+        if (ph->at_ms[i] == 0)
+            continue;
+        char t[40];
+        kube_time_format_ms(ph->at_ms[i], t, sizeof(t));
+        fprintf(f, "%s\"%s\":\"%s\"", first ? "" : ",", phase_keys[i], t);
+        first = 0;
+    }
+    fputc('}', f);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+char *agent_termination_format(const char *summary, const struct agent_phases *ph)
+{
+    char *pj = phases_json(ph);
+    if (!pj)
+        return NULL;
+    size_t room = AGENT_TERMINATION_MAX - strlen(pj) - 16;
+    size_t sl = strlen(summary);
+    char *s = strndup(summary, sl < room ? sl : room);
+    if (!s) {
+        free(pj);
+        return NULL;
+    }
+    for (char *p = s; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    if (sl > room && room > 3)
+        memcpy(s + room - 3, "...", 3);
+    char *out = kube_strdup_printf("%s\nphases: %s\n", s, pj);
+    free(s);
+    free(pj);
+    return out;
+}
+
+int agent_phases_parse(const char *line, struct agent_phases *ph)
+{
+    memset(ph, 0, sizeof(*ph));
+    if (strncmp(line, "phases: ", 8) != 0)
+        return -1;
+    json_error_t je;
+    json_t *o = json_loads(line + 8, JSON_DISABLE_EOF_CHECK, &je);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < AGENT_PHASE_COUNT && rc == 0; i++) {
+        const json_t *v = json_object_get(o, phase_keys[i]);
+        if (v && (!json_is_string(v) ||
+                  kube_time_parse_ms(json_string_value(v), &ph->at_ms[i]) < 0))
+            rc = -1;
+    }
+    json_decref(o);
+    return rc;
+}
+
+/* Writes all of buf to fd; 0 ok, -1 with errno. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph,
+                            char **err)
+{
+    if (!path)
+        path = getenv("MPI_AGENT_TERMINATION_LOG");
+    if (!path || !*path)
+        path = "/dev/termination-log";
+    char *msg = agent_termination_format(summary, ph);
+    if (!msg) {
+        kube_set_err(err, "termination message: out of memory");
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        free(msg);
+        if (e == ENOENT || e == EACCES || e == EROFS)
+            return 0; /* not in a pod, or no termination log mounted */
+        kube_set_err(err, "termination message %s: %s", path, strerror(e));
+        return -1;
+    }
+    int rc = write_all(fd, msg, strlen(msg));
+    int e = errno;
+    free(msg);
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc < 0)
+        kube_set_err(err, "termination message %s: %s", path, strerror(e));
+    return rc;
+}

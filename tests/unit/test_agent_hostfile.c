@@ -1,0 +1,153 @@
+/* test_agent_hostfile.c - hostfile parsing (three formats, FQDNs, comments,
+ * errors naming file and line) and printing per MPI flavour. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../agent/hostfile.h"
+
+static void parse_ok(const char *text, struct agent_hostlist *l)
+{
+    char *err = NULL;
+    memset(l, 0, sizeof(*l));
+    int rc = agent_hostfile_parse(text, "hf", l, &err);
+    if (rc != 0)
+        fail_msg("parse failed: %s", err ? err : "?");
+    free(err);
+}
+
+static void parse_err(const char *text, const char *want)
+{
+    struct agent_hostlist l = { 0 };
+    char *err = NULL;
+    assert_int_equal(agent_hostfile_parse(text, "hf", &l, &err), -1);
+    assert_non_null(err);
+    if (!strstr(err, want))
+        fail_msg("error \"%s\" lacks \"%s\"", err, want);
+    assert_int_equal(l.n, 0);
+    free(err);
+}
+
+static void test_three_formats(void **state)
+{
+    (void)state;
+    struct agent_hostlist l;
+    parse_ok("# comment\n"
+             "job-worker-0.job-worker.default.svc slots=2\n"
+             "\n  job-worker-1:4  \n"
+             "job-worker-2 # trailing comment\n"
+             "job-worker-3.job-worker.ns.svc.cluster.local slots=1 max_slots=8\r\n", &l);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(l.v[0].pod, "job-worker-0");
+    assert_string_equal(l.v[0].host, "job-worker-0.job-worker.default.svc");
+    assert_int_equal(l.v[0].slots, 2);
+    assert_string_equal(l.v[1].pod, "job-worker-1");
+    assert_string_equal(l.v[1].host, "job-worker-1");
+    assert_int_equal(l.v[1].slots, 4);
+    assert_string_equal(l.v[2].pod, "job-worker-2");
+    assert_int_equal(l.v[2].slots, 0);
+    assert_string_equal(l.v[3].pod, "job-worker-3");
+    assert_int_equal(l.v[3].slots, 1);
+    assert_int_equal(agent_hostlist_find_pod(&l, "job-worker-2"), 2);
+    assert_int_equal(agent_hostlist_find_pod(&l, "nope"), -1);
+    agent_hostlist_free(&l);
+}
+
+static void test_fqdn_colon(void **state)
+{
+    (void)state;
+    struct agent_hostlist l;
+    parse_ok("a-worker-0.a-worker.ns.svc:3\n", &l);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.v[0].host, "a-worker-0.a-worker.ns.svc");
+    assert_string_equal(l.v[0].pod, "a-worker-0");
+    assert_int_equal(l.v[0].slots, 3);
+    agent_hostlist_free(&l);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    parse_err("w-0 slots=0\n", "hf line 1");
+    parse_err("w-0\nw-1 slots=x\n", "hf line 2");
+    parse_err("w-0:\n", "expected host:N");
+    parse_err("w-0:-1\n", "expected host:N");
+    parse_err("w-0 bogus\n", "unexpected \"bogus\"");
+    parse_err("10.0.0.1 slots=1\n", "IP addresses");
+    parse_err("Worker-0\n", "lower-case");
+    parse_err("w-0\nw-0.x.svc\n", "listed twice");
+    parse_err(".svc\n", "first label");
+    parse_err("-bad\n", "not a pod name");
+    parse_err("w-0 slots=99999999999\n", "slots=N");
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    struct agent_hostlist l;
+    parse_ok("\n# nothing\n   \n", &l);
+    assert_int_equal(l.n, 0);
+    agent_hostlist_free(&l);
+}
+
+static void test_drop_launcher(void **state)
+{
+    (void)state;
+    struct agent_hostlist l;
+    parse_ok("j-launcher.j.ns.svc slots=1\nj-worker-0 slots=1\nlauncher\n", &l);
+    assert_int_equal(agent_hostlist_drop_launcher(&l), 1);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.v[0].pod, "j-worker-0");
+    assert_string_equal(l.v[1].pod, "launcher");
+    agent_hostlist_free(&l);
+}
+
+static void test_format(void **state)
+{
+    (void)state;
+    struct agent_hostlist l;
+    parse_ok("a.j.ns.svc slots=2\nb:3\nc\n", &l);
+    char *s = agent_hostfile_format(&l, AGENT_MPI_OPENMPI, 1);
+    assert_string_equal(s, "a.j.ns.svc slots=2\nb slots=3\nc slots=1\n");
+    free(s);
+    s = agent_hostfile_format(&l, AGENT_MPI_MPICH, 1);
+    assert_string_equal(s, "a.j.ns.svc:2\nb:3\nc:1\n");
+    free(s);
+    s = agent_hostfile_format(&l, AGENT_MPI_INTEL, 0);
+    assert_string_equal(s, "a.j.ns.svc:2\nb:3\nc\n");
+    free(s);
+    /* round trip through the parser */
+    struct agent_hostlist r;
+    s = agent_hostfile_format(&l, AGENT_MPI_OPENMPI5, 4);
+    parse_ok(s, &r);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.v[2].slots, 4);
+    free(s);
+    agent_hostlist_free(&r);
+    agent_hostlist_free(&l);
+}
+
+static void test_load_missing(void **state)
+{
+    (void)state;
+    struct agent_hostlist l = { 0 };
+    char *err = NULL;
+    assert_int_equal(agent_hostfile_load("/nonexistent/hostfile", &l, &err), -1);
+    assert_non_null(strstr(err, "/nonexistent/hostfile"));
+    free(err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_three_formats), cmocka_unit_test(test_fqdn_colon),
+        cmocka_unit_test(test_errors),        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_drop_launcher), cmocka_unit_test(test_format),
+        cmocka_unit_test(test_load_missing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
