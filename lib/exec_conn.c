@@ -1,0 +1,278 @@
+/* exec_conn.c - opening the exec WebSocket: libcurl CONNECT_ONLY (TCP, TLS, CA,
+ * client cert, proxy; forced HTTP/1.1), then a hand-written GET upgrade with the
+ * kube_config's bearer token, and the reply checked (accept key, subprotocol).
+ * Non-101 replies are decoded as metav1.Status for a one-line reason. */
+#include "exec_int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "kube/http.h"
+#include "kube/util.h"
+#include "kube/ws.h"
+
+#define HEAD_MAX (64 * 1024)
+#define BODY_MAX (64 * 1024)
+
+/* Waits until fd is ready for events or deadline (monotonic ms) passes. 1 ready, 0 timeout, -1 error. */
+static int wait_fd(curl_socket_t fd, short events, int64_t deadline)
+{
+    for (;;) {
+        int64_t left = deadline ? deadline - kube_now_ms() : 1000;
+        if (deadline && left <= 0) return 0;
+        struct pollfd p = {.fd = fd, .events = events};
+        int r = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        if (r < 0 && errno != EINTR) return -1;
+        if (r > 0) return 1;
+    }
+}
+
+int exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t deadline)
+{
+    const char *p = buf;
+    while (len > 0) {
+        size_t n = 0;
+        CURLcode rc = curl_easy_send(c->h, p, len, &n);
+        if (rc == CURLE_AGAIN) {
+            if (wait_fd(c->fd, POLLOUT, deadline) <= 0) return -1;
+            continue;
+        }
+        if (rc != CURLE_OK) return -1;
+        p += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Reads more bytes into *buf (growing it up to max); 1 got some, 0 EOF, -1 error/timeout. */
+static int recv_more(struct exec_conn *c, char **buf, size_t *len, size_t *cap, size_t max, int64_t deadline)
+{
+    if (*len + 1 >= *cap) {
+        if (*cap >= max) return -1;
+        size_t ncap = *cap ? *cap * 2 : 8192;
+        if (ncap > max) ncap = max;
+        char *nb = realloc(*buf, ncap);
+        if (!nb) return -1;
+        *buf = nb;
+        *cap = ncap;
+    }
+    for (;;) {
+        size_t n = 0;
+        CURLcode rc = curl_easy_recv(c->h, *buf + *len, *cap - *len - 1, &n);
+        if (rc == CURLE_AGAIN) {
+            if (wait_fd(c->fd, POLLIN, deadline) <= 0) return -1;
+            continue;
+        }
+        if (rc != CURLE_OK) return -1;
+        if (n == 0) return 0;
+        *len += n;
+        (*buf)[*len] = 0;
+        return 1;
+    }
+}
+
+/* Builds "host[:port]" and the path prefix of cfg->server. */
+static int split_server(const char *server, char **host_hdr, char **prefix)
+{
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL, *path = NULL;
+    int ok = u && curl_url_set(u, CURLUPART_URL, server, 0) == CURLUE_OK &&
+             curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+             curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK;
+    if (ok && curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK) port = NULL;
+    if (ok) {
+        size_t pl = strlen(path);
+        while (pl > 0 && path[pl - 1] == '/') path[--pl] = 0;
+        *host_hdr = port ? kube_strdup_printf("%s:%s", host, port) : kube_strdup_printf("%s", host);
+        *prefix = kube_strdup_printf("%s", path);
+        ok = *host_hdr && *prefix;
+    }
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_url_cleanup(u);
+    return ok ? 0 : -1;
+}
+
+/* Builds the upgrade request text. */
+static char *build_request(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *key,
+                           const char *offered, struct curl_slist *headers, char **errmsg)
+{
+    char *host = NULL, *prefix = NULL, *target = kube_exec_target(o), *extra = NULL, *req = NULL;
+    if (!target) { kube_set_err(errmsg, "exec: namespace, pod and command are required"); return NULL; }
+    if (split_server(cfg->server, &host, &prefix) < 0) {
+        kube_set_err(errmsg, "exec: cannot parse server URL \"%s\"", cfg->server);
+        goto out;
+    }
+    extra = kube_strdup_printf("%s", "");
+    for (struct curl_slist *h = headers; h && extra; h = h->next) {
+        char *n = kube_strdup_printf("%s%s\r\n", extra, h->data);
+        free(extra);
+        extra = n;
+    }
+    if (!extra) goto out;
+    req = kube_strdup_printf("GET %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nConnection: Upgrade\r\n"
+                             "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: %s\r\n"
+                             "Sec-WebSocket-Protocol: %s\r\n%s\r\n",
+                             prefix, target, host, o->user_agent ? o->user_agent : "mpi-k8s-exec/0.1", key,
+                             offered, extra);
+out:
+    free(host);
+    free(prefix);
+    free(target);
+    free(extra);
+    if (!req && errmsg && !*errmsg) kube_set_err(errmsg, "exec: out of memory");
+    return req;
+}
+
+/* Opens the TCP/TLS connection with libcurl. */
+static int open_conn(const struct kube_config *cfg, const struct kube_exec_opts *o, struct exec_conn *c,
+                     struct curl_slist **headers, struct exec_attempt *a)
+{
+    char errbuf[CURL_ERROR_SIZE] = "";
+    char *msg = NULL;
+    c->h = curl_easy_init();
+    if (!c->h) { kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: curl_easy_init failed"); return -1; }
+    long cto = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
+    if (curl_easy_setopt(c->h, CURLOPT_URL, cfg->server) != CURLE_OK ||
+        curl_easy_setopt(c->h, CURLOPT_CONNECT_ONLY, 1L) != CURLE_OK ||
+        curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, cto) != CURLE_OK ||
+        curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+        curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
+        curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
+        curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: cannot configure libcurl");
+        return -1;
+    }
+    if (kube_curl_apply_config(c->h, cfg, headers, &msg) < 0) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s", msg ? msg : "cannot apply the client config");
+        free(msg);
+        return -1;
+    }
+    /* the WebSocket upgrade is HTTP/1.1 only: never let ALPN pick h2 */
+    if (curl_easy_setopt(c->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: cannot force HTTP/1.1");
+        return -1;
+    }
+    CURLcode rc = curl_easy_perform(c->h);
+    curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
+    if (rc != CURLE_OK) {
+        char *d = kube_curl_describe_error(rc, errbuf, cfg->server, cfg);
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "%s", d ? d : curl_easy_strerror(rc));
+        free(d);
+        a->retryable = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+                       rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_OPERATION_TIMEDOUT;
+        return -1;
+    }
+    if (curl_easy_getinfo(c->h, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK || c->fd == CURL_SOCKET_BAD) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: no socket after connecting to %s", cfg->server);
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns 1 when body is a JSON object that looks like a metav1.Status. */
+static int is_status_body(const char *body, size_t len)
+{
+    json_t *j = json_loadb(body, len, 0, NULL);
+    int yes = json_is_object(j) && (json_object_get(j, "status") || json_object_get(j, "kind"));
+    json_decref(j);
+    return yes;
+}
+
+/* Reads the body of a refused upgrade and turns it into a's error. */
+static void refused(struct exec_conn *c, const struct kube_exec_opts *o, char *buf, size_t len, size_t cap,
+                    const struct kube_exec_reply *rep, int64_t deadline, struct exec_attempt *a)
+{
+    size_t want = rep->content_length >= 0 ? rep->head_len + (size_t)rep->content_length : HEAD_MAX + BODY_MAX;
+    int64_t body_deadline = kube_now_ms() + 2000;
+    if (deadline && body_deadline > deadline) body_deadline = deadline;
+    while (len < want && recv_more(c, &buf, &len, &cap, HEAD_MAX + BODY_MAX, body_deadline) > 0) {}
+    if (len > want) len = want;
+    const char *body = buf + rep->head_len;
+    size_t blen = len - rep->head_len;
+    if (rep->chunked) { /* keep the JSON object inside the chunk framing */
+        const char *s = memchr(body, '{', blen), *e = NULL;
+        for (const char *p = body + blen; s && p > s; p--) if (p[-1] == '}') { e = p; break; }
+        if (s && e) { blen = (size_t)(e - s); body = s; }
+    }
+    kube_status_decode(body, blen, rep->code, &a->err);
+    char *m = kube_strdup_printf("exec into pod %s/%s refused (HTTP %d): %s", o->namespace, o->pod, rep->code,
+                                 a->err.message ? a->err.message : "no message");
+    if (m) { free(a->err.message); a->err.message = m; }
+    if (rep->retry_after_s >= 0) a->err.retry_after_s = rep->retry_after_s;
+    a->retryable = rep->code == 429 || rep->code >= 500;
+    a->proto_refused = (rep->code == 403 || rep->code == 400) && !is_status_body(body, blen);
+    free(buf);
+}
+
+int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
+                 struct exec_conn *c, struct exec_attempt *a)
+{
+    struct curl_slist *headers = NULL;
+    char key[25], accept[29], *msg = NULL, *req = NULL, *buf = NULL;
+    size_t len = 0, cap = 0;
+    memset(c, 0, sizeof(*c));
+    c->fd = CURL_SOCKET_BAD;
+    if (kube_ws_make_key(key) < 0 || kube_ws_accept_for(key, accept) < 0) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: no randomness for the WebSocket key");
+        return -1;
+    }
+    if (open_conn(cfg, o, c, &headers, a) < 0) goto fail;
+    req = build_request(cfg, o, key, offered, headers, &msg);
+    if (!req) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "%s", msg); goto fail; }
+    int64_t deadline = kube_now_ms() + (o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms : 30000);
+    if (exec_send_all(c, req, strlen(req), deadline) < 0) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: sending the upgrade request to %s failed", cfg->server);
+        a->retryable = 1;
+        goto fail;
+    }
+    struct kube_exec_reply rep;
+    int pr = 0;
+    while (pr == 0) {
+        int got = recv_more(c, &buf, &len, &cap, HEAD_MAX + 1, deadline);
+        if (got <= 0) {
+            kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s before the upgrade reply from %s",
+                           got == 0 ? "connection closed" : "timeout or read error", cfg->server);
+            a->retryable = 1;
+            goto fail;
+        }
+        pr = kube_exec_parse_reply(buf, len, accept, offered, &rep, &msg);
+    }
+    if (pr < 0) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "exec: %s", msg); goto fail; }
+    if (rep.code != 101) {
+        refused(c, o, buf, len, cap, &rep, deadline, a);
+        buf = NULL;
+        kube_exec_reply_free(&rep);
+        goto fail;
+    }
+    c->proto = strcmp(rep.protocol, "v4.channel.k8s.io") == 0 ? 4 : 5;
+    kube_exec_reply_free(&rep);
+    c->pre_len = len - rep.head_len;
+    c->pre = malloc(c->pre_len ? c->pre_len : 1);
+    if (!c->pre) { kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: out of memory"); goto fail; }
+    memcpy(c->pre, buf + rep.head_len, c->pre_len);
+    free(buf);
+    free(req);
+    free(msg);
+    curl_slist_free_all(headers);
+    return 0;
+fail:
+    free(buf);
+    free(req);
+    free(msg);
+    curl_slist_free_all(headers);
+    exec_conn_close(c);
+    return -1;
+}
+
+void exec_conn_close(struct exec_conn *c)
+{
+    if (c->h) curl_easy_cleanup(c->h);
+    free(c->pre);
+    memset(c, 0, sizeof(*c));
+    c->fd = CURL_SOCKET_BAD;
+}

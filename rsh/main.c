@@ -1,0 +1,188 @@
+/* main.c - mpi-rsh: the rsh/ssh agent MPI launchers call to start their daemons
+ * in worker pods: `mpi-rsh [ssh options] HOST COMMAND...`. Runs COMMAND with
+ * /bin/sh -c in pod HOST through the Kubernetes exec API (or SSH), bridges
+ * stdin/stdout/stderr and exits with the remote exit code; 255 on any failure,
+ * 128+signal when stopped by SIGTERM/SIGINT/SIGHUP. See docs/rsh.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kube/config.h"
+#include "kube/exec.h"
+#include "kube/log.h"
+#include "kube/ssh.h"
+#include "kube/util.h"
+#include "rsh.h"
+
+static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (!got_signal) got_signal = sig;
+    unsigned char b = (unsigned char)sig;
+    if (write(sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */ }
+    errno = saved;
+}
+
+static int setup_signals(void)
+{
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) return -1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    for (int i = 0; i < 3; i++)
+        if (sigaction(sigs[i], &sa, NULL) < 0) return -1;
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+/* 1 when fd 0 is /dev/null (then no stdin is requested: also right for v4, which has no EOF). */
+static int stdin_is_devnull(void)
+{
+    struct stat a, b;
+    return fstat(0, &a) == 0 && stat("/dev/null", &b) == 0 && S_ISCHR(a.st_mode) && a.st_rdev == b.st_rdev;
+}
+
+static void die_msg(const struct rsh_opts *o, const char *pod, const char *msg)
+{
+    (void)o;
+    fprintf(stderr, "mpi-rsh: %s%s%s\n", pod ? pod : "", pod ? ": " : "", msg);
+}
+
+/* Best-effort: a second exec that signals the session's processes in the pod. */
+static void remote_kill(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag)
+{
+    char *script = rsh_kill_script(tag, 1);
+    if (!script) return;
+    struct kube_exec_opts k = *base;
+    struct kube_exec_result r;
+    k.command = script;
+    k.fd_in = -1;
+    k.capture = 1;
+    k.cancel_fd = 0;
+    k.attempts = 2;
+    k.retry_budget_ms = 2000;
+    k.connect_timeout_ms = 2000;
+    k.handshake_timeout_ms = 3000;
+    k.timeout_ms = 5000;
+    kube_exec_run(cfg, &k, &r);
+    KLOG_DEBUG("remote kill of session %s: exit %d%s%s", tag, r.exit_code, r.message ? ": " : "", r.message ? r.message : "");
+    kube_exec_result_free(&r);
+    free(script);
+}
+
+static int run_exec(struct rsh_opts *o, const char *pod)
+{
+    struct kube_config *cfg = NULL;
+    char *err = NULL, *fqdn_ns = NULL, *cmd = NULL, tag[17];
+    int code = 255;
+    if (kube_config_load(o->kubeconfig, o->context, &cfg, &err) < 0) {
+        die_msg(o, pod, err ? err : "cannot load the Kubernetes client configuration");
+        goto out;
+    }
+    if (!o->namespace) o->namespace = fqdn_ns = rsh_host_namespace(o->host);
+    if (!o->namespace) o->namespace = cfg->namespace ? cfg->namespace : "default";
+    int tagged = !o->no_session_tag && rsh_session_tag(tag) == 0;
+    cmd = rsh_remote_command(o->command, tagged ? tag : NULL);
+    if (!cmd) { die_msg(o, pod, "out of memory"); goto out; }
+    struct kube_exec_opts x;
+    struct kube_exec_result r;
+    kube_exec_opts_default(&x);
+    x.namespace = o->namespace;
+    x.pod = pod;
+    x.container = o->container;
+    x.command = cmd;
+    x.fd_in = o->no_stdin || stdin_is_devnull() ? -1 : 0;
+    x.proto = o->proto == 5 ? KUBE_EXEC_PROTO_V5 : o->proto == 4 ? KUBE_EXEC_PROTO_V4 : KUBE_EXEC_PROTO_AUTO;
+    x.attempts = o->attempts;
+    x.connect_timeout_ms = o->connect_timeout_s * 1000;
+    x.cancel_fd = sig_pipe[0];
+    x.user_agent = "mpi-rsh/0.1";
+    code = kube_exec_run(cfg, &x, &r);
+    if (r.outcome == KUBE_EXEC_CANCELLED) {
+        if (tagged) remote_kill(cfg, &x, tag);
+        code = 128 + (got_signal ? got_signal : SIGTERM);
+    } else if (r.message && (r.outcome != KUBE_EXEC_EXITED || code == 255)) {
+        die_msg(o, pod, r.message);
+    }
+    if (code == 0 && r.outcome != KUBE_EXEC_EXITED) code = 255; /* never 0 without a Success status */
+    kube_exec_result_free(&r);
+out:
+    free(err);
+    free(cmd);
+    free(fqdn_ns);
+    kube_config_free(cfg);
+    return code;
+}
+
+static int run_ssh(struct rsh_opts *o)
+{
+    struct kube_ssh_opts s;
+    memset(&s, 0, sizeof(s));
+    char *idcopy = NULL, *err = NULL;
+    s.user = o->user;
+    s.port = o->port;
+    s.key_dir = o->ssh_dir;
+    if (o->identity) {
+        idcopy = strdup(o->identity);
+        if (idcopy) s.key_dir = dirname(idcopy);
+    }
+    s.connect_timeout_ms = o->connect_timeout_s * 1000;
+    s.attempts = o->attempts;
+    s.cancel_fd = sig_pipe[0];
+    int code = 255;
+    int rc = kube_ssh_run(&s, o->host, o->command, o->no_stdin || stdin_is_devnull() ? -1 : 0, 1, 2, &code, &err);
+    if (rc == KUBE_SSH_ERR_CANCELLED) code = 128 + (got_signal ? got_signal : SIGTERM);
+    else if (rc != 0) {
+        die_msg(o, o->host, err ? err : kube_ssh_stage_name(rc));
+        if (code == 0) code = 255;
+    }
+    free(err);
+    free(idcopy);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    struct rsh_opts o;
+    char *err = NULL;
+    kube_log_set_component("mpi-rsh");
+    if (rsh_parse_args(argc, argv, &o, &err) < 0 || rsh_apply_env(&o, &err) < 0) {
+        fprintf(stderr, "mpi-rsh: %s\n", err ? err : "bad arguments");
+        free(err);
+        rsh_opts_free(&o);
+        return 255;
+    }
+    kube_log_set_level(o.verbose ? KUBE_LOG_INFO + o.verbose : KUBE_LOG_WARN);
+    if (setup_signals() < 0) {
+        fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
+        rsh_opts_free(&o);
+        return 255;
+    }
+    int code;
+    if (o.transport == RSH_SSH) {
+        code = run_ssh(&o);
+    } else {
+        char *pod = rsh_host_to_pod(o.host, &err);
+        if (!pod) {
+            fprintf(stderr, "mpi-rsh: %s\n", err);
+            code = 255;
+        } else {
+            code = run_exec(&o, pod);
+        }
+        free(pod);
+    }
+    free(err);
+    rsh_opts_free(&o);
+    return code;
+}

@@ -1,0 +1,60 @@
+/* rsh.h - mpi-rsh internals: the ssh-compatible command line (as mpirun, Hydra
+ * and Intel MPI call an rsh/ssh agent), host -> pod mapping, the remote command
+ * line, and the best-effort remote kill after a signal. */
+#ifndef RSH_H
+#define RSH_H
+
+#include <stdint.h>
+
+enum rsh_transport { RSH_EXEC = 0, RSH_SSH = 1 };
+
+struct rsh_opts {
+    /* ssh-compatible */
+    int no_stdin;            /* -n */
+    int quiet;               /* -q */
+    int verbose;             /* -v (repeatable) */
+    int port;                /* -p / -o Port= (ssh transport), 0 = default */
+    const char *user;        /* -l / user@host / -o User= */
+    int user_owned;          /* user was allocated (from user@host) */
+    const char *identity;    /* -i (ssh transport: directory of the file is the key dir) */
+    int attempts;            /* -o ConnectionAttempts= (0 = default) */
+    int connect_timeout_s;   /* -o ConnectTimeout= (0 = default) */
+    /* ours (long options, or the environment the agent sets) */
+    const char *namespace;   /* --namespace / MPI_JOB_NAMESPACE */
+    const char *container;   /* --container / MPI_JOB_WORKER_CONTAINER */
+    const char *kubeconfig;  /* --kubeconfig */
+    const char *context;     /* --context */
+    const char *ssh_dir;     /* --ssh-dir / MPI_JOB_SSH_DIR */
+    int transport_set;       /* --transport given */
+    enum rsh_transport transport;
+    int proto;               /* --protocol v4|v5 (0 = auto) */
+    int no_session_tag;      /* --no-session-tag: no remote kill possible */
+    /* positional */
+    const char *host;        /* as given (user@ stripped) */
+    char *command;           /* words joined with single spaces (NULL = none given) */
+};
+
+/* Parses argv (argv[0] is the program) into o; env values are applied by rsh_apply_env.
+ * 0 ok; -1 with *errmsg (usage error). o->command is malloc'd; free with rsh_opts_free. */
+int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg);
+/* Fills unset fields from the environment (MPI_JOB_NAMESPACE, MPI_JOB_WORKER_CONTAINER,
+ * MPI_JOB_TRANSPORT, MPI_JOB_SSH_DIR, MPI_JOB_SSH_PORT, MPI_RSH_ATTEMPTS). 0 ok, -1 bad value. */
+int rsh_apply_env(struct rsh_opts *o, char **errmsg);
+/* Frees what o owns. */
+void rsh_opts_free(struct rsh_opts *o);
+
+/* Maps a host name to a pod name: the first DNS label ("w-0.job-worker.ns.svc" -> "w-0").
+ * Returns a new string, or NULL with *errmsg when host is empty or not a valid pod name. */
+char *rsh_host_to_pod(const char *host, char **errmsg);
+/* The namespace an FQDN "<pod>.<svc>.<ns>.svc[...]" names, or NULL (new string). */
+char *rsh_host_namespace(const char *host);
+
+/* Makes a random session tag (16 hex chars) into tag (>= 17 bytes). 0/-1. */
+int rsh_session_tag(char tag[17]);
+/* The command sent to /bin/sh -c: "export MPI_RSH_SESSION=TAG; COMMAND" (tag NULL: COMMAND). */
+char *rsh_remote_command(const char *command, const char *tag);
+/* The shell script that signals every process in the pod carrying MPI_RSH_SESSION=TAG
+ * (TERM, then KILL after grace_s seconds). */
+char *rsh_kill_script(const char *tag, int grace_s);
+
+#endif

@@ -1,0 +1,123 @@
+/* target.c - where and what mpi-rsh runs: host -> pod name (first DNS label),
+ * namespace from an FQDN, settings from the environment the agent writes, the
+ * remote command line with its session tag, and the script that kills a tagged
+ * session's processes inside the pod. */
+#include "rsh.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/util.h"
+#include "kube/ws.h"
+
+static int is_ip_literal(const char *h)
+{
+    if (strchr(h, ':')) return 1; /* IPv6 */
+    int dots = 0;
+    for (const char *p = h; *p; p++) {
+        if (*p == '.') dots++;
+        else if (!isdigit((unsigned char)*p)) return 0;
+    }
+    return dots == 3;
+}
+
+char *rsh_host_to_pod(const char *host, char **errmsg)
+{
+    if (!host || !*host) { kube_set_err(errmsg, "empty host name"); return NULL; }
+    if (is_ip_literal(host)) {
+        kube_set_err(errmsg, "host \"%s\" is an IP address; mpi-rsh needs a pod name or its DNS name", host);
+        return NULL;
+    }
+    size_t n = strcspn(host, ".");
+    if (n == 0 || n > 63) {
+        kube_set_err(errmsg, "host \"%s\": first label must be 1-63 characters (a pod name)", host);
+        return NULL;
+    }
+    char *pod = malloc(n + 1);
+    if (!pod) { kube_set_err(errmsg, "out of memory"); return NULL; }
+    for (size_t i = 0; i < n; i++) {
+        char c = (char)tolower((unsigned char)host[i]);
+        if (!(isalnum((unsigned char)c) || (c == '-' && i > 0 && i < n - 1))) {
+            kube_set_err(errmsg, "host \"%s\": \"%.*s\" is not a valid pod name (lower-case letters, digits, '-')",
+                         host, (int)n, host);
+            free(pod);
+            return NULL;
+        }
+        pod[i] = c;
+    }
+    pod[n] = 0;
+    return pod;
+}
+
+char *rsh_host_namespace(const char *host)
+{
+    /* <pod>.<subdomain>.<ns>.svc[.cluster.local] */
+    const char *a = strchr(host, '.');
+    const char *b = a ? strchr(a + 1, '.') : NULL;
+    const char *c = b ? strchr(b + 1, '.') : NULL;
+    if (!c || strncmp(c, ".svc", 4) != 0 || (c[4] && c[4] != '.') || c == b + 1) return NULL;
+    return kube_strdup_printf("%.*s", (int)(c - b - 1), b + 1);
+}
+
+static int env_int(const char *name, int lo, int hi, int *out, char **errmsg)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return 0;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < lo || x > hi) {
+        kube_set_err(errmsg, "%s: expected a number %d-%d, got \"%s\"", name, lo, hi, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static const char *env_str(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+int rsh_apply_env(struct rsh_opts *o, char **errmsg)
+{
+    if (!o->namespace) o->namespace = env_str("MPI_JOB_NAMESPACE");
+    if (!o->container) o->container = env_str("MPI_JOB_WORKER_CONTAINER");
+    if (!o->ssh_dir) o->ssh_dir = env_str("MPI_JOB_SSH_DIR");
+    if (!o->transport_set && env_str("MPI_JOB_TRANSPORT")) {
+        const char *t = env_str("MPI_JOB_TRANSPORT");
+        if (strcmp(t, "exec") == 0) o->transport = RSH_EXEC;
+        else if (strcmp(t, "ssh") == 0) o->transport = RSH_SSH;
+        else { kube_set_err(errmsg, "MPI_JOB_TRANSPORT: expected exec or ssh, got \"%s\"", t); return -1; }
+    }
+    if (!o->port && env_int("MPI_JOB_SSH_PORT", 1, 65535, &o->port, errmsg) < 0) return -1;
+    if (!o->attempts && env_int("MPI_RSH_ATTEMPTS", 1, 1000, &o->attempts, errmsg) < 0) return -1;
+    return 0;
+}
+
+int rsh_session_tag(char tag[17])
+{
+    uint8_t raw[8];
+    if (kube_ws_random(raw, sizeof(raw)) < 0) return -1;
+    for (int i = 0; i < 8; i++) snprintf(tag + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+char *rsh_remote_command(const char *command, const char *tag)
+{
+    if (!tag) return kube_strdup_printf("%s", command);
+    /* same line, so the command's line numbers in shell errors do not move */
+    return kube_strdup_printf("export MPI_RSH_SESSION=%s; %s", tag, command);
+}
+
+char *rsh_kill_script(const char *tag, int grace_s)
+{
+    /* every process whose environment carries the tag (the shell, orted, its ranks) */
+    return kube_strdup_printf(
+        "t=MPI_RSH_SESSION=%s; k() { for d in /proc/[0-9]*; do p=${d#/proc/}; [ \"$p\" = $$ ] && continue; "
+        "tr '\\000' '\\n' < $d/environ 2>/dev/null | grep -qx \"$t\" && kill -$1 $p 2>/dev/null && n=$((n+1)); "
+        "done; }; n=0; k TERM; [ $n -eq 0 ] && exit 0; sleep %d; n=0; k KILL; exit 0",
+        tag, grace_s);
+}
