@@ -88,7 +88,8 @@ json_t *kube_patch(struct kube_client *c, const struct kube_resource *r, const c
 
 struct kube_delete_opts {
     const char *propagation_policy; /* "Foreground", "Background", "Orphan" or NULL */
-    long grace_period_seconds;      /* -1 = not sent */
+    int set_grace_period;           /* nonzero: send grace_period_seconds (0 = delete now) */
+    long grace_period_seconds;
     const char *precondition_uid;   /* preconditions.uid or NULL */
 };
 /* DELETE one object (opts NULL = defaults); returns the server's reply (object or Status). */

@@ -17,6 +17,10 @@ int kube_curl_apply_config(CURL *h, const struct kube_config *cfg, struct curl_s
  * TLS verify against which CA, client cert, timeout) and the URL. errbuf is CURLOPT_ERRORBUFFER or NULL. */
 char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
                                const struct kube_config *cfg);
+/* Returns the URL for path (+ "?query" when query is non-empty) on cfg's server, new string or NULL.
+ * With tls_server_name set, the URL names that host and kube_curl_apply_config adds a
+ * CURLOPT_CONNECT_TO mapping to the real server, so SNI and verification use it. */
+char *kube_http_url(const struct kube_config *cfg, const char *path, const char *query);
 /* Calls curl_global_init once (thread-safe); 0 ok, -1 on failure. */
 int kube_http_global_init(void);
 

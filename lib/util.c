@@ -1,0 +1,279 @@
+/* util.c - formatted allocation, clocks, RFC 3339 times, file reads, base64. */
+#include "kube/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *kube_strdup_printf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    return n < 0 ? NULL : s;
+}
+
+void kube_set_err(char **errmsg, const char *fmt, ...)
+{
+    if (!errmsg)
+        return;
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    free(*errmsg);
+    *errmsg = n < 0 ? NULL : s;
+}
+
+int64_t kube_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t kube_realtime_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz)
+{
+    time_t secs = (time_t)(epoch_ms / 1000);
+    int ms = (int)(epoch_ms % 1000);
+    if (ms < 0) {
+        ms += 1000;
+        secs -= 1;
+    }
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm)) {
+        snprintf(buf, bufsz, "?");
+        return buf;
+    }
+    snprintf(buf, bufsz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    return buf;
+}
+
+static int parse_digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        char c = (*p)[i];
+        if (c < '0' || c > '9')
+            return -1;
+        v = v * 10 + (c - '0');
+    }
+    *p += n;
+    *out = v;
+    return 0;
+}
+
+static int expect(const char **p, char c)
+{
+    if (**p != c && !(c == 'T' && (**p == 't' || **p == ' ')))
+        return -1;
+    (*p)++;
+    return 0;
+}
+
+int kube_time_parse_ms(const char *s, int64_t *epoch_ms)
+{
+    if (!s)
+        return -1;
+    const char *p = s;
+    int Y, M, D, h, m, sec, ms = 0;
+    if (parse_digits(&p, 4, &Y) || expect(&p, '-') || parse_digits(&p, 2, &M) || expect(&p, '-') ||
+        parse_digits(&p, 2, &D) || expect(&p, 'T') || parse_digits(&p, 2, &h) || expect(&p, ':') ||
+        parse_digits(&p, 2, &m) || expect(&p, ':') || parse_digits(&p, 2, &sec))
+        return -1;
+    if (*p == '.') {
+        p++;
+        int nd = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (nd < 3)
+                ms = ms * 10 + (*p - '0');
+            nd++;
+            p++;
+        }
+        if (nd == 0)
+            return -1;
+        for (int i = nd; i < 3; i++)
+            ms *= 10;
+    }
+    int off_min = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, oh, om;
+        p++;
+        if (parse_digits(&p, 2, &oh) || expect(&p, ':') || parse_digits(&p, 2, &om))
+            return -1;
+        off_min = sign * (oh * 60 + om);
+    } else {
+        return -1;
+    }
+    if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+        return -1;
+    struct tm tm = {0};
+    tm.tm_year = Y - 1900;
+    tm.tm_mon = M - 1;
+    tm.tm_mday = D;
+    tm.tm_hour = h;
+    tm.tm_min = m;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    *epoch_ms = ((int64_t)t - (int64_t)off_min * 60) * 1000 + ms;
+    return 0;
+}
+
+int kube_read_file(const char *path, size_t max_len, char **out, size_t *len, char **errmsg)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        kube_set_err(errmsg, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        kube_set_err(errmsg, "%s: out of memory", path);
+        return -1;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= max_len) {
+                kube_set_err(errmsg, "%s: larger than %zu bytes", path, max_len);
+                goto fail;
+            }
+            size_t ncap = cap * 2 > max_len ? max_len : cap * 2;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                kube_set_err(errmsg, "%s: out of memory", path);
+                goto fail;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            kube_set_err(errmsg, "%s: %s", path, strerror(errno));
+            goto fail;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    if (len)
+        *len = n;
+    return 0;
+fail:
+    close(fd);
+    free(buf);
+    return -1;
+}
+
+static int b64val(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+int kube_base64_decode(const char *in, size_t in_len, char **out, size_t *out_len)
+{
+    char *buf = malloc(in_len / 4 * 3 + 4);
+    if (!buf)
+        return -1;
+    size_t n = 0;
+    unsigned acc = 0;
+    int bits = 0, pad = 0;
+    for (size_t i = 0; i < in_len; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        if (c == '=') {
+            pad++;
+            continue;
+        }
+        int v = b64val(c);
+        if (v < 0 || pad)
+            goto bad;
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            buf[n++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    /* leftover bits: 0 (ok), 2 or 4 (ok, padding optional), 6 (a lone char: invalid) */
+    if (bits == 6 || pad > 2 || (acc & ((1u << bits) - 1)) != 0)
+        goto bad;
+    buf[n] = '\0';
+    *out = buf;
+    if (out_len)
+        *out_len = n;
+    return 0;
+bad:
+    free(buf);
+    return -1;
+}
+
+char *kube_base64_encode(const void *in, size_t len)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *s = in;
+    char *out = malloc((len + 2) / 3 * 4 + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0, i = 0;
+    for (; i + 2 < len; i += 3) {
+        unsigned v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = tbl[(v >> 6) & 63];
+        out[o++] = tbl[v & 63];
+    }
+    if (i < len) {
+        unsigned v = (unsigned)s[i] << 16 | (i + 1 < len ? (unsigned)s[i + 1] << 8 : 0);
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
+        out[o++] = '=';
+    }
+    out[o] = '\0';
+    return out;
+}
+
+void kube_sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+    }
+}
