@@ -1,0 +1,73 @@
+# images/images.mk - build rules for the workload programs of the mpik8s/nccl-benchmarks
+# image (sources in images/nccl-benchmarks/src/), auto-included by the top Makefile.
+#
+#   $(BINDIR)/cnn-bench, $(BINDIR)/allreduce-bench          CPU builds (always): mpicc + OpenBLAS
+#   $(BINDIR)/cnn-bench-gpu, $(BINDIR)/allreduce-bench-gpu  GPU builds, only where CUDA's nvcc and
+#       NCCL's nccl.h are found (CUDA_HOME, default /usr/local/cuda): cuBLAS + NCCL + cudart;
+#       they default to --device=gpu and also run the CPU path with --device=cpu.
+#
+# Overridable: MPICC, CUDA_HOME, NCCL_HOME, CUDA_ARCHS (nvcc -gencode list), WL_GPU=no.
+
+MPICC     ?= mpicc
+CUDA_HOME ?= /usr/local/cuda
+NCCL_HOME ?= $(CUDA_HOME)
+WL_SRC    := images/nccl-benchmarks/src
+WL_OBJ    := $(BUILD)/images/wl
+WL_NVCC   := $(wildcard $(CUDA_HOME)/bin/nvcc)
+WL_NCCL_H := $(firstword $(wildcard $(NCCL_HOME)/include/nccl.h /usr/include/nccl.h))
+WL_GPU    ?= $(if $(and $(WL_NVCC),$(WL_NCCL_H)),yes,no)
+# Turing .. Hopper as cubins, plus PTX for newer GPUs (JIT-compiled by the driver).
+CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
+              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+
+WL_COMMON := wl_common wl_opts wl_dev_cpu
+WL_CNN    := cnn_bench cnn_models cnn_trainer cnn_work cnn_report
+WL_AR     := allreduce_bench
+WL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -I$(WL_SRC) $(CFLAGS)
+WL_LIBS    = -lopenblas -lm
+
+# CPU builds
+$(WL_OBJ)/cpu/%.o: $(WL_SRC)/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(WL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BINDIR)/cnn-bench: $(patsubst %,$(WL_OBJ)/cpu/%.o,$(WL_CNN) $(WL_COMMON) wl_nogpu)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ $(WL_LIBS)
+
+$(BINDIR)/allreduce-bench: $(patsubst %,$(WL_OBJ)/cpu/%.o,$(WL_AR) $(WL_COMMON) wl_nogpu)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ $(WL_LIBS)
+
+WL_PROGS := $(BINDIR)/cnn-bench $(BINDIR)/allreduce-bench
+
+# GPU builds
+ifeq ($(WL_GPU),yes)
+WL_CUDA_INC  := $(sort -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include)
+WL_CUDA_LIBS := $(sort -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib64) \
+                $(sort -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(NCCL_HOME)/lib64) -lnccl -lcublas -lcudart -lstdc++
+
+$(WL_OBJ)/gpu/%.o: $(WL_SRC)/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(WL_CFLAGS) $(WL_CUDA_INC) -DWL_HAVE_GPU -MMD -MP -c $< -o $@
+
+$(WL_OBJ)/gpu/wl_kernels.o: $(WL_SRC)/wl_kernels.cu $(WL_SRC)/wl_hash.h $(WL_SRC)/wl_kernels.h
+	@mkdir -p $(dir $@)
+	$(WL_NVCC) -O2 -std=c++17 $(CUDA_ARCHS) -I$(WL_SRC) -c $< -o $@
+
+$(BINDIR)/cnn-bench-gpu: $(patsubst %,$(WL_OBJ)/gpu/%.o,$(WL_CNN) $(WL_COMMON) wl_dev_gpu wl_kernels)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ $(WL_CUDA_LIBS) $(WL_LIBS)
+
+$(BINDIR)/allreduce-bench-gpu: $(patsubst %,$(WL_OBJ)/gpu/%.o,$(WL_AR) $(WL_COMMON) wl_dev_gpu wl_kernels)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ $(WL_CUDA_LIBS) $(WL_LIBS)
+
+WL_PROGS += $(BINDIR)/cnn-bench-gpu $(BINDIR)/allreduce-bench-gpu
+endif
+
+EXTRA_PROGS += $(WL_PROGS)
+all: $(WL_PROGS)
+
+.PHONY: workload
+workload: $(WL_PROGS)
