@@ -1,0 +1,91 @@
+/* mpijob.h - the controller's one internal view of an MPIJob, whichever API
+ * version (v1alpha2 or v2beta1) it was written in: normalisation from the
+ * API object, validation with field-naming messages, and the names of the
+ * objects it owns. */
+#ifndef MPIJOB_H
+#define MPIJOB_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#define MPIJOB_GROUP "kubeflow.org"
+#define MPIJOB_KIND "MPIJob"
+#define MPIJOB_OPERATOR_NAME "mpi-operator"
+#define MPIJOB_MANAGED_BY_US "kubeflow.org/mpi-operator"
+#define MPIJOB_MANAGED_BY_KUEUE "kueue.x-k8s.io/multikueue"
+
+/* Annotations that change how a job is run (documented in docs/controller.md). */
+#define ANN_TRANSPORT "mpi-k8s.io/transport"              /* exec | ssh */
+#define ANN_AGENT_RUN "mpi-k8s.io/agent-run"              /* "false" = don't wrap the command */
+#define ANN_AGENT_TIMEOUT "mpi-k8s.io/worker-timeout"     /* seconds the agent waits for workers */
+#define ANN_PROGRESS_TIMEOUT "mpi-k8s.io/progress-timeout" /* seconds of silence = hang */
+#define ANN_SSH_PORT "mpi-k8s.io/ssh-port"                /* workers' sshd port (default 2222) */
+
+/* Labels put on every owned pod (seed + training-operator conventions). */
+#define LBL_JOB_NAME "mpi_job_name"
+#define LBL_ROLE "mpi_role_type"
+#define LBL_T_OPERATOR "training.kubeflow.org/operator-name"
+#define LBL_T_JOB_NAME "training.kubeflow.org/job-name"
+#define LBL_T_ROLE "training.kubeflow.org/job-role"
+#define LBL_T_INDEX "training.kubeflow.org/replica-index"
+
+/* "not given" for the optional integer fields. */
+#define MPIJOB_UNSET (-1LL - 0x7fffffffffffffffLL)
+
+enum mpijob_version { MPIJOB_V1ALPHA2, MPIJOB_V2BETA1 };
+enum mpi_impl { MPI_IMPL_OPENMPI, MPI_IMPL_INTEL, MPI_IMPL_MPICH };
+enum clean_pod_policy { CLEAN_NONE, CLEAN_RUNNING, CLEAN_ALL };
+enum transport { TRANSPORT_EXEC, TRANSPORT_SSH };
+enum launcher_creation { LAUNCH_AT_STARTUP, LAUNCH_WAIT_FOR_WORKERS_READY };
+
+struct replica_spec {
+    int present;            /* the spec exists in mpiReplicaSpecs */
+    long long replicas;     /* defaulted: launcher 1, worker 0 */
+    const char *restart_policy; /* "Never" | "OnFailure" | "Always"; borrowed */
+    json_t *template;       /* borrowed pod template ({metadata, spec}) or NULL */
+};
+
+struct mpijob {
+    enum mpijob_version version;  /* the shape the spec is written in */
+    const char *name, *ns, *uid;  /* borrowed from obj */
+    const char *api_version;      /* as read (kubeflow.org/v2beta1 ...) */
+    json_t *obj;                  /* the whole object (borrowed) */
+    long long slots_per_worker;   /* default 1 */
+    enum clean_pod_policy clean_policy;
+    long long backoff_limit;      /* MPIJOB_UNSET, or given (v1alpha2 defaults 6) */
+    long long active_deadline_s;  /* MPIJOB_UNSET or given */
+    long long ttl_after_finished_s; /* MPIJOB_UNSET or given */
+    int suspend;
+    const char *managed_by;       /* NULL = us */
+    enum mpi_impl impl;
+    const char *ssh_auth_mount_path; /* default /root/.ssh */
+    enum launcher_creation launcher_creation;
+    int run_launcher_as_worker;
+    const char *main_container;   /* v1alpha2 mainContainer, or NULL */
+    struct replica_spec launcher, worker;
+    enum transport transport;
+    int agent_run;                /* wrap the launcher command in mpi-agent run */
+    long long agent_timeout_s;    /* MPI_AGENT_TIMEOUT (default 900) */
+    long long progress_timeout_s; /* MPI_AGENT_PROGRESS_TIMEOUT (default 0 = off) */
+    long long ssh_port;           /* default 2222 */
+};
+
+/* Reads an MPIJob object (any served version) into j; fields borrow from obj, which must outlive j.
+ * Applies the defaults of the detected version. 0 ok; -1 with *err naming the field on a
+ * type error (e.g. "spec.slotsPerWorker: expected an integer, got a string"). */
+int mpijob_normalize(json_t *obj, struct mpijob *j, char **err);
+/* Checks a normalised job's values (ranges, enums, names). 0 ok; -1 with *err naming the field. */
+int mpijob_validate(const struct mpijob *j, char **err);
+/* normalize + validate in one call. */
+int mpijob_load(json_t *obj, struct mpijob *j, char **err);
+
+/* Name of the worker container (mainContainer, else the first container), or NULL. */
+const char *mpijob_worker_container(const struct mpijob *j);
+/* Whether hostfile entries are FQDNs (<pod>.<job>-worker.<ns>.svc) rather than pod names. */
+int mpijob_fqdn_hosts(const struct mpijob *j);
+
+const char *mpi_impl_name(enum mpi_impl i);
+const char *clean_policy_name(enum clean_pod_policy p);
+const char *transport_name(enum transport t);
+
+#endif

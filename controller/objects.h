@@ -1,0 +1,70 @@
+/* objects.h - pure builders: one normalised MPIJob (+ options) in, the exact
+ * Kubernetes objects it owns out (new jansson references). No API calls here,
+ * so the golden tests can compare every byte. */
+#ifndef OBJECTS_H
+#define OBJECTS_H
+
+#include <jansson.h>
+#include "mpijob.h"
+
+struct build_opts {
+    const char *agent_image;    /* init container image (default mpik8s/mpi-agent:latest) */
+    const char *gang;           /* NULL/"" = none, "volcano", or "scheduler-plugins" */
+    const char *cluster_domain; /* appended to FQDN hosts when set (e.g. "cluster.local") */
+};
+
+#define DEFAULT_AGENT_IMAGE "mpik8s/mpi-agent:latest"
+#define AGENT_DIR "/opt/kube"
+#define CONFIG_DIR "/etc/mpi"
+
+/* Fills o with the defaults. */
+void build_opts_default(struct build_opts *o);
+
+/* Object names (new strings): "<job>-config", "<job>-worker", "<job>-launcher", "<job>-ssh",
+ * "<job>-worker-<i>". */
+char *name_config(const struct mpijob *j);
+char *name_service(const struct mpijob *j);
+char *name_launcher(const struct mpijob *j);
+char *name_secret(const struct mpijob *j);
+char *name_worker(const struct mpijob *j, long long i);
+
+/* metadata {name, namespace, labels (app, operator, job-name), ownerReferences}. */
+json_t *obj_meta(const struct mpijob *j, const char *name);
+/* The ownerReference pointing at the MPIJob (controller, blockOwnerDeletion). */
+json_t *obj_owner_ref(const struct mpijob *j);
+/* Returns 1 when obj's controller ownerReference is this MPIJob (same uid). */
+int obj_owned_by(const json_t *obj, const struct mpijob *j);
+
+/* The hostfile for the job's MPI flavour (new string). */
+char *obj_hostfile(const struct mpijob *j, const struct build_opts *o);
+/* discover_hosts.sh listing the workers whose running[i] is nonzero (running may be NULL). */
+char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, const unsigned char *running);
+/* ConfigMap <job>-config with hostfile and discover_hosts.sh. */
+json_t *obj_configmap(const struct mpijob *j, const struct build_opts *o, const unsigned char *running);
+
+/* ServiceAccount, Role and RoleBinding <job>-launcher for the launcher's agent. */
+json_t *obj_service_account(const struct mpijob *j);
+json_t *obj_role(const struct mpijob *j);
+json_t *obj_role_binding(const struct mpijob *j);
+
+/* Secret <job>-ssh (kubernetes.io/ssh-auth) from an OpenSSH key pair. */
+json_t *obj_ssh_secret(const struct mpijob *j, const char *private_pem, const char *public_line);
+
+/* Headless Service <job>-worker selecting the job's pods. */
+json_t *obj_service(const struct mpijob *j);
+
+/* Worker pod <job>-worker-<i>. */
+json_t *obj_worker_pod(const struct mpijob *j, const struct build_opts *o, long long i);
+
+/* Launcher batch Job <job>-launcher. */
+json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o);
+
+/* PodGroup <job> for o->gang (NULL when no gang scheduling). */
+json_t *obj_podgroup(const struct mpijob *j, const struct build_opts *o);
+
+/* Labels a pod of role ("launcher"|"worker") carries; index < 0 = none. */
+json_t *obj_pod_labels(const struct mpijob *j, const char *role, long long index);
+/* Label selector string for the job's pods of role (NULL = all roles); new string. */
+char *obj_pod_selector(const struct mpijob *j, const char *role);
+
+#endif

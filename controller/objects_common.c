@@ -1,0 +1,87 @@
+/* objects_common.c - names, metadata, owner references and labels shared by
+ * every object an MPIJob owns. */
+#include "objects.h"
+#include "jsonutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void build_opts_default(struct build_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->agent_image = DEFAULT_AGENT_IMAGE;
+}
+
+static char *fmt_name(const char *job, const char *suffix)
+{
+    char *s = NULL;
+    if (asprintf(&s, "%s%s", job, suffix) < 0)
+        return NULL;
+    return s;
+}
+
+char *name_config(const struct mpijob *j) { return fmt_name(j->name, "-config"); }
+char *name_service(const struct mpijob *j) { return fmt_name(j->name, "-worker"); }
+char *name_launcher(const struct mpijob *j) { return fmt_name(j->name, "-launcher"); }
+char *name_secret(const struct mpijob *j) { return fmt_name(j->name, "-ssh"); }
+
+char *name_worker(const struct mpijob *j, long long i)
+{
+    char *s = NULL;
+    if (asprintf(&s, "%s-worker-%lld", j->name, i) < 0)
+        return NULL;
+    return s;
+}
+
+json_t *obj_owner_ref(const struct mpijob *j)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}",
+                     "apiVersion", j->api_version ? j->api_version : "kubeflow.org/v2beta1",
+                     "kind", MPIJOB_KIND, "name", j->name, "uid", j->uid ? j->uid : "",
+                     "controller", 1, "blockOwnerDeletion", 1);
+}
+
+int obj_owned_by(const json_t *obj, const struct mpijob *j)
+{
+    json_t *refs = ju_at(obj, "metadata", "ownerReferences");
+    size_t i;
+    json_t *r;
+    json_array_foreach(refs, i, r) {
+        if (!json_is_true(json_object_get(r, "controller")))
+            continue;
+        const char *uid = json_string_value(json_object_get(r, "uid"));
+        const char *kind = json_string_value(json_object_get(r, "kind"));
+        return uid && j->uid && kind && strcmp(kind, MPIJOB_KIND) == 0 && strcmp(uid, j->uid) == 0;
+    }
+    return 0;
+}
+
+json_t *obj_meta(const struct mpijob *j, const char *name)
+{
+    json_t *labels = json_pack("{s:s, s:s, s:s}", "app", j->name, LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME,
+                               LBL_T_JOB_NAME, j->name);
+    return json_pack("{s:s, s:s, s:o, s:[o]}", "name", name, "namespace", j->ns, "labels", labels,
+                     "ownerReferences", obj_owner_ref(j));
+}
+
+json_t *obj_pod_labels(const struct mpijob *j, const char *role, long long index)
+{
+    json_t *l = json_pack("{s:s, s:s, s:s, s:s, s:s}", LBL_JOB_NAME, j->name, LBL_ROLE, role,
+                          LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name, LBL_T_ROLE, role);
+    if (l && index >= 0) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%lld", index);
+        json_object_set_new(l, LBL_T_INDEX, json_string(buf));
+    }
+    return l;
+}
+
+char *obj_pod_selector(const struct mpijob *j, const char *role)
+{
+    char *s = NULL;
+    int rc = role ? asprintf(&s, "%s=%s,%s=%s,%s=%s", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME,
+                             j->name, LBL_T_ROLE, role)
+                  : asprintf(&s, "%s=%s,%s=%s", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name);
+    return rc < 0 ? NULL : s;
+}

@@ -1,0 +1,178 @@
+/* objects_launcher.c - the launcher batch Job <job>-launcher: the user's
+ * Launcher template plus the mpi-agent init container (waits for workers,
+ * delivers mpi-rsh into /opt/kube), the hostfile ConfigMap at /etc/mpi, the
+ * transport's credentials, the MPI flavour's environment, and the user's
+ * command wrapped in `mpi-agent run --` so the agent supervises mpirun. */
+#include "objects_pods.h"
+#include "jsonutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VOL_AGENT "mpi-job-agent"
+#define VOL_CONFIG "mpi-job-config"
+
+/* The variables mpi-agent and mpi-rsh read (COMMON contract). */
+static void agent_env(const struct mpijob *j, json_t *c)
+{
+    env_add(c, "MPI_JOB_NAME", j->name);
+    env_add(c, "MPI_JOB_NAMESPACE", j->ns);
+    env_add(c, "MPI_JOB_TRANSPORT", transport_name(j->transport));
+    const char *wc = mpijob_worker_container(j);
+    if (wc)
+        env_add(c, "MPI_JOB_WORKER_CONTAINER", wc);
+    env_add_int(c, "MPI_JOB_WORKERS", j->worker.replicas);
+    env_add_int(c, "MPI_JOB_SLOTS", j->slots_per_worker);
+    env_add_int(c, "MPI_AGENT_TIMEOUT", j->agent_timeout_s);
+    env_add_int(c, "MPI_AGENT_PROGRESS_TIMEOUT", j->progress_timeout_s);
+    if (j->transport == TRANSPORT_SSH) {
+        env_add(c, "MPI_JOB_SSH_DIR", j->ssh_auth_mount_path);
+        env_add_int(c, "MPI_JOB_SSH_PORT", j->ssh_port);
+    }
+}
+
+/* The MPI flavour's own launch settings (see docs/controller.md for why each). */
+static void flavour_env(const struct mpijob *j, json_t *c)
+{
+    long long conc = j->worker.replicas > 128 ? j->worker.replicas : 128;
+    switch (j->impl) {
+    case MPI_IMPL_OPENMPI:
+        env_add(c, "OMPI_MCA_plm_rsh_agent", AGENT_DIR "/mpi-rsh");
+        env_add(c, "OMPI_MCA_orte_default_hostfile", CONFIG_DIR "/hostfile");
+        env_add(c, "OMPI_MCA_plm_rsh_no_tree_spawn", "1");
+        env_add(c, "OMPI_MCA_orte_leave_session_attached", "1");
+        env_add_int(c, "OMPI_MCA_plm_rsh_num_concurrent", conc);
+        env_add_int(c, "OMPI_MCA_orte_set_default_slots", j->slots_per_worker);
+        if (mpijob_fqdn_hosts(j))
+            env_add(c, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
+        break;
+    case MPI_IMPL_MPICH:
+        env_add(c, "HYDRA_LAUNCHER", "rsh");
+        env_add(c, "HYDRA_LAUNCHER_EXEC", AGENT_DIR "/mpi-rsh");
+        env_add(c, "HYDRA_HOST_FILE", CONFIG_DIR "/hostfile");
+        break;
+    case MPI_IMPL_INTEL:
+        env_add(c, "I_MPI_HYDRA_BOOTSTRAP", "rsh");
+        env_add(c, "I_MPI_HYDRA_BOOTSTRAP_EXEC", AGENT_DIR "/mpi-rsh");
+        env_add(c, "I_MPI_HYDRA_HOST_FILE", CONFIG_DIR "/hostfile");
+        env_add_int(c, "I_MPI_PERHOST", j->slots_per_worker);
+        break;
+    }
+}
+
+static json_t *init_container(const struct mpijob *j, const struct build_opts *o)
+{
+    json_t *c = json_pack("{s:s, s:s, s:s, s:[s,s], s:{s:{s:s, s:s}}}", "name", "mpi-agent-init",
+                          "image", o->agent_image ? o->agent_image : DEFAULT_AGENT_IMAGE,
+                          "imagePullPolicy", "IfNotPresent", "command", "mpi-agent", "init",
+                          "resources", "requests", "cpu", "50m", "memory", "64Mi");
+    if (!c)
+        return NULL;
+    agent_env(j, c);
+    mount_add(c, VOL_AGENT, AGENT_DIR, 0);
+    mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
+    if (j->transport == TRANSPORT_SSH)
+        mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
+    return c;
+}
+
+/* command: [cmd..] args: [a..]  ->  command: [/opt/kube/mpi-agent, run, --, cmd.., a..] */
+static void wrap_command(json_t *c)
+{
+    json_t *cmd = json_object_get(c, "command");
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0)
+        return;
+    json_t *w = json_pack("[s, s, s]", AGENT_DIR "/mpi-agent", "run", "--");
+    json_array_extend(w, cmd);
+    json_t *args = json_object_get(c, "args");
+    if (json_is_array(args))
+        json_array_extend(w, args);
+    json_object_set_new(c, "command", w);
+    json_object_del(c, "args");
+}
+
+static void edit_containers(const struct mpijob *j, json_t *spec)
+{
+    json_t *cs = json_object_get(spec, "containers");
+    size_t main = main_container_index(j, spec), i;
+    json_t *c;
+    json_array_foreach(cs, i, c) {
+        agent_env(j, c);
+        env_add(c, "K_MPI_JOB_ROLE", "launcher");
+        flavour_env(j, c);
+        if (!j->run_launcher_as_worker) {
+            env_add(c, "NVIDIA_VISIBLE_DEVICES", "");
+            env_add(c, "NVIDIA_DRIVER_CAPABILITIES", "");
+        }
+        mount_add(c, VOL_AGENT, AGENT_DIR, 0);
+        mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
+        if (j->transport == TRANSPORT_SSH)
+            mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
+        if (i == main && j->agent_run)
+            wrap_command(c);
+    }
+}
+
+static void add_volumes(const struct mpijob *j, json_t *spec)
+{
+    char *cm = name_config(j);
+    json_t *vols = ju_arr(spec, "volumes");
+    json_array_append_new(vols, json_pack("{s:s, s:{}}", "name", VOL_AGENT, "emptyDir"));
+    json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}]}}",
+        "name", VOL_CONFIG, "configMap", "name", cm ? cm : "", "items",
+        "key", "hostfile", "path", "hostfile", "mode", 0444,
+        "key", "discover_hosts.sh", "path", "discover_hosts.sh", "mode", 0555));
+    if (j->transport == TRANSPORT_SSH)
+        json_array_append_new(vols, ssh_volume(j));
+    free(cm);
+}
+
+static json_t *launcher_template(const struct mpijob *j, const struct build_opts *o)
+{
+    json_t *pod = pod_from_template(j, &j->launcher, obj_pod_labels(j, "launcher", -1));
+    char *name = name_launcher(j), *svc = name_service(j);
+    if (!pod || !name || !svc) {
+        json_decref(pod);
+        free(name);
+        free(svc);
+        return NULL;
+    }
+    json_t *spec = json_object_get(pod, "spec");
+    ju_set_str(spec, "hostname", name);
+    ju_set_str(spec, "subdomain", svc);
+    ju_set_str(spec, "serviceAccountName", name);
+    ju_set_str(spec, "restartPolicy", j->launcher.restart_policy);
+    json_t *inits = json_pack("[o]", init_container(j, o));
+    json_t *user_inits = json_object_get(spec, "initContainers");
+    if (json_is_array(user_inits))
+        json_array_extend(inits, user_inits);
+    json_object_set_new(spec, "initContainers", inits);
+    edit_containers(j, spec);
+    add_volumes(j, spec);
+    pod_gang(j, o, pod);
+    free(name);
+    free(svc);
+    return pod;
+}
+
+json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o)
+{
+    char *name = name_launcher(j);
+    json_t *tmpl = launcher_template(j, o);
+    json_t *meta = name ? obj_meta(j, name) : NULL;
+    free(name);
+    if (!tmpl || !meta) {
+        json_decref(tmpl);
+        json_decref(meta);
+        return NULL;
+    }
+    json_object_update(json_object_get(meta, "labels"), ju_at(tmpl, "metadata", "labels"));
+    json_t *spec = json_pack("{s:b, s:o}", "suspend", j->suspend, "template", tmpl);
+    if (j->backoff_limit != MPIJOB_UNSET)
+        json_object_set_new(spec, "backoffLimit", json_integer(j->backoff_limit));
+    if (j->active_deadline_s != MPIJOB_UNSET)
+        json_object_set_new(spec, "activeDeadlineSeconds", json_integer(j->active_deadline_s));
+    return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", "batch/v1", "kind", "Job", "metadata", meta,
+                     "spec", spec);
+}

@@ -1,0 +1,103 @@
+/* objects_pods.c - pod-template plumbing shared by the worker and launcher
+ * builders: env and mount edits that never override the user's values,
+ * the SSH volume, gang-scheduling marks. */
+#include "objects_pods.h"
+#include "jsonutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void env_add(json_t *c, const char *name, const char *value)
+{
+    json_t *env = ju_arr(c, "env");
+    size_t i;
+    json_t *e;
+    json_array_foreach(env, i, e) {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n && strcmp(n, name) == 0)
+            return;
+    }
+    json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
+}
+
+void env_add_int(json_t *c, const char *name, long long value)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", value);
+    env_add(c, name, buf);
+}
+
+void mount_add(json_t *c, const char *name, const char *path, int read_only)
+{
+    json_t *m = json_pack("{s:s, s:s}", "name", name, "mountPath", path);
+    if (m && read_only)
+        json_object_set_new(m, "readOnly", json_true());
+    json_array_append_new(ju_arr(c, "volumeMounts"), m);
+}
+
+json_t *ssh_volume(const struct mpijob *j)
+{
+    char *secret = name_secret(j);
+    json_t *v = secret ? json_pack("{s:s, s:{s:s, s:i, s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]}}",
+        "name", "ssh-auth", "secret", "secretName", secret, "defaultMode", 0600, "items",
+        "key", "ssh-privatekey", "path", "ssh-privatekey",
+        "key", "ssh-publickey", "path", "ssh-publickey",
+        "key", "authorized_keys", "path", "authorized_keys",
+        "key", "ssh-privatekey", "path", "id_ed25519",
+        "key", "ssh-publickey", "path", "id_ed25519.pub") : NULL;
+    free(secret);
+    return v;
+}
+
+json_t *pod_from_template(const struct mpijob *j, const struct replica_spec *r, json_t *labels)
+{
+    json_t *t = r->template;
+    json_t *spec = json_deep_copy(json_object_get(t, "spec"));
+    json_t *meta = json_object();
+    if (!spec || !meta) {
+        json_decref(spec);
+        json_decref(meta);
+        json_decref(labels);
+        return NULL;
+    }
+    json_t *tl = ju_at(t, "metadata", "labels");
+    json_t *all = json_is_object(tl) ? json_deep_copy(tl) : json_object();
+    json_object_update(all, labels);
+    json_decref(labels);
+    json_object_set_new(meta, "labels", all);
+    json_t *ta = ju_at(t, "metadata", "annotations");
+    if (json_is_object(ta) && json_object_size(ta) > 0)
+        json_object_set_new(meta, "annotations", json_deep_copy(ta));
+    (void)j;
+    return json_pack("{s:o, s:o}", "metadata", meta, "spec", spec);
+}
+
+void pod_gang(const struct mpijob *j, const struct build_opts *o, json_t *pod)
+{
+    if (!o->gang || !*o->gang)
+        return;
+    json_t *meta = ju_obj(pod, "metadata");
+    json_t *spec = ju_obj(pod, "spec");
+    if (strcmp(o->gang, "volcano") == 0) {
+        ju_set_str(spec, "schedulerName", "volcano");
+        ju_set_str(ju_obj(meta, "annotations"), "scheduling.k8s.io/group-name", j->name);
+    } else {
+        ju_set_str(spec, "schedulerName", o->gang);
+        ju_set_str(ju_obj(meta, "labels"), "scheduling.x-k8s.io/pod-group", j->name);
+    }
+}
+
+size_t main_container_index(const struct mpijob *j, json_t *spec)
+{
+    json_t *cs = json_object_get(spec, "containers");
+    size_t i;
+    json_t *c;
+    if (j->main_container)
+        json_array_foreach(cs, i, c) {
+            const char *n = json_string_value(json_object_get(c, "name"));
+            if (n && strcmp(n, j->main_container) == 0)
+                return i;
+        }
+    return 0;
+}

@@ -1,0 +1,76 @@
+/* objects_worker.c - worker pod <job>-worker-<i>: the user's Worker template
+ * with our labels, a stable DNS name (hostname + subdomain), and a default
+ * command that keeps the pod available for the transport (sleep for exec,
+ * sshd with the job's key for SSH) when the template has none. */
+#include "objects_pods.h"
+#include "jsonutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* sshd on the job's key: the private key doubles as host key, so mpi-rsh can
+ * verify the worker against the public key the job distributes. */
+static json_t *sshd_command(const struct mpijob *j)
+{
+    char *script = NULL;
+    const char *d = j->ssh_auth_mount_path;
+    if (asprintf(&script,
+                 "mkdir -p /run/sshd && exec /usr/sbin/sshd -De -p %lld -h %s/ssh-privatekey "
+                 "-o AuthorizedKeysFile=%s/authorized_keys -o StrictModes=no -o PidFile=none",
+                 j->ssh_port, d, d) < 0)
+        return NULL;
+    json_t *cmd = json_pack("[s, s, s]", "/bin/sh", "-c", script);
+    free(script);
+    return cmd;
+}
+
+static void default_command(const struct mpijob *j, json_t *c)
+{
+    json_t *cmd = json_object_get(c, "command");
+    json_t *args = json_object_get(c, "args");
+    if ((json_is_array(cmd) && json_array_size(cmd) > 0) || (json_is_array(args) && json_array_size(args) > 0))
+        return;
+    if (j->transport == TRANSPORT_SSH) {
+        json_object_set_new(c, "command", sshd_command(j));
+    } else {
+        json_object_set_new(c, "command", json_pack("[s]", "sleep"));
+        json_object_set_new(c, "args", json_pack("[s]", "365d"));
+    }
+}
+
+json_t *obj_worker_pod(const struct mpijob *j, const struct build_opts *o, long long i)
+{
+    char *name = name_worker(j, i);
+    char *svc = name_service(j);
+    json_t *pod = name && svc ? pod_from_template(j, &j->worker, obj_pod_labels(j, "worker", i)) : NULL;
+    if (!pod) {
+        free(name);
+        free(svc);
+        return NULL;
+    }
+    json_t *meta = json_object_get(pod, "metadata");
+    json_t *spec = json_object_get(pod, "spec");
+    json_object_set_new(meta, "name", json_string(name));
+    json_object_set_new(meta, "namespace", json_string(j->ns));
+    json_object_set_new(meta, "ownerReferences", json_pack("[o]", obj_owner_ref(j)));
+    ju_set_str(spec, "hostname", name);
+    ju_set_str(spec, "subdomain", svc);
+    ju_set_str(spec, "restartPolicy", j->worker.restart_policy);
+    if (json_is_true(json_object_get(spec, "hostNetwork")))
+        ju_set_str(spec, "dnsPolicy", "ClusterFirstWithHostNet");
+    json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
+    default_command(j, c);
+    env_add(c, "K_MPI_JOB_ROLE", "worker");
+    if (j->transport == TRANSPORT_SSH) {
+        mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
+        json_array_append_new(ju_arr(spec, "volumes"), ssh_volume(j));
+    }
+    pod_gang(j, o, pod);
+    json_t *out = json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", meta,
+                            "spec", spec);
+    json_decref(pod);
+    free(name);
+    free(svc);
+    return out;
+}

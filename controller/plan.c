@@ -1,0 +1,122 @@
+/* plan.c - building and freeing reconcile plans, and parsing the agent's
+ * termination message (summary line + "phases: {json}"). */
+#include "plan_int.h"
+#include "jsonutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const res_names[RK__COUNT] = {
+    "configmaps", "serviceaccounts", "roles", "rolebindings", "secrets", "services",
+    "pods", "jobs", "podgroups", "mpijobs", "events",
+};
+
+const char *res_kind_name(enum res_kind r)
+{
+    return r < RK__COUNT ? res_names[r] : "?";
+}
+
+static struct action *plan_push(struct plan *p, enum act_kind k, enum res_kind r)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 8;
+        struct action *a = realloc(p->a, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        p->a = a;
+        p->cap = cap;
+    }
+    struct action *a = &p->a[p->n++];
+    memset(a, 0, sizeof *a);
+    a->kind = k;
+    a->res = r;
+    return a;
+}
+
+void plan_obj(struct plan *p, enum act_kind k, enum res_kind r, json_t *obj)
+{
+    if (!obj) {
+        p->retry = 1;
+        return;
+    }
+    struct action *a = plan_push(p, k, r);
+    if (!a) {
+        json_decref(obj);
+        p->retry = 1;
+        return;
+    }
+    a->obj = obj;
+    const char *n = ju_str(obj, "metadata", "name");
+    a->name = n ? strdup(n) : NULL;
+}
+
+void plan_named(struct plan *p, enum act_kind k, enum res_kind r, const char *name, json_t *obj)
+{
+    struct action *a = plan_push(p, k, r);
+    if (!a) {
+        json_decref(obj);
+        p->retry = 1;
+        return;
+    }
+    a->name = strdup(name);
+    a->obj = obj;
+}
+
+void plan_event(struct plan *p, const char *type, const char *reason, const char *msg)
+{
+    struct action *a = plan_push(p, ACT_EVENT, RK_EVENT);
+    if (!a)
+        return;
+    a->ev_type = strdup(type);
+    a->ev_reason = strdup(reason);
+    a->ev_msg = strdup(msg ? msg : "");
+}
+
+void plan_requeue(struct plan *p, int64_t ms)
+{
+    if (ms < 1)
+        ms = 1;
+    if (p->requeue_after_ms <= 0 || ms < p->requeue_after_ms)
+        p->requeue_after_ms = ms;
+}
+
+void plan_free(struct plan *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->a[i].name);
+        json_decref(p->a[i].obj);
+        free(p->a[i].ev_type);
+        free(p->a[i].ev_reason);
+        free(p->a[i].ev_msg);
+    }
+    free(p->a);
+    json_decref(p->new_phases);
+    free(p->launcher_pod);
+    memset(p, 0, sizeof *p);
+}
+
+int termination_parse(const char *msg, char **summary, json_t **phases)
+{
+    *summary = NULL;
+    *phases = NULL;
+    if (!msg)
+        return 0;
+    const char *nl = strchr(msg, '\n');
+    size_t n = nl ? (size_t)(nl - msg) : strlen(msg);
+    *summary = strndup(msg, n);
+    for (const char *line = msg; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "phases:", 7) != 0)
+            continue;
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) - 7 : strlen(line) - 7;
+        json_error_t je;
+        json_t *v = json_loadb(line + 7, len, 0, &je);
+        if (!json_is_object(v)) {
+            json_decref(v);
+            return -1;
+        }
+        *phases = v;
+        return 0;
+    }
+    return 0;
+}

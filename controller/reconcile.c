@@ -1,0 +1,339 @@
+/* reconcile.c - one level-triggered sync of an MPIJob (see reconcile.h):
+ * validation, Created, finished-job cleanup and TTL, suspend/resume, the owned
+ * objects (ConfigMap, RBAC, Secret, Service, PodGroup, workers, launcher Job),
+ * activeDeadlineSeconds, then the status update when anything changed. */
+#include "plan_int.h"
+#include "status.h"
+#include "jsonutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pod_terminating(const json_t *pod)
+{
+    return ju_at(pod, "metadata", "deletionTimestamp") != NULL;
+}
+
+const char *pod_phase(const json_t *pod)
+{
+    const char *s = ju_str(pod, "status", "phase");
+    return s ? s : "";
+}
+
+int pod_ready(const json_t *pod)
+{
+    json_t *conds = ju_at(pod, "status", "conditions");
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t && s && strcmp(t, "Ready") == 0)
+            return strcmp(s, "True") == 0;
+    }
+    return 0;
+}
+
+int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *reason, const char *what,
+             const char *ev_type)
+{
+    char *msg = what && strncmp(what, "MPIJob ", 7) == 0 ? strdup(what) : cond_msg(c->j->ns, c->j->name, what);
+    int changed = cond_set(c->status, type, st, reason, msg, c->now);
+    if (changed && ev_type)
+        plan_event(c->p, ev_type, reason, msg);
+    free(msg);
+    return changed;
+}
+
+/* Creates obj when absent, refuses a same-named object we don't own, updates when
+ * the fields that matter differ. Returns -1 to stop the sync (foreign object). */
+static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *want, const char *field)
+{
+    if (!want) {
+        c->p->retry = 1;
+        return -1;
+    }
+    if (!have) {
+        plan_obj(c->p, ACT_CREATE, r, want);
+        return 0;
+    }
+    if (!obj_owned_by(have, c->j)) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s %s/%s already exists and is not controlled by MPIJob %s",
+                 res_kind_name(r), c->j->ns, ju_str(want, "metadata", "name"), c->j->name);
+        plan_event(c->p, "Warning", "ErrResourceExists", msg);
+        c->p->retry = 1;
+        json_decref(want);
+        return -1;
+    }
+    if (field && !ju_equal(json_object_get(have, field), json_object_get(want, field))) {
+        json_t *upd = json_deep_copy(have);
+        json_object_set(upd, field, json_object_get(want, field));
+        plan_obj(c->p, ACT_UPDATE, r, upd);
+    }
+    json_decref(want);
+    return 0;
+}
+
+/* Index of a worker pod from its replica-index label (or -1). */
+static long long worker_index(const json_t *pod)
+{
+    const char *role = json_string_value(ju_at(pod, "metadata", "labels", LBL_T_ROLE));
+    const char *idx = json_string_value(ju_at(pod, "metadata", "labels", LBL_T_INDEX));
+    if (!role || strcmp(role, "worker") != 0 || !idx)
+        return -1;
+    char *end;
+    long long i = strtoll(idx, &end, 10);
+    return *end || i < 0 ? -1 : i;
+}
+
+/* Sorts the observed pods into workers[index] and the newest launcher pod; plans the
+ * deletion of workers beyond the replica count. */
+static void classify_pods(struct sync_ctx *c)
+{
+    size_t i;
+    json_t *pod;
+    const char *newest = NULL;
+    json_array_foreach(c->obs->pods, i, pod) {
+        const char *role = json_string_value(ju_at(pod, "metadata", "labels", LBL_T_ROLE));
+        if (role && strcmp(role, "launcher") == 0) {
+            const char *ct = ju_str(pod, "metadata", "creationTimestamp");
+            if (!c->launcher_pod || (ct && newest && strcmp(ct, newest) >= 0)) {
+                c->launcher_pod = pod;
+                newest = ct;
+            }
+            if (strcmp(pod_phase(pod), "Running") == 0 && !pod_terminating(pod))
+                c->launchers_running++;
+            continue;
+        }
+        long long idx = worker_index(pod);
+        if (idx < 0 || !obj_owned_by(pod, c->j))
+            continue;
+        if (idx >= c->j->worker.replicas) {
+            if (!pod_terminating(pod))
+                plan_named(c->p, ACT_DELETE, RK_POD, obj_name(pod), NULL);
+            continue;
+        }
+        c->workers[idx] = pod;
+    }
+}
+
+/* The pods are gone or going: workers per cleanPodPolicy, the PodGroup. */
+static void cleanup_finished(struct sync_ctx *c)
+{
+    for (long long i = 0; i < c->j->worker.replicas; i++) {
+        json_t *w = c->workers[i];
+        if (!w || pod_terminating(w))
+            continue;
+        const char *ph = pod_phase(w);
+        int done = strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0;
+        if (c->j->clean_policy == CLEAN_ALL || (c->j->clean_policy == CLEAN_RUNNING && !done))
+            plan_named(c->p, ACT_DELETE, RK_POD, obj_name(w), NULL);
+    }
+    if (c->obs->podgroup && obj_owned_by(c->obs->podgroup, c->j))
+        plan_named(c->p, ACT_DELETE, RK_PODGROUP, obj_name(c->obs->podgroup), NULL);
+}
+
+static void ttl_after_finished(struct sync_ctx *c)
+{
+    int64_t done;
+    if (c->j->ttl_after_finished_s == MPIJOB_UNSET ||
+        ju_time_parse(json_string_value(json_object_get(c->status, "completionTime")), &done) < 0)
+        return;
+    int64_t due = done + c->j->ttl_after_finished_s * 1000;
+    if (due <= c->now_ms)
+        plan_named(c->p, ACT_DELETE, RK_MPIJOB, c->j->name, NULL);
+    else
+        plan_requeue(c->p, due - c->now_ms);
+}
+
+static void suspend_resume(struct sync_ctx *c)
+{
+    if (c->j->suspend) {
+        ctx_cond(c, COND_SUSPENDED, "True", R_SUSPENDED, "is suspended.", "Normal");
+        ctx_cond(c, COND_RUNNING, "False", R_SUSPENDED, "is suspended.", NULL);
+        for (long long i = 0; i < c->j->worker.replicas; i++)
+            if (c->workers[i] && !pod_terminating(c->workers[i]))
+                plan_named(c->p, ACT_DELETE, RK_POD, obj_name(c->workers[i]), NULL);
+    } else if (cond_true(c->status, COND_SUSPENDED)) {
+        ctx_cond(c, COND_SUSPENDED, "False", R_RESUMED, "is resumed.", "Normal");
+        json_object_set_new(c->status, "startTime", json_string(c->now));
+    }
+    json_t *lj = c->obs->launcher_job;
+    if (lj && obj_owned_by(lj, c->j) && json_is_true(ju_at(lj, "spec", "suspend")) != c->j->suspend) {
+        json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", c->j->suspend);
+        plan_named(c->p, ACT_PATCH, RK_JOB, obj_name(lj), patch);
+    }
+}
+
+/* ConfigMap, launcher identity, SSH Secret, Service, PodGroup. -1 stops the sync. */
+static int ensure_objects(struct sync_ctx *c)
+{
+    const struct observed *ob = c->obs;
+    unsigned char *running = calloc(c->j->worker.replicas + 1, 1);
+    for (long long i = 0; running && i < c->j->worker.replicas; i++)
+        running[i] = c->workers[i] && !pod_terminating(c->workers[i]) &&
+                     strcmp(pod_phase(c->workers[i]), "Running") == 0;
+    int rc = ensure(c, RK_CONFIGMAP, ob->configmap, obj_configmap(c->j, c->o, running), "data");
+    free(running);
+    if (rc < 0 || ensure(c, RK_SERVICEACCOUNT, ob->sa, obj_service_account(c->j), NULL) < 0 ||
+        ensure(c, RK_ROLE, ob->role, obj_role(c->j), "rules") < 0 ||
+        ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j), NULL) < 0 ||
+        ensure(c, RK_SERVICE, ob->service, obj_service(c->j), NULL) < 0)
+        return -1;
+    if (c->j->transport == TRANSPORT_SSH) {
+        char *sn = name_secret(c->j);
+        if (!ob->secret && sn)
+            plan_named(c->p, ACT_SSH_SECRET, RK_SECRET, sn, NULL);
+        free(sn);
+        if (ob->secret && !obj_owned_by(ob->secret, c->j)) {
+            plan_event(c->p, "Warning", "ErrResourceExists", "the SSH Secret exists and is not controlled by this MPIJob");
+            c->p->retry = 1;
+            return -1;
+        }
+    }
+    if (c->o->gang && *c->o->gang && !c->j->suspend &&
+        ensure(c, RK_PODGROUP, ob->podgroup, obj_podgroup(c->j, c->o), NULL) < 0)
+        return -1;
+    return 0;
+}
+
+/* Creates missing workers; returns the number that are Ready. */
+static long long ensure_workers(struct sync_ctx *c)
+{
+    long long ready = 0;
+    for (long long i = 0; i < c->j->worker.replicas; i++) {
+        json_t *w = c->workers[i];
+        if (w) {
+            ready += pod_ready(w) && !pod_terminating(w);
+            continue;
+        }
+        plan_obj(c->p, ACT_CREATE, RK_POD, obj_worker_pod(c->j, c->o, i));
+    }
+    return ready;
+}
+
+static void ensure_launcher(struct sync_ctx *c, long long ready)
+{
+    json_t *lj = c->obs->launcher_job;
+    if (lj) {
+        if (!obj_owned_by(lj, c->j)) {
+            plan_event(c->p, "Warning", "ErrResourceExists", "the launcher Job exists and is not controlled by this MPIJob");
+            c->p->retry = 1;
+        }
+        return;
+    }
+    if (c->j->launcher_creation == LAUNCH_WAIT_FOR_WORKERS_READY && ready < c->j->worker.replicas)
+        return; /* a worker pod update will sync again */
+    plan_obj(c->p, ACT_CREATE, RK_JOB, obj_launcher_job(c->j, c->o));
+}
+
+static void active_deadline(struct sync_ctx *c)
+{
+    int64_t start;
+    if (c->j->active_deadline_s == MPIJOB_UNSET || c->j->suspend || status_finished(c->status) ||
+        ju_time_parse(json_string_value(json_object_get(c->status, "startTime")), &start) < 0)
+        return;
+    int64_t due = start + c->j->active_deadline_s * 1000;
+    if (due > c->now_ms) {
+        plan_requeue(c->p, due - c->now_ms);
+        return;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "has failed: it was active longer than activeDeadlineSeconds (%llds).",
+             c->j->active_deadline_s);
+    if (ctx_cond(c, COND_FAILED, "True", R_DEADLINE, what, "Warning")) {
+        c->p->failed = 1;
+        json_object_set_new(c->status, "completionTime", json_string(c->now));
+    }
+}
+
+static void invalid_job(struct sync_ctx *c, const char *ns, const char *name, const char *err)
+{
+    char *what = NULL;
+    c->p->invalid = 1;
+    if (asprintf(&what, "MPIJob %s/%s is invalid: %s", ns, name, err) < 0)
+        return;
+    if (!json_object_get(c->status, "conditions"))
+        ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", NULL);
+    if (cond_set(c->status, COND_FAILED, "True", R_VALIDATION, what, c->now)) {
+        plan_event(c->p, "Warning", R_VALIDATION, what);
+        c->p->failed = 1;
+    }
+    free(what);
+}
+
+static void update_status(struct sync_ctx *c)
+{
+    json_t *old = json_object_get(c->obs->job, "status");
+    if (old ? ju_equal(old, c->status) : json_object_size(c->status) == 0)
+        return;
+    json_t *upd = json_deep_copy(c->obs->job);
+    json_object_set(upd, "status", c->status);
+    plan_named(c->p, ACT_STATUS, RK_MPIJOB, obj_name(c->obs->job), upd);
+}
+
+static void sync_valid(struct sync_ctx *c)
+{
+    struct mpijob *j = (struct mpijob *)c->j;
+    if (!json_object_get(c->status, "conditions") ||
+        json_array_size(json_object_get(c->status, "conditions")) == 0) {
+        ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", "Normal");
+        c->p->created = 1;
+    }
+    classify_pods(c);
+    if (status_finished(c->status)) {
+        cleanup_finished(c);
+        status_from_observed(c);
+        ttl_after_finished(c);
+        return;
+    }
+    if (!json_object_get(c->status, "startTime") && !j->suspend)
+        json_object_set_new(c->status, "startTime", json_string(c->now));
+    suspend_resume(c);
+    if (ensure_objects(c) < 0)
+        return;
+    long long ready = j->suspend ? 0 : ensure_workers(c);
+    if (!j->suspend || c->obs->launcher_job)
+        ensure_launcher(c, ready);
+    status_from_observed(c);
+    active_deadline(c);
+}
+
+void reconcile_plan(const struct observed *obs, const struct build_opts *o, int64_t now_ms, struct plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->launch_latency_s = -1;
+    if (!obs->job || ju_at(obs->job, "metadata", "deletionTimestamp"))
+        return;
+    struct mpijob j;
+    struct sync_ctx c = { .obs = obs, .o = o, .j = &j, .p = p, .now_ms = now_ms };
+    ju_time_format(now_ms, c.now, sizeof c.now);
+    json_t *old = json_object_get(obs->job, "status");
+    c.status = json_is_object(old) ? json_deep_copy(old) : json_object();
+    char *err = NULL;
+    if (mpijob_load(obs->job, &j, &err) < 0) {
+        const char *ns = ju_str(obs->job, "metadata", "namespace");
+        const char *name = obj_name(obs->job);
+        invalid_job(&c, ns ? ns : "default", name ? name : "?", err ? err : "invalid");
+        free(err);
+        update_status(&c);
+        json_decref(c.status);
+        return;
+    }
+    if (j.managed_by && strcmp(j.managed_by, MPIJOB_MANAGED_BY_KUEUE) == 0) {
+        json_decref(c.status);
+        return;
+    }
+    c.workers = calloc(j.worker.replicas + 1, sizeof *c.workers);
+    if (!c.workers) {
+        p->retry = 1;
+        json_decref(c.status);
+        return;
+    }
+    sync_valid(&c);
+    update_status(&c);
+    free(c.workers);
+    json_decref(c.status);
+}

@@ -1,0 +1,66 @@
+/* reconcile.h - the level-triggered sync of one MPIJob as a pure function:
+ * observed objects (from the informer caches) + time in, an ordered plan of
+ * API actions, events, a status update, metric observations and a requeue
+ * delay out. apply.c executes a plan; unit tests inspect it. */
+#ifndef RECONCILE_H
+#define RECONCILE_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "objects.h"
+
+enum res_kind {
+    RK_CONFIGMAP, RK_SERVICEACCOUNT, RK_ROLE, RK_ROLEBINDING, RK_SECRET, RK_SERVICE,
+    RK_POD, RK_JOB, RK_PODGROUP, RK_MPIJOB, RK_EVENT, RK__COUNT,
+};
+
+enum act_kind {
+    ACT_CREATE,      /* POST obj */
+    ACT_UPDATE,      /* PUT obj (carries the resourceVersion it was computed from) */
+    ACT_PATCH,       /* merge-patch obj onto name */
+    ACT_DELETE,      /* DELETE name */
+    ACT_STATUS,      /* PUT the MPIJob's status subresource (obj = whole MPIJob) */
+    ACT_EVENT,       /* record an Event on the MPIJob */
+    ACT_SSH_SECRET,  /* generate a key pair and POST the Secret <job>-ssh */
+};
+
+struct action {
+    enum act_kind kind;
+    enum res_kind res;
+    char *name;       /* object name (PATCH/DELETE/SSH_SECRET) */
+    json_t *obj;      /* owned */
+    char *ev_type, *ev_reason, *ev_msg; /* ACT_EVENT */
+};
+
+struct observed {
+    json_t *job;        /* the MPIJob (required) */
+    json_t *configmap, *service, *sa, *role, *rolebinding, *secret, *podgroup, *launcher_job;
+    json_t *pods;       /* array: the job's pods (workers and launchers), may be NULL */
+};
+
+struct plan {
+    struct action *a;
+    size_t n, cap;
+    int64_t requeue_after_ms; /* > 0: sync again after this long (deadline, ttl, waiting) */
+    int retry;                /* transient problem (e.g. foreign object): retry with backoff */
+    /* metrics */
+    int created, succeeded, failed, restarted;
+    double launch_latency_s;  /* created -> Running, < 0 when not observed now */
+    json_t *new_phases;       /* {phase: seconds since creation} first recorded now (owned) */
+    char *launcher_pod;       /* current launcher pod name, for mpi_operator_job_info */
+    int invalid;              /* the job failed validation */
+};
+
+/* Computes the plan for one sync at now_ms (epoch). The plan must be freed with plan_free. */
+void reconcile_plan(const struct observed *obs, const struct build_opts *o, int64_t now_ms,
+                    struct plan *p);
+/* Frees everything a plan owns and zeroes it. */
+void plan_free(struct plan *p);
+/* Name of a resource kind ("configmaps", "pods", ...), for logs. */
+const char *res_kind_name(enum res_kind r);
+
+/* Parses an agent termination message: *summary = first line (new string), *phases = the
+ * "phases:" JSON object (new reference) or NULL. Returns 0, -1 on a malformed phases line. */
+int termination_parse(const char *msg, char **summary, json_t **phases);
+
+#endif

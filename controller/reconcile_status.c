@@ -1,0 +1,294 @@
+/* reconcile_status.c - the MPIJob status from what is observed: replica
+ * counts, Succeeded/Failed from the launcher Job (with the agent's termination
+ * message), failed or evicted workers, Running, Restarting, and the launch
+ * phase timeline (status.launchPhases). */
+#include "plan_int.h"
+#include "status.h"
+#include "jsonutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_count(json_t *o, const char *k, long long v)
+{
+    if (v > 0)
+        json_object_set_new(o, k, json_integer(v));
+}
+
+static int job_cond(const json_t *job, const char *type, const char **reason, const char **msg)
+{
+    json_t *conds = ju_at(job, "status", "conditions");
+    size_t i;
+    json_t *cd;
+    json_array_foreach(conds, i, cd) {
+        const char *t = json_string_value(json_object_get(cd, "type"));
+        const char *s = json_string_value(json_object_get(cd, "status"));
+        if (t && s && strcmp(t, type) == 0 && strcmp(s, "True") == 0) {
+            if (reason)
+                *reason = json_string_value(json_object_get(cd, "reason"));
+            if (msg)
+                *msg = json_string_value(json_object_get(cd, "message"));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void replica_statuses(struct sync_ctx *c, const json_t *lj)
+{
+    json_t *l = json_object(), *w = json_object();
+    set_count(l, "active", c->launchers_running);
+    set_count(l, "succeeded", json_integer_value(ju_at(lj, "status", "succeeded")));
+    set_count(l, "failed", json_integer_value(ju_at(lj, "status", "failed")));
+    long long run = 0, ok = 0, bad = 0;
+    for (long long i = 0; i < c->j->worker.replicas; i++) {
+        json_t *p = c->workers[i];
+        const char *ph = p ? pod_phase(p) : "";
+        run += strcmp(ph, "Running") == 0 && !pod_terminating(p);
+        ok += strcmp(ph, "Succeeded") == 0;
+        bad += strcmp(ph, "Failed") == 0;
+    }
+    set_count(w, "active", run);
+    set_count(w, "succeeded", ok);
+    set_count(w, "failed", bad);
+    json_object_set_new(c->status, "replicaStatuses", json_pack("{s:o, s:o}", "Launcher", l, "Worker", w));
+}
+
+/* The terminated state of the container named name (or the first) in statuses; borrowed. */
+static json_t *terminated(json_t *statuses, const char *name)
+{
+    size_t i;
+    json_t *s, *pick = NULL;
+    json_array_foreach(statuses, i, s) {
+        const char *n = json_string_value(json_object_get(s, "name"));
+        if (!pick || (name && n && strcmp(n, name) == 0))
+            pick = s;
+    }
+    json_t *t = ju_at(pick, "state", "terminated");
+    return t ? t : ju_at(pick, "lastState", "terminated");
+}
+
+/* The launcher's termination record: the init container's when it failed, else the main one. */
+static json_t *launcher_terminated(struct sync_ctx *c)
+{
+    json_t *pod = c->launcher_pod;
+    if (!pod)
+        return NULL;
+    json_t *it = terminated(ju_at(pod, "status", "initContainerStatuses"), "mpi-agent-init");
+    if (it && json_integer_value(json_object_get(it, "exitCode")) != 0)
+        return it;
+    json_t *cs = json_object_get(json_object_get(c->j->launcher.template, "spec"), "containers");
+    const char *main = json_string_value(json_object_get(json_array_get(cs, 0), "name"));
+    if (c->j->main_container)
+        main = c->j->main_container;
+    json_t *t = terminated(ju_at(pod, "status", "containerStatuses"), main);
+    return t ? t : it;
+}
+
+/* "launcher pod P: <agent summary | exit code N (reason)>" or NULL. */
+static char *launcher_detail(struct sync_ctx *c)
+{
+    json_t *t = launcher_terminated(c);
+    if (!t)
+        return NULL;
+    char *summary = NULL, *out = NULL;
+    json_t *ph = NULL;
+    termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
+    json_decref(ph);
+    int rc;
+    if (summary && *summary)
+        rc = asprintf(&out, "launcher pod %s: %s", obj_name(c->launcher_pod), summary);
+    else
+        rc = asprintf(&out, "launcher pod %s: exit code %lld (%s)", obj_name(c->launcher_pod),
+                      (long long)json_integer_value(json_object_get(t, "exitCode")),
+                      json_string_value(json_object_get(t, "reason")) ?: "no reason");
+    free(summary);
+    return rc < 0 ? NULL : out;
+}
+
+static void finish(struct sync_ctx *c, const char *type, const char *reason, const char *what,
+                   const char *completion)
+{
+    const char *ev = strcmp(type, COND_SUCCEEDED) == 0 ? "Normal" : "Warning";
+    if (!ctx_cond(c, type, "True", reason, what, ev))
+        return;
+    if (strcmp(type, COND_SUCCEEDED) == 0)
+        c->p->succeeded = 1;
+    else
+        c->p->failed = 1;
+    json_object_set_new(c->status, "completionTime", json_string(completion ? completion : c->now));
+}
+
+static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *reason, const char *jmsg)
+{
+    char *detail = launcher_detail(c);
+    char *what = NULL;
+    if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed",
+                 jmsg ? ": " : "", jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0)
+        finish(c, COND_FAILED, reason ? reason : R_FAILED, what,
+               json_string_value(ju_at(lj, "status", "completionTime")));
+    free(what);
+    free(detail);
+}
+
+/* A worker that failed (restartPolicy Never) or was evicted fails the job. Returns 1 if so. */
+static int workers_failed(struct sync_ctx *c)
+{
+    long long evicted = 0, n = c->j->worker.replicas;
+    json_t *failed = NULL;
+    for (long long i = 0; i < n; i++) {
+        json_t *p = c->workers[i];
+        if (!p || strcmp(pod_phase(p), "Failed") != 0)
+            continue;
+        const char *r = ju_str(p, "status", "reason");
+        if (r && strcmp(r, "Evicted") == 0)
+            evicted++;
+        else if (!failed)
+            failed = p;
+    }
+    char what[512];
+    if (evicted) {
+        snprintf(what, sizeof what, "MPIJob %s/%s has failed: %lld/%lld workers are evicted", c->j->ns,
+                 c->j->name, evicted, n);
+        finish(c, COND_FAILED, R_EVICTED, what, NULL);
+        return 1;
+    }
+    if (!failed)
+        return 0;
+    json_t *t = terminated(ju_at(failed, "status", "containerStatuses"), mpijob_worker_container(c->j));
+    const char *why = ju_str(failed, "status", "message");
+    char tmp[128];
+    if (!why && t) {
+        snprintf(tmp, sizeof tmp, "exit code %lld (%s)", (long long)json_integer_value(json_object_get(t, "exitCode")),
+                 json_string_value(json_object_get(t, "reason")) ?: "no reason");
+        why = tmp;
+    }
+    snprintf(what, sizeof what, "has failed: worker pod %s failed: %s", obj_name(failed), why ? why : "phase Failed");
+    finish(c, COND_FAILED, R_FAILED, what, NULL);
+    return 1;
+}
+
+/* Max lastTransitionTime of condition type over all workers when all have it True; -1 otherwise. */
+static int64_t all_workers_cond(struct sync_ctx *c, const char *type)
+{
+    int64_t max = -1;
+    for (long long i = 0; i < c->j->worker.replicas; i++) {
+        json_t *p = c->workers[i], *conds = ju_at(p, "status", "conditions"), *cd;
+        int64_t t = -1;
+        size_t k;
+        json_array_foreach(conds, k, cd) {
+            const char *ty = json_string_value(json_object_get(cd, "type"));
+            const char *st = json_string_value(json_object_get(cd, "status"));
+            if (ty && st && strcmp(ty, type) == 0 && strcmp(st, "True") == 0 &&
+                ju_time_parse(json_string_value(json_object_get(cd, "lastTransitionTime")), &t) < 0)
+                t = c->now_ms;
+        }
+        if (t < 0)
+            return -1;
+        if (t > max)
+            max = t;
+    }
+    return max;
+}
+
+static void phase_set(struct sync_ctx *c, json_t *ph, const char *key, int64_t ms, const char *s, int over)
+{
+    if (!over && json_object_get(ph, key))
+        return;
+    char buf[40];
+    if (!s)
+        s = ju_time_format_ms(ms, buf, sizeof buf);
+    json_t *old = json_object_get(ph, key);
+    if (old && strcmp(json_string_value(old) ?: "", s) == 0)
+        return;
+    json_object_set_new(ph, key, json_string(s));
+    int64_t created, at;
+    if (old || ju_time_parse(ju_str(c->obs->job, "metadata", "creationTimestamp"), &created) < 0 ||
+        ju_time_parse(s, &at) < 0)
+        return;
+    if (!c->p->new_phases)
+        c->p->new_phases = json_object();
+    json_object_set_new(c->p->new_phases, key, json_real((double)(at - created) / 1000.0));
+}
+
+static void launch_phases(struct sync_ctx *c)
+{
+    json_t *ph = json_deep_copy(json_object_get(c->status, "launchPhases"));
+    if (!json_is_object(ph)) {
+        json_decref(ph);
+        ph = json_object();
+    }
+    const char *created = ju_str(c->obs->job, "metadata", "creationTimestamp");
+    if (created)
+        phase_set(c, ph, "created", 0, created, 0);
+    int64_t t;
+    if (c->j->worker.replicas > 0 && (t = all_workers_cond(c, "PodScheduled")) >= 0)
+        phase_set(c, ph, "workersScheduled", t, NULL, 0);
+    if (c->j->worker.replicas > 0 && (t = all_workers_cond(c, "Ready")) >= 0)
+        phase_set(c, ph, "workersReady", t, NULL, 0);
+    const char *ls = ju_str(c->launcher_pod, "status", "startTime");
+    if (ls)
+        phase_set(c, ph, "launcherStarted", 0, ls, 0);
+    json_t *term = launcher_terminated(c);
+    char *summary = NULL;
+    json_t *agent = NULL;
+    if (term && termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 && agent) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(agent, k, v) {
+            if (json_is_string(v))
+                phase_set(c, ph, strcmp(k, "workersReady") == 0 ? "agentWorkersReady" : k, 0,
+                          json_string_value(v), 1);
+        }
+    }
+    free(summary);
+    json_decref(agent);
+    json_object_set_new(c->status, "launchPhases", ph);
+}
+
+static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
+{
+    long long running = 0;
+    for (long long i = 0; i < c->j->worker.replicas; i++)
+        running += c->workers[i] && !pod_terminating(c->workers[i]) &&
+                   strcmp(pod_phase(c->workers[i]), "Running") == 0;
+    if (c->launchers_running > 0 && running == c->j->worker.replicas) {
+        if (ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal")) {
+            int64_t created;
+            if (ju_time_parse(ju_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
+                c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;
+        }
+        return;
+    }
+    long long was = json_integer_value(ju_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
+    long long now = json_integer_value(ju_at(lj, "status", "failed"));
+    if (now > was && ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, "is restarting.", "Warning"))
+        c->p->restarted = 1;
+}
+
+void status_from_observed(struct sync_ctx *c)
+{
+    const json_t *lj = c->obs->launcher_job;
+    if (lj && !obj_owned_by(lj, c->j))
+        lj = NULL;
+    replica_statuses(c, lj);
+    if (c->launcher_pod)
+        c->p->launcher_pod = strdup(obj_name(c->launcher_pod));
+    launch_phases(c);
+    if (status_finished(c->status))
+        return;
+    const char *reason = NULL, *msg = NULL;
+    if (lj && job_cond(lj, "Complete", NULL, NULL)) {
+        finish(c, COND_SUCCEEDED, R_SUCCEEDED, "successfully completed.",
+               json_string_value(ju_at(lj, "status", "completionTime")));
+        return;
+    }
+    if (lj && job_cond(lj, "Failed", &reason, &msg)) {
+        launcher_failed(c, lj, reason, msg);
+        return;
+    }
+    if (c->j->suspend || workers_failed(c))
+        return;
+    running_or_restarting(c, lj);
+}
