@@ -248,10 +248,12 @@ int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **arg
     o->cmd = cmd;
     if (opts_from_env(o) < 0)
         return -1;
-    optind = 1;
+    optind = 0; /* 0: full re-initialisation of GNU getopt (optstring may differ) */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+n:vh", long_opts, NULL)) != -1) {
+    /* run keeps everything after CMD for CMD; other commands accept options anywhere */
+    const char *optstring = !strcmp(cmd, "run") ? "+n:vh" : "n:vh";
+    while ((c = getopt_long(argc, argv, optstring, long_opts, NULL)) != -1) {
         if (c == 'h') {
             usage(cmd);
             return 1;

@@ -1,0 +1,25 @@
+/* commands.h - the mpi-agent subcommands, each returning the process exit code. */
+#ifndef MPI_AGENT_COMMANDS_H
+#define MPI_AGENT_COMMANDS_H
+
+#include "agent.h"
+#include "session.h"
+
+/* init: deliver the bundle, wait for the workers, check them, write what the transport needs. */
+int agent_cmd_init(struct agent_opts *o);
+/* run -- CMD...: wait (unless --no-wait), set the launch env, supervise CMD. */
+int agent_cmd_run(struct agent_opts *o);
+/* hostfile: print the job's hostfile for the flavour. */
+int agent_cmd_hostfile(struct agent_opts *o);
+/* discover-hosts: print the Ready workers for horovodrun --host-discovery-script. */
+int agent_cmd_discover_hosts(struct agent_opts *o);
+/* status [-n NS] JOB: workers, reachability, hostfile; 0 only if all reachable. */
+int agent_cmd_status(struct agent_opts *o);
+
+/* Shared by init and run: wait for the workers and check reachability (per opts), marking the
+ * phases. 0 ok, -1 with *err (multi-line report). */
+int agent_prepare_workers(struct agent_session *s, char **err);
+/* Writes the termination message for this run and logs failures of doing so. */
+void agent_finish(struct agent_session *s, const char *summary);
+
+#endif

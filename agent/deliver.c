@@ -1,0 +1,175 @@
+/* deliver.c - atomic, idempotent delivery of the bundle into /opt/kube: files
+ * are written to a temp name in the destination directory, given the source's
+ * mode, fsync'ed and renamed over the target; subdirectories are filled before
+ * the top-level entry points appear. */
+#include "deliver.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kube/log.h"
+#include "kube/util.h"
+
+char *agent_bundle_dir(char **err)
+{
+    const char *env = getenv("MPI_AGENT_BUNDLE_DIR");
+    if (env && *env)
+        return strdup(env);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        kube_set_err(err, "cannot locate myself (/proc/self/exe): %s", strerror(errno));
+        return NULL;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    return kube_strdup_printf("%s/../lib/mpi-k8s/bundle", exe);
+}
+
+/* Copies src to a temp file in dest's directory and renames it over dest. */
+static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        kube_set_err(err, "deliver: open %s: %s", src, strerror(errno));
+        return -1;
+    }
+    char *tmp = kube_strdup_printf("%s.tmp.%ld", dest, (long)getpid());
+    int out = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    int rc = out < 0 ? -1 : 0;
+    const char *what = "create";
+    char buf[65536];
+    while (rc == 0) {
+        ssize_t r = read(in, buf, sizeof(buf));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? (what = "read", -1) : 0;
+            break;
+        }
+        for (ssize_t off = 0; rc == 0 && off < r;) {
+            ssize_t w = write(out, buf + off, (size_t)(r - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                rc = (what = "write", -1);
+            else
+                off += w;
+        }
+    }
+    if (rc == 0 && fchmod(out, mode & 07777) != 0)
+        rc = (what = "chmod", -1);
+    if (rc == 0 && fsync(out) != 0)
+        rc = (what = "fsync", -1);
+    if (out >= 0 && close(out) != 0 && rc == 0)
+        rc = (what = "close", -1);
+    if (rc == 0 && rename(tmp, dest) != 0)
+        rc = (what = "rename", -1);
+    if (rc < 0) {
+        kube_set_err(err, "deliver: %s %s: %s", what, tmp ? tmp : dest, strerror(errno));
+        if (tmp)
+            unlink(tmp);
+    }
+    close(in);
+    free(tmp);
+    return rc;
+}
+
+/* Replaces dest by a symlink with src's target (temp link + rename). */
+static int copy_link(const char *src, const char *dest, char **err)
+{
+    char target[PATH_MAX];
+    ssize_t n = readlink(src, target, sizeof(target) - 1);
+    if (n < 0) {
+        kube_set_err(err, "deliver: readlink %s: %s", src, strerror(errno));
+        return -1;
+    }
+    target[n] = '\0';
+    char *tmp = kube_strdup_printf("%s.tmp.%ld", dest, (long)getpid());
+    if (!tmp)
+        return -1;
+    unlink(tmp);
+    int rc = symlink(target, tmp) == 0 && rename(tmp, dest) == 0 ? 0 : -1;
+    if (rc < 0) {
+        kube_set_err(err, "deliver: symlink %s: %s", dest, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+static int copy_tree(const char *src, const char *dest, int *count, char **err);
+
+/* Copies one entry; pass 0 handles directories, pass 1 files and links. */
+static int copy_entry(const char *src, const char *dest, int pass, int *count, char **err)
+{
+    struct stat st;
+    if (lstat(src, &st) != 0) {
+        kube_set_err(err, "deliver: %s: %s", src, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode))
+        return pass == 0 ? copy_tree(src, dest, count, err) : 0;
+    if (pass == 0)
+        return 0;
+    if (S_ISLNK(st.st_mode))
+        return copy_link(src, dest, err);
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    (*count)++;
+    return copy_file(src, dest, st.st_mode, err);
+}
+
+static int copy_tree(const char *src, const char *dest, int *count, char **err)
+{
+    if (mkdir(dest, 0755) != 0 && errno != EEXIST) {
+        kube_set_err(err, "deliver: mkdir %s: %s", dest, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        DIR *d = opendir(src);
+        if (!d) {
+            kube_set_err(err, "deliver: bundle %s: %s", src, strerror(errno));
+            return -1;
+        }
+        struct dirent *e;
+        while (rc == 0 && (e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char *s = kube_strdup_printf("%s/%s", src, e->d_name);
+            char *t = kube_strdup_printf("%s/%s", dest, e->d_name);
+            rc = s && t ? copy_entry(s, t, pass, count, err) : -1;
+            free(s);
+            free(t);
+        }
+        closedir(d);
+    }
+    return rc;
+}
+
+int agent_deliver(const char *src, const char *dest, int *count, char **err)
+{
+    *count = 0;
+    struct stat st;
+    if (stat(src, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        kube_set_err(err, "deliver: bundle directory %s not found (install with make install, or "
+                     "set MPI_AGENT_BUNDLE_DIR)", src);
+        return -1;
+    }
+    int64_t t0 = kube_now_ms();
+    if (copy_tree(src, dest, count, err) < 0)
+        return -1;
+    KLOG_INFO("delivered %d file(s) from %s to %s in %lld ms", *count, src, dest,
+              (long long)(kube_now_ms() - t0));
+    return 0;
+}

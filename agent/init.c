@@ -1,0 +1,132 @@
+/* init.c - `mpi-agent init`, the launcher pod's init container: deliver the
+ * bundle into /opt/kube, find and wait for the workers (bounded, with reasons),
+ * check each is reachable through the job's transport, and for SSH write the
+ * IP map for images without DNS. The termination message records the outcome. */
+#include "commands.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "deliver.h"
+#include "logx.h"
+#include "podstate.h"
+#include "reach.h"
+#include "wait.h"
+#include "kube/json.h"
+#include "kube/log.h"
+#include "kube/util.h"
+
+#define REACH_MIN_S 30.0 /* the reachability check gets at least this long */
+
+int agent_prepare_workers(struct agent_session *s, char **err)
+{
+    int64_t t0 = kube_now_ms();
+    if (agent_wait_workers(s, s->o->timeout_s, err) < 0)
+        return -1;
+    if (s->o->no_reach) {
+        agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
+        return 0;
+    }
+    double left = s->o->timeout_s - (kube_now_ms() - t0) / 1000.0;
+    struct agent_reach_result *rr = NULL;
+    int bad = agent_reach_all(s, left > REACH_MIN_S ? left : REACH_MIN_S, &rr);
+    if (bad != 0) {
+        char *rep = rr ? agent_reach_report(s, rr) : NULL;
+        kube_set_err(err, "%d worker(s) Ready but not reachable through %s:\n%s", bad,
+                     s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", rep ? rep : "");
+        free(rep);
+        agent_reach_results_free(rr, s->hosts.n);
+        return -1;
+    }
+    double worst = 0;
+    for (size_t i = 0; i < s->hosts.n; i++)
+        worst = rr[i].rtt_ms > worst ? rr[i].rtt_ms : worst;
+    agent_reach_results_free(rr, s->hosts.n);
+    agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
+    KLOG_INFO("%zu/%zu workers reachable through %s (slowest %.0f ms)", s->hosts.n, s->hosts.n,
+              s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", worst);
+    return 0;
+}
+
+void agent_finish(struct agent_session *s, const char *summary)
+{
+    char *err = NULL;
+    if (agent_termination_write(s->o->termination_log, summary, &s->phases, &err) < 0) {
+        KLOG_WARN("%s", err);
+        free(err);
+    }
+}
+
+/* Writes "<podIP> <host> <pod>" per worker to dest/hosts (temp + rename), for SSH images
+ * without DNS, like upstream's kubectl-delivery. 0 ok, -1 with *err. */
+static int write_ip_map(struct agent_session *s, char **err)
+{
+    char *path = kube_strdup_printf("%s/hosts", s->o->dest);
+    char *tmp = kube_strdup_printf("%s/.hosts.tmp.%ld", s->o->dest, (long)getpid());
+    FILE *f = tmp ? fopen(tmp, "we") : NULL;
+    int rc = f ? 0 : -1;
+    for (size_t i = 0; f && i < s->hosts.n; i++) {
+        json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
+        const char *ip = kube_json_str(pod, "status.podIP");
+        if (ip)
+            fprintf(f, "%s\t%s %s\n", ip, s->hosts.v[i].host, s->hosts.v[i].pod);
+        json_decref(pod);
+    }
+    if (f && fclose(f) != 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc < 0) {
+        kube_set_err(err, "writing %s: %s", path ? path : "hosts", strerror(errno));
+        if (tmp)
+            unlink(tmp);
+    }
+    free(tmp);
+    free(path);
+    return rc;
+}
+
+/* Delivery step; 0 ok, -1 with *err. */
+static int deliver_bundle(struct agent_opts *o, char **err)
+{
+    char *src = agent_bundle_dir(err);
+    if (!src)
+        return -1;
+    int n = 0;
+    int rc = agent_deliver(src, o->dest, &n, err);
+    free(src);
+    return rc;
+}
+
+int agent_cmd_init(struct agent_opts *o)
+{
+    struct agent_session s = { 0 };
+    s.o = o;
+    char *err = NULL, *summary = NULL;
+    int rc = 1;
+    if (!o->no_deliver && deliver_bundle(o, &err) < 0)
+        goto out;
+    if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
+        goto out;
+    KLOG_INFO("waiting up to %.0f s for %zu worker(s) in namespace %s", o->timeout_s, s.hosts.n,
+              s.ns);
+    if (agent_prepare_workers(&s, &err) < 0)
+        goto out;
+    if (o->transport == AGENT_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
+        goto out;
+    summary = kube_strdup_printf("init: %zu worker(s) ready and reachable", s.hosts.n);
+    rc = 0;
+out:
+    if (rc != 0) {
+        agent_log_lines(KUBE_LOG_ERROR, err ? err : "failed");
+        summary = kube_strdup_printf("init failed: %s", err ? err : "unknown error");
+    }
+    agent_finish(&s, summary ? summary : "init");
+    free(summary);
+    free(err);
+    agent_session_close(&s);
+    return rc;
+}

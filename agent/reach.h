@@ -1,0 +1,27 @@
+/* reach.h - "Ready is not reachable": checking each worker through the job's
+ * transport (an exec of `true`, or an SSH handshake with the pinned host key),
+ * in parallel, retrying until a deadline; errors name the worker and the stage. */
+#ifndef MPI_AGENT_REACH_H
+#define MPI_AGENT_REACH_H
+
+#include <stdint.h>
+#include "session.h"
+
+/* Outcome of one worker's check. */
+struct agent_reach_result {
+    int ok;          /* 1 reachable */
+    double rtt_ms;   /* duration of the successful (or last) try */
+    int tries;
+    char *error;     /* "exec refused: ...", "ssh DNS: ..." when !ok */
+};
+
+/* Checks every worker once per try, retrying failures until deadline_s from now (0 = one try
+ * each). results gets s->hosts.n entries (caller frees with agent_reach_results_free).
+ * Returns the number of unreachable workers, or -1 on allocation failure. */
+int agent_reach_all(struct agent_session *s, double deadline_s, struct agent_reach_result **results);
+/* Formats the failures as one "  pod: error" line each (new string, "" if none). */
+char *agent_reach_report(const struct agent_session *s, const struct agent_reach_result *r);
+/* Frees an array from agent_reach_all. */
+void agent_reach_results_free(struct agent_reach_result *r, size_t n);
+
+#endif

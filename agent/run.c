@@ -1,0 +1,144 @@
+/* run.c - `mpi-agent run -- CMD...`: the launcher's main container wrapper.
+ * Waits for the workers in-process unless init already did, composes the MPI
+ * flavour's launch environment (never overriding the user), prints the rank map
+ * and supervises CMD; exits with CMD's exit code. */
+#include "commands.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launch_env.h"
+#include "logx.h"
+#include "supervise.h"
+#include "wait.h"
+#include "kube/log.h"
+#include "kube/util.h"
+
+#define SYNC_BOUND_MS 10000
+
+/* The rsh agent mpirun should call: DEST/mpi-rsh, else mpi-rsh beside this binary. */
+static char *find_rsh(const struct agent_opts *o)
+{
+    char *p = kube_strdup_printf("%s/mpi-rsh", o->dest);
+    if (p && access(p, X_OK) == 0)
+        return p;
+    free(p);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            p = kube_strdup_printf("%s/mpi-rsh", exe);
+            if (p && access(p, X_OK) == 0)
+                return p;
+            free(p);
+        }
+    }
+    return strdup("mpi-rsh");
+}
+
+/* Writes a hostfile for workers found without one; sets o->hostfile to it. */
+static int ensure_hostfile(struct agent_session *s, char **err)
+{
+    if (access(s->o->hostfile, R_OK) == 0)
+        return 0;
+    char *text = agent_hostfile_format(&s->hosts, s->o->mpi, s->o->slots > 0 ? s->o->slots : 1);
+    const char *tmpdir = getenv("TMPDIR");
+    char *path = kube_strdup_printf("%s/mpi-agent-hostfile-%ld", tmpdir ? tmpdir : "/tmp",
+                                    (long)getpid());
+    FILE *f = path && text ? fopen(path, "we") : NULL;
+    int rc = f && fputs(text, f) >= 0 ? 0 : -1;
+    if (f && fclose(f) != 0)
+        rc = -1;
+    free(text);
+    if (rc < 0) {
+        kube_set_err(err, "cannot write a hostfile to %s", path ? path : "?");
+        free(path);
+        return -1;
+    }
+    free(s->o->hostfile);
+    s->o->hostfile = path;
+    KLOG_INFO("wrote hostfile %s", path);
+    return 0;
+}
+
+/* Composes and applies the launch environment. */
+static int set_launch_env(struct agent_session *s, char **err)
+{
+    char *rsh = find_rsh(s->o);
+    struct agent_env_in in = { s->o->mpi, rsh, s->o->hostfile, (int)s->hosts.n, s->o->slots };
+    struct agent_env_plan plan;
+    int rc = agent_env_plan(&in, agent_getenv_process, NULL, &plan);
+    if (rc == 0) {
+        for (size_t i = 0; i < plan.n; i++) {
+            const struct agent_env_item *it = &plan.v[i];
+            if (it->action == AGENT_ENV_RAISED)
+                KLOG_WARN("%s raised to %s: a lower value deadlocks an attached launch of %zu "
+                          "workers", it->name, it->value, s->hosts.n);
+            else
+                KLOG_DEBUG("%s=%s (%s)", it->name, it->value,
+                           it->action == AGENT_ENV_SET ? "set" : "user's");
+        }
+        rc = agent_env_apply(&plan, err);
+        agent_env_plan_free(&plan);
+    } else {
+        kube_set_err(err, "out of memory");
+    }
+    free(rsh);
+    return rc;
+}
+
+/* Without waiting: start the pod cache so the supervisor can watch the workers. */
+static void watch_only(struct agent_session *s)
+{
+    char *err = NULL;
+    if (agent_watch_start(s, &err) < 0 || !kube_informer_wait_synced(s->inf, SYNC_BOUND_MS)) {
+        KLOG_WARN("cannot watch the workers: %s", err ? err : "pod list timed out");
+        kube_informer_free(s->inf);
+        s->inf = NULL;
+    }
+    free(err);
+}
+
+int agent_cmd_run(struct agent_opts *o)
+{
+    if (o->argc < 1) {
+        fprintf(stderr, "mpi-agent run: missing command (usage: mpi-agent run [options] -- CMD "
+                        "[ARGS...])\n");
+        return 2;
+    }
+    struct agent_session s = { 0 };
+    s.o = o;
+    char *err = NULL, *summary = NULL;
+    int code = 1;
+    if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
+        goto fail;
+    if (o->no_wait)
+        watch_only(&s);
+    else if (agent_prepare_workers(&s, &err) < 0)
+        goto fail;
+    if (ensure_hostfile(&s, &err) < 0 || set_launch_env(&s, &err) < 0)
+        goto fail;
+    agent_print_rank_map(&s);
+    code = agent_supervise(&s, o->argv, &summary);
+    if (code == 0)
+        KLOG_INFO("%s", summary);
+    else
+        KLOG_ERROR("%s", summary);
+    goto done;
+fail:
+    agent_log_lines(KUBE_LOG_ERROR, err ? err : "failed");
+    summary = kube_strdup_printf("launcher failed before starting %s: %s", o->argv[0],
+                                 err ? err : "unknown error");
+done:
+    agent_finish(&s, summary ? summary : "run");
+    free(summary);
+    free(err);
+    agent_session_close(&s);
+    return code;
+}

@@ -1,0 +1,39 @@
+/* session.h - the state one mpi-agent invocation carries between its steps:
+ * options, the API client, the namespace, the workers, the pod informer and the
+ * launch phase timeline. */
+#ifndef MPI_AGENT_SESSION_H
+#define MPI_AGENT_SESSION_H
+
+#include "agent.h"
+#include "hostfile.h"
+#include "termination.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+
+struct agent_session {
+    struct agent_opts *o;
+    struct kube_client *client;
+    char *ns;                    /* effective namespace */
+    struct agent_hostlist hosts; /* the workers, in hostfile order */
+    struct kube_informer *inf;   /* pods of the job (or namespace), started by agent_watch_start */
+    struct agent_phases phases;
+};
+
+/* Connects: loads the config (flag, env, in-cluster, ~/.kube/config) and creates the client;
+ * settles the namespace. 0 ok, -1 with *err. */
+int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **err);
+/* Finds the workers: the hostfile when present (or given), else MPI_JOB_WORKERS names
+ * <job>-worker-<i>, else the pods labelled mpi_job_name=<job>,mpi_role_type=worker.
+ * 0 ok (at least one worker), -1 with *err. */
+int agent_workers_find(struct agent_session *s, char **err);
+/* Lists the job's worker pods (labels mpi_job_name, mpi_role_type=worker) sorted by index;
+ * a new JSON array or NULL with *err. */
+json_t *agent_list_worker_pods(struct agent_session *s, char **err);
+/* Returns the label selector for the job's pods ("mpi_job_name=JOB") or NULL; new string. */
+char *agent_job_selector(const struct agent_session *s);
+/* Starts the pod informer (namespace + job selector) unless running. 0 ok, -1 with *err. */
+int agent_watch_start(struct agent_session *s, char **err);
+/* Releases everything the session owns (not o). */
+void agent_session_close(struct agent_session *s);
+
+#endif

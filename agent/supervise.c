@@ -1,0 +1,411 @@
+/* supervise.c - `mpi-agent run`: CMD runs as a child in its own process group
+ * with stdout/stderr piped through the agent unchanged (to see first output and
+ * silence). SIGTERM/SIGINT/SIGHUP are forwarded to the group and escalated to
+ * SIGKILL after the grace period. A watcher thread follows the worker pods in
+ * the informer: a worker deleted, failed or NotReady stops CMD, naming it. The
+ * agent is a child subreaper, so nothing CMD started outlives it. */
+#include "supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "podstate.h"
+#include "reach.h"
+#include "kube/json.h"
+#include "kube/log.h"
+#include "kube/util.h"
+
+#define DRAIN_MS 2000       /* after CMD exits, wait this long for its pipes to close */
+#define LEFTOVER_TERM_MS 2000
+
+struct watcher {
+    struct agent_session *s;
+    int notify_fd;          /* write end: one byte when a worker goes bad */
+    volatile int stop;
+    pthread_mutex_t mu;
+    char *msg;              /* "worker w-1: being deleted ..." */
+};
+
+struct sup {
+    struct agent_session *s;
+    pid_t pid;
+    int out_fd, err_fd, sig_fd, note_fd;
+    int child_done, status;
+    int stopping;           /* we asked CMD to stop */
+    int64_t kill_at;        /* monotonic ms to SIGKILL the group, 0 = none */
+    int64_t started, last_output, drain_until;
+    char *reason;           /* why we stopped CMD, or NULL */
+};
+
+/* Returns the first worker that is not ready, as "worker POD: reason", or NULL. */
+static char *bad_worker(struct agent_session *s)
+{
+    char *msg = NULL;
+    for (size_t i = 0; i < s->hosts.n && !msg; i++) {
+        json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
+        struct agent_pod_view v;
+        if (agent_pod_assess(pod, &v) == 0 && v.verdict != AGENT_POD_READY)
+            msg = kube_strdup_printf("worker %s %s (phase %s, node %s)", s->hosts.v[i].pod,
+                                     v.verdict == AGENT_POD_MISSING ? "was deleted" : v.reason,
+                                     v.phase, v.node ? v.node : "-");
+        agent_pod_view_free(&v);
+        json_decref(pod);
+    }
+    return msg;
+}
+
+static void *watcher_main(void *arg)
+{
+    struct watcher *w = arg;
+    uint64_t gen = kube_informer_generation(w->s->inf);
+    while (!w->stop) {
+        char *msg = bad_worker(w->s);
+        if (msg) {
+            pthread_mutex_lock(&w->mu);
+            w->msg = msg;
+            pthread_mutex_unlock(&w->mu);
+            if (write(w->notify_fd, "!", 1) < 0)
+                KLOG_WARN("watcher: cannot notify: %s", strerror(errno));
+            return NULL;
+        }
+        gen = kube_informer_wait_change(w->s->inf, gen, 500);
+    }
+    return NULL;
+}
+
+/* Asks CMD's process group to stop; escalation after the grace period. */
+static void sup_stop(struct sup *u, int sig, char *why)
+{
+    if (why && !u->reason)
+        u->reason = why;
+    else
+        free(why);
+    if (!u->child_done && kill(-u->pid, sig) != 0 && errno != ESRCH)
+        KLOG_WARN("kill(-%d, %d): %s", (int)u->pid, sig, strerror(errno));
+    if (!u->stopping) {
+        u->stopping = 1;
+        u->kill_at = kube_now_ms() + (int64_t)(u->s->o->grace_s * 1000);
+    }
+}
+
+/* Copies what is readable on *fd to out; closes *fd (sets -1) at EOF. */
+static void pass_through(struct sup *u, int *fd, int out)
+{
+    char buf[65536];
+    ssize_t r = read(*fd, buf, sizeof(buf));
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (r <= 0) {
+        close(*fd);
+        *fd = -1;
+        return;
+    }
+    agent_phase_mark(&u->s->phases, AGENT_PHASE_FIRST_OUTPUT);
+    u->last_output = kube_now_ms();
+    for (ssize_t off = 0; off < r;) {
+        ssize_t w = write(out, buf + off, (size_t)(r - off));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* our stdout is gone: keep draining so CMD never blocks */
+        off += w;
+    }
+}
+
+/* Reaps CMD and any orphans we inherited as subreaper. */
+static void reap(struct sup *u)
+{
+    int st;
+    pid_t p;
+    while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+        if (p == u->pid && !u->child_done) {
+            u->child_done = 1;
+            u->status = st;
+            u->drain_until = kube_now_ms() + DRAIN_MS;
+        }
+    }
+}
+
+static void on_signal(struct sup *u)
+{
+    struct signalfd_siginfo si;
+    while (read(u->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD)
+            continue;
+        KLOG_WARN("received %s: forwarding to %s (SIGKILL in %.0f s)", strsignal(sig),
+                  u->child_done ? "leftovers" : "the command", u->s->o->grace_s);
+        sup_stop(u, sig, kube_strdup_printf("received %s", strsignal(sig)));
+    }
+    reap(u);
+}
+
+/* Checks the workers when output has been silent for the progress timeout. */
+static void on_silence(struct sup *u)
+{
+    struct agent_session *s = u->s;
+    struct agent_reach_result *rr = NULL;
+    int bad = agent_reach_all(s, 5.0, &rr);
+    char *rep = rr ? agent_reach_report(s, rr) : NULL;
+    char *pods = bad_worker(s);
+    char *why = kube_strdup_printf("no progress for %.0f s (no output); workers: %s%s%s",
+                                   s->o->progress_timeout_s,
+                                   bad == 0 ? "all reachable" : "unreachable:",
+                                   bad == 0 ? "" : rep ? rep : "?", pods ? pods : "");
+    for (char *p = why; p && *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    KLOG_ERROR("%s; stopping the command", why);
+    sup_stop(u, SIGTERM, why);
+    free(rep);
+    free(pods);
+    agent_reach_results_free(rr, s->hosts.n);
+}
+
+/* Milliseconds until the next timed action (poll timeout), -1 for none. */
+static int next_timeout(const struct sup *u)
+{
+    int64_t now = kube_now_ms(), t = -1;
+    if (u->kill_at)
+        t = u->kill_at - now;
+    if (u->child_done && (t < 0 || u->drain_until - now < t))
+        t = u->drain_until - now;
+    double pt = u->s->o->progress_timeout_s;
+    if (pt > 0 && !u->stopping) {
+        int64_t d = u->last_output + (int64_t)(pt * 1000) - now;
+        if (t < 0 || d < t)
+            t = d;
+    }
+    if (t < 0 && (u->kill_at || u->child_done || pt > 0))
+        t = 0;
+    return t > 60000 ? 60000 : (int)t;
+}
+
+/* One round of the event loop; returns 0 when done. */
+static int sup_step(struct sup *u, struct watcher *w)
+{
+    struct pollfd p[4] = { { u->out_fd, POLLIN, 0 }, { u->err_fd, POLLIN, 0 },
+                           { u->sig_fd, POLLIN, 0 }, { u->note_fd, POLLIN, 0 } };
+    int pr = poll(p, 4, next_timeout(u));
+    if (pr < 0 && errno != EINTR)
+        return 0;
+    if (p[0].revents)
+        pass_through(u, &u->out_fd, 1);
+    if (p[1].revents)
+        pass_through(u, &u->err_fd, 2);
+    if (p[2].revents)
+        on_signal(u);
+    if (p[3].revents & POLLIN) {
+        char c;
+        if (read(u->note_fd, &c, 1) < 0)
+            KLOG_DEBUG("watcher pipe: %s", strerror(errno));
+        pthread_mutex_lock(&w->mu);
+        char *msg = w->msg ? strdup(w->msg) : NULL;
+        pthread_mutex_unlock(&w->mu);
+        close(u->note_fd);
+        u->note_fd = -1;
+        if (msg && !u->child_done) {
+            KLOG_ERROR("%s: stopping the command", msg);
+            sup_stop(u, SIGTERM, msg);
+        } else {
+            free(msg);
+        }
+    }
+    reap(u);
+    int64_t now = kube_now_ms();
+    if (u->kill_at && now >= u->kill_at) {
+        KLOG_WARN("grace period over: SIGKILL to process group %d", (int)u->pid);
+        kill(-u->pid, SIGKILL);
+        u->kill_at = 0;
+    }
+    if (u->s->o->progress_timeout_s > 0 && !u->stopping && !u->child_done &&
+        now - u->last_output >= (int64_t)(u->s->o->progress_timeout_s * 1000))
+        on_silence(u);
+    if (u->child_done && ((u->out_fd < 0 && u->err_fd < 0) || now >= u->drain_until))
+        return 0;
+    return 1;
+}
+
+/* Ends whatever is left of CMD's process group and reaps it, bounded. */
+static void kill_leftovers(struct sup *u)
+{
+    if (kill(-u->pid, 0) != 0)
+        return;
+    KLOG_DEBUG("process group %d outlived the command: SIGTERM", (int)u->pid);
+    kill(-u->pid, SIGTERM);
+    int64_t until = kube_now_ms() + LEFTOVER_TERM_MS;
+    while (kill(-u->pid, 0) == 0 && kube_now_ms() < until) {
+        reap(u);
+        kube_sleep_ms(20);
+    }
+    if (kill(-u->pid, 0) == 0) {
+        kill(-u->pid, SIGKILL);
+        kube_sleep_ms(50);
+    }
+    reap(u);
+}
+
+/* In the child: restores signals, joins its own group, wires the pipes, execs. */
+static void child_exec(char **argv, int out_w, int err_w, const sigset_t *old)
+{
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, old, NULL);
+    setpgid(0, 0);
+    if (dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+        _exit(127);
+    execvp(argv[0], argv);
+    dprintf(2, "mpi-agent: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* Starts the child; 0 ok, -1 with *err. */
+static int sup_spawn(struct sup *u, char **argv, const sigset_t *old, char **err)
+{
+    int po[2], pe[2];
+    if (pipe2(po, O_CLOEXEC) != 0) {
+        kube_set_err(err, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(pe, O_CLOEXEC) != 0) {
+        kube_set_err(err, "pipe: %s", strerror(errno));
+        close(po[0]);
+        close(po[1]);
+        return -1;
+    }
+    agent_phase_mark(&u->s->phases, AGENT_PHASE_MPIRUN_STARTED);
+    u->started = u->last_output = kube_now_ms();
+    u->pid = fork();
+    if (u->pid == 0)
+        child_exec(argv, po[1], pe[1], old);
+    close(po[1]);
+    close(pe[1]);
+    u->out_fd = po[0];
+    u->err_fd = pe[0];
+    if (u->pid < 0) {
+        kube_set_err(err, "fork: %s", strerror(errno));
+        close(po[0]);
+        close(pe[0]);
+        return -1;
+    }
+    if (setpgid(u->pid, u->pid) != 0 && errno != EACCES)
+        KLOG_DEBUG("setpgid: %s", strerror(errno));
+    return 0;
+}
+
+static char *describe_exit(struct sup *u, int *code)
+{
+    double secs = (kube_now_ms() - u->started) / 1000.0;
+    const char *cmd = "command";
+    char *how;
+    if (WIFEXITED(u->status)) {
+        *code = WEXITSTATUS(u->status);
+        how = kube_strdup_printf("%s exited %d after %.1f s", cmd, *code, secs);
+    } else {
+        int sig = WIFSIGNALED(u->status) ? WTERMSIG(u->status) : SIGKILL;
+        *code = 128 + sig;
+        how = kube_strdup_printf("%s killed by %s after %.1f s", cmd, strsignal(sig), secs);
+    }
+    char *sum = u->reason ? kube_strdup_printf("%s; %s", u->reason, how)
+                          : kube_strdup_printf("%s on %zu worker(s)", how, u->s->hosts.n);
+    free(how);
+    return sum;
+}
+
+/* Starts the watcher thread when the informer is synced; 0 ok (or skipped), -1 error. */
+static int start_watcher(struct agent_session *s, struct watcher *w, pthread_t *th, int *note_rd)
+{
+    int np[2];
+    *note_rd = -1;
+    if (!s->inf || !kube_informer_has_synced(s->inf))
+        return 0;
+    if (pipe2(np, O_CLOEXEC) != 0)
+        return -1;
+    w->s = s;
+    w->notify_fd = np[1];
+    if (pthread_create(th, NULL, watcher_main, w) != 0) {
+        close(np[0]);
+        close(np[1]);
+        return -1;
+    }
+    *note_rd = np[0];
+    return 1;
+}
+
+int agent_supervise(struct agent_session *s, char **argv, char **summary)
+{
+    struct sup u = { .s = s, .out_fd = -1, .err_fd = -1, .note_fd = -1 };
+    struct watcher w = { .notify_fd = -1 };
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_t th;
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM), sigaddset(&set, SIGINT), sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    signal(SIGPIPE, SIG_IGN);
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        KLOG_DEBUG("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+    u.sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    int watching = start_watcher(s, &w, &th, &u.note_fd);
+    char *err = NULL;
+    int code = 127;
+    if (u.sig_fd < 0 || watching < 0 || sup_spawn(&u, argv, &old, &err) < 0) {
+        *summary = kube_strdup_printf("cannot start %s: %s", argv[0], err ? err : strerror(errno));
+        free(err);
+    } else {
+        if (!watching)
+            KLOG_WARN("not watching the workers while the command runs (no pod cache)");
+        while (sup_step(&u, &w))
+            ;
+        kill_leftovers(&u);
+        *summary = describe_exit(&u, &code);
+    }
+    agent_phase_mark(&s->phases, AGENT_PHASE_FINISHED);
+    if (watching > 0) {
+        w.stop = 1;
+        pthread_join(th, NULL);
+        close(w.notify_fd);
+    }
+    free(w.msg);
+    pthread_mutex_destroy(&w.mu);
+    int *fds[] = { &u.out_fd, &u.err_fd, &u.sig_fd, &u.note_fd };
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+    free(u.reason);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return code;
+}
+
+void agent_print_rank_map(struct agent_session *s)
+{
+    int rank = 0;
+    int dflt = s->o->slots > 0 ? s->o->slots : 1;
+    for (size_t i = 0; i < s->hosts.n; i++) {
+        int n = s->hosts.v[i].slots > 0 ? s->hosts.v[i].slots : dflt;
+        json_t *pod = s->inf ? kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod) : NULL;
+        const char *node = pod ? kube_json_str(pod, "spec.nodeName") : NULL;
+        const char *ip = pod ? kube_json_str(pod, "status.podIP") : NULL;
+        char *gpus = pod ? agent_pod_gpus(pod) : NULL;
+        char r[48];
+        if (n == 1)
+            snprintf(r, sizeof(r), "rank %d", rank);
+        else
+            snprintf(r, sizeof(r), "ranks %d-%d", rank, rank + n - 1);
+        KLOG_INFO("%s -> pod %s (node %s, IP %s%s%s)", r, s->hosts.v[i].pod, node ? node : "?",
+                  ip ? ip : "?", gpus ? ", GPUs " : "", gpus ? gpus : "");
+        free(gpus);
+        json_decref(pod);
+        rank += n;
+    }
+}

@@ -1,0 +1,120 @@
+/* wait.c - the bounded, watch-driven wait for the workers: each informer change
+ * re-assesses the worker pods; progress is printed when the ready count changes
+ * (rate-limited) and periodically; a failed worker ends the wait at once. */
+#include "wait.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "podstate.h"
+#include "kube/log.h"
+#include "kube/util.h"
+
+#define PROGRESS_MIN_MS 2000    /* at most one progress line per this interval */
+#define PROGRESS_IDLE_MS 15000  /* and one at least this often while waiting */
+
+char *agent_unready_report(struct agent_session *s, size_t *nready, int *any_failed)
+{
+    char *buf = NULL;
+    size_t sz = 0;
+    FILE *f = open_memstream(&buf, &sz);
+    if (!f)
+        return NULL;
+    *nready = 0;
+    *any_failed = 0;
+    for (size_t i = 0; i < s->hosts.n; i++) {
+        json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
+        struct agent_pod_view v;
+        if (agent_pod_assess(pod, &v) == 0) {
+            if (v.verdict == AGENT_POD_READY)
+                (*nready)++;
+            else
+                fprintf(f, "  %s: phase %s: %s\n", s->hosts.v[i].pod, v.phase, v.reason);
+            if (v.verdict == AGENT_POD_FAILED)
+                *any_failed = 1;
+        }
+        agent_pod_view_free(&v);
+        json_decref(pod);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* First line of the report (the first unready worker), for progress lines. */
+static void first_line(const char *rep, char *out, size_t n)
+{
+    while (*rep == ' ')
+        rep++;
+    size_t l = strcspn(rep, "\n");
+    snprintf(out, n, "%.*s", (int)(l < n ? l : n - 1), rep);
+}
+
+/* Waits for the informer's first list within the deadline; 0 ok, -1 with *err. */
+static int wait_synced(struct agent_session *s, int64_t deadline, char **err)
+{
+    long left = (long)(deadline - kube_now_ms());
+    if (kube_informer_wait_synced(s->inf, left > 0 ? left : 0))
+        return 0;
+    char *le = kube_informer_last_error(s->inf);
+    kube_set_err(err, "could not list the worker pods in namespace %s: %s", s->ns,
+                 le ? le : "timed out");
+    free(le);
+    return -1;
+}
+
+int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
+{
+    int64_t start = kube_now_ms(), deadline = start + (int64_t)(timeout_s * 1000);
+    if (agent_watch_start(s, err) < 0 || wait_synced(s, deadline, err) < 0)
+        return -1;
+    size_t total = s->hosts.n, last_ready = (size_t)-1;
+    int64_t last_print = 0;
+    uint64_t gen = kube_informer_generation(s->inf);
+    for (;;) {
+        size_t nready;
+        int failed;
+        char *rep = agent_unready_report(s, &nready, &failed);
+        if (!rep) {
+            kube_set_err(err, "out of memory");
+            return -1;
+        }
+        int64_t now = kube_now_ms();
+        if (nready == total) {
+            agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_READY);
+            KLOG_INFO("%zu/%zu workers ready (%.1f s)", nready, total, (now - start) / 1000.0);
+            free(rep);
+            return 0;
+        }
+        if (failed) {
+            kube_set_err(err, "worker failed while waiting (%zu/%zu ready):\n%s", nready, total, rep);
+            free(rep);
+            return -1;
+        }
+        if (now >= deadline) {
+            kube_set_err(err, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s",
+                         timeout_s, nready, total, rep);
+            free(rep);
+            return -1;
+        }
+        if ((nready != last_ready && now - last_print >= PROGRESS_MIN_MS) ||
+            now - last_print >= PROGRESS_IDLE_MS) {
+            char first[512];
+            first_line(rep, first, sizeof(first));
+            KLOG_INFO("%zu/%zu workers ready; waiting for %s", nready, total, first);
+            last_print = now;
+            last_ready = nready;
+        }
+        free(rep);
+        int64_t wake = deadline - now;
+        int64_t until_print = last_print + PROGRESS_MIN_MS - now;
+        if (until_print > 0 && until_print < wake)
+            wake = until_print + 1;
+        if (wake > PROGRESS_IDLE_MS)
+            wake = PROGRESS_IDLE_MS;
+        gen = kube_informer_wait_change(s->inf, gen, (long)wake);
+    }
+}

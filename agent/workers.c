@@ -1,0 +1,144 @@
+/* workers.c - which pods are the job's workers: the hostfile (upstream's way,
+ * any of the three formats), else the worker count the controller passes
+ * (<job>-worker-<i>), else the pods carrying the job's worker labels. */
+#include "session.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kube/json.h"
+#include "kube/log.h"
+#include "kube/resource.h"
+#include "kube/util.h"
+
+/* Host name for a worker pod: its DNS name when it has a subdomain, else the pod name. */
+static char *pod_host(const json_t *pod, const char *ns)
+{
+    const char *name = kube_obj_name(pod);
+    const char *sub = kube_json_str(pod, "spec.subdomain");
+    if (sub && *sub)
+        return kube_strdup_printf("%s.%s.%s.svc", name, sub, ns);
+    return strdup(name);
+}
+
+/* Trailing number of a pod name (for natural order), or -1. */
+static long name_index(const char *n)
+{
+    const char *p = n + strlen(n);
+    while (p > n && isdigit((unsigned char)p[-1]))
+        p--;
+    return *p ? strtol(p, NULL, 10) : -1;
+}
+
+static int cmp_pods(const void *a, const void *b)
+{
+    const json_t *pa = *(const json_t *const *)a, *pb = *(const json_t *const *)b;
+    const char *na = kube_obj_name(pa), *nb = kube_obj_name(pb);
+    long ia = name_index(na), ib = name_index(nb);
+    size_t la = strlen(na), lb = strlen(nb);
+    if (ia >= 0 && ib >= 0 && ia != ib)
+        return ia < ib ? -1 : 1;
+    return la != lb ? (la < lb ? -1 : 1) : strcmp(na, nb);
+}
+
+/* Lists the job's worker pods by label, sorted by index. New array or NULL + *err. */
+json_t *agent_list_worker_pods(struct agent_session *s, char **err)
+{
+    char *sel = kube_strdup_printf("mpi_job_name=%s,mpi_role_type=worker", s->o->job);
+    struct kube_list_opts lo = { 0 };
+    lo.label_selector = sel;
+    struct kube_error ke = KUBE_ERROR_INIT;
+    json_t *list = kube_list_all(s->client, &KUBE_RES_PODS, s->ns, &lo, &ke);
+    free(sel);
+    if (!list) {
+        kube_set_err(err, "listing worker pods of job %s/%s: %s", s->ns, s->o->job, ke.message);
+        kube_error_clear(&ke);
+        return NULL;
+    }
+    json_t *items = json_incref(json_object_get(list, "items"));
+    json_decref(list);
+    size_t n = json_array_size(items);
+    json_t **v = calloc(n ? n : 1, sizeof(*v));
+    if (!v) {
+        json_decref(items);
+        kube_set_err(err, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_array_get(items, i);
+    qsort(v, n, sizeof(*v), cmp_pods);
+    json_t *out = json_array();
+    for (size_t i = 0; out && i < n; i++)
+        json_array_append(out, v[i]);
+    free(v);
+    json_decref(items);
+    return out;
+}
+
+static int from_labels(struct agent_session *s, char **err)
+{
+    json_t *pods = agent_list_worker_pods(s, err);
+    if (!pods)
+        return -1;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        char *h = pod_host(p, s->ns);
+        int rc = h ? agent_hostlist_add(&s->hosts, h, s->o->slots, err) : -1;
+        free(h);
+        if (rc < 0) {
+            json_decref(pods);
+            return -1;
+        }
+    }
+    json_decref(pods);
+    return 0;
+}
+
+static int from_count(struct agent_session *s, char **err)
+{
+    for (int i = 0; i < s->o->workers; i++) {
+        char *h = kube_strdup_printf("%s-worker-%d.%s-worker.%s.svc", s->o->job, i, s->o->job,
+                                     s->ns);
+        int rc = h ? agent_hostlist_add(&s->hosts, h, s->o->slots, err) : -1;
+        free(h);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int agent_workers_find(struct agent_session *s, char **err)
+{
+    const struct agent_opts *o = s->o;
+    const char *how;
+    if (o->hostfile_given || access(o->hostfile, F_OK) == 0) {
+        how = o->hostfile;
+        if (agent_hostfile_load(o->hostfile, &s->hosts, err) < 0)
+            return -1;
+        size_t d = agent_hostlist_drop_launcher(&s->hosts);
+        if (d)
+            KLOG_DEBUG("hostfile: skipped %zu launcher entr%s", d, d == 1 ? "y" : "ies");
+    } else if (o->job && o->workers > 0) {
+        how = "MPI_JOB_WORKERS";
+        if (from_count(s, err) < 0)
+            return -1;
+    } else if (o->job) {
+        how = "the job's worker labels";
+        if (from_labels(s, err) < 0)
+            return -1;
+    } else {
+        kube_set_err(err, "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
+                     "or --job)", o->hostfile);
+        return -1;
+    }
+    if (s->hosts.n == 0) {
+        kube_set_err(err, "no workers found (from %s)", how);
+        return -1;
+    }
+    KLOG_DEBUG("%zu worker(s) from %s", s->hosts.n, how);
+    return 0;
+}

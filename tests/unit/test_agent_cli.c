@@ -1,0 +1,135 @@
+/* test_agent_cli.c - option parsing: flags over the controller's environment
+ * over defaults, durations, flavours, bad values rejected, run's CMD kept intact. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../agent/agent.h"
+
+static void clear_env(void)
+{
+    static const char *const vars[] = { "MPI_JOB_NAME", "MPI_JOB_NAMESPACE", "MPI_JOB_TRANSPORT",
+        "MPI_JOB_WORKER_CONTAINER", "MPI_JOB_SSH_DIR", "MPI_JOB_SSH_PORT", "MPI_JOB_WORKERS",
+        "MPI_JOB_SLOTS", "MPI_AGENT_TIMEOUT", "MPI_AGENT_PROGRESS_TIMEOUT",
+        "MPI_JOB_MPI_IMPLEMENTATION", "MPI_AGENT_TERMINATION_LOG", NULL };
+    for (int i = 0; vars[i]; i++)
+        unsetenv(vars[i]);
+    setenv("KUBE_SA_DIR", "/nonexistent", 1);
+}
+
+static void test_durations(void **s)
+{
+    (void)s;
+    double d;
+    assert_int_equal(agent_duration_parse("90", &d), 0);
+    assert_true(d == 90);
+    assert_int_equal(agent_duration_parse("15m", &d), 0);
+    assert_true(d == 900);
+    assert_int_equal(agent_duration_parse("250ms", &d), 0);
+    assert_true(d > 0.249 && d < 0.251);
+    assert_int_equal(agent_duration_parse("1.5s", &d), 0);
+    assert_true(d == 1.5);
+    assert_int_equal(agent_duration_parse("2h", &d), 0);
+    assert_true(d == 7200);
+    assert_int_equal(agent_duration_parse("", &d), -1);
+    assert_int_equal(agent_duration_parse("-1", &d), -1);
+    assert_int_equal(agent_duration_parse("5x", &d), -1);
+    assert_int_equal(agent_duration_parse("nan", &d), -1);
+}
+
+static void test_flavours(void **s)
+{
+    (void)s;
+    enum agent_mpi m;
+    assert_int_equal(agent_mpi_parse("OpenMPI", &m), 0);
+    assert_int_equal(m, AGENT_MPI_OPENMPI);
+    assert_int_equal(agent_mpi_parse("prrte", &m), 0);
+    assert_int_equal(m, AGENT_MPI_OPENMPI5);
+    assert_int_equal(agent_mpi_parse("MPICH", &m), 0);
+    assert_int_equal(m, AGENT_MPI_MPICH);
+    assert_int_equal(agent_mpi_parse("intel", &m), 0);
+    assert_string_equal(agent_mpi_name(m), "intel");
+    assert_int_equal(agent_mpi_parse("lam", &m), -1);
+}
+
+static void test_env_then_flags(void **s)
+{
+    (void)s;
+    clear_env();
+    setenv("MPI_JOB_NAME", "pi", 1);
+    setenv("MPI_JOB_NAMESPACE", "envns", 1);
+    setenv("MPI_JOB_TRANSPORT", "ssh", 1);
+    setenv("MPI_JOB_WORKERS", "8", 1);
+    setenv("MPI_AGENT_TIMEOUT", "2m", 1);
+    setenv("MPI_AGENT_PROGRESS_TIMEOUT", "30", 1);
+    char *argv[] = { "run", "-n", "flagns", "--timeout", "5s", "-v", "--", "mpirun", "-np",
+                     "2", "--timeout", "x", NULL };
+    struct agent_opts o;
+    assert_int_equal(agent_opts_parse(&o, "run", 12, argv), 0);
+    assert_string_equal(o.namespace, "flagns");
+    assert_string_equal(o.job, "pi");
+    assert_int_equal(o.transport, AGENT_TRANSPORT_SSH);
+    assert_int_equal(o.workers, 8);
+    assert_true(o.timeout_s == 5);
+    assert_true(o.progress_timeout_s == 30);
+    assert_int_equal(o.verbose, 1);
+    assert_string_equal(o.hostfile, "/etc/mpi/hostfile");
+    assert_int_equal(o.hostfile_given, 0);
+    assert_string_equal(o.dest, "/opt/kube");
+    assert_int_equal(o.argc, 5);
+    assert_string_equal(o.argv[0], "mpirun");
+    assert_string_equal(o.argv[3], "--timeout");
+    agent_opts_free(&o);
+    clear_env();
+}
+
+static void test_bad_values(void **s)
+{
+    (void)s;
+    clear_env();
+    struct agent_opts o;
+    char *a1[] = { "init", "--timeout", "soon", NULL };
+    assert_int_equal(agent_opts_parse(&o, "init", 3, a1), -1);
+    agent_opts_free(&o);
+    char *a2[] = { "init", "--transport", "rsh", NULL };
+    assert_int_equal(agent_opts_parse(&o, "init", 3, a2), -1);
+    agent_opts_free(&o);
+    char *a3[] = { "init", "--bogus", NULL };
+    assert_int_equal(agent_opts_parse(&o, "init", 2, a3), -1);
+    agent_opts_free(&o);
+    setenv("MPI_JOB_WORKERS", "many", 1);
+    char *a4[] = { "init", NULL };
+    assert_int_equal(agent_opts_parse(&o, "init", 1, a4), -1);
+    agent_opts_free(&o);
+    clear_env();
+}
+
+static void test_status_positional(void **s)
+{
+    (void)s;
+    clear_env();
+    char *argv[] = { "status", "-n", "ns1", "myjob", "--hostfile", "/tmp/h", NULL };
+    struct agent_opts o;
+    assert_int_equal(agent_opts_parse(&o, "status", 6, argv), 0);
+    /* options after the positional JOB are still options */
+    assert_int_equal(o.argc, 1);
+    assert_string_equal(o.argv[0], "myjob");
+    assert_string_equal(o.namespace, "ns1");
+    assert_string_equal(o.hostfile, "/tmp/h");
+    assert_int_equal(o.hostfile_given, 1);
+    agent_opts_free(&o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_durations), cmocka_unit_test(test_flavours),
+        cmocka_unit_test(test_env_then_flags), cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_status_positional),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
