@@ -209,6 +209,7 @@ class Store:
         name = md["name"]
         obj["apiVersion"] = info.api_version()
         obj["kind"] = info.kind
+        md["uid"] = str(uuid.uuid4())
         for fn in self.hooks_create.get(res, []) + self.hooks_create.get("*", []):
             fn(self, info, obj)
         for fn in self.hooks_validate.get(res, []) + self.hooks_validate.get("*", []):
@@ -217,7 +218,6 @@ class Store:
             raise errors.already_exists(res, name)
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds"):
             md.pop(k, None)
-        md["uid"] = str(uuid.uuid4())
         md["creationTimestamp"] = now()
         if "spec" in obj or info.crd is not None:
             md["generation"] = 1

@@ -1,0 +1,331 @@
+"""The kubesim command line: up, run, down, fault (and the internal `serve`)."""
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from .config import API_PORT, GATEWAY, Config, netns_name
+
+READY_TIMEOUT = 30
+
+
+def die(msg, code=1):
+    sys.stderr.write("kubesim: %s\n" % msg)
+    sys.exit(code)
+
+
+def sh(args, check=True):
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s: %s" % (" ".join(args), r.stdout.decode(errors="replace").strip()))
+    return r
+
+
+def control(d, req, timeout=60):
+    path = os.path.join(os.path.abspath(d), "control.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(path)
+        s.sendall(json.dumps(req).encode() + b"\n")
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    finally:
+        s.close()
+    if not buf:
+        raise RuntimeError("no reply from the control socket")
+    return json.loads(buf)
+
+
+def _pid(d):
+    try:
+        with open(os.path.join(d, "kubesim.pid")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _is_ours(pid, d):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmd = f.read().split(b"\0")
+    except OSError:
+        return False
+    return b"serve" in cmd and os.path.abspath(d).encode() in cmd
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def can_netns():
+    if os.geteuid() != 0:
+        return False
+    return subprocess.run(["ip", "netns", "list"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def make_netns(ns):
+    if os.path.exists("/run/netns/" + ns):
+        sh(["ip", "netns", "del", ns], check=False)
+    sh(["ip", "netns", "add", ns])
+    try:
+        sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+        sh(["ip", "-n", ns, "link", "add", "br0", "type", "bridge"])
+        sh(["ip", "-n", ns, "addr", "add", GATEWAY + "/16", "dev", "br0"])
+        sh(["ip", "-n", ns, "link", "set", "br0", "up"])
+    except Exception:
+        sh(["ip", "netns", "del", ns], check=False)
+        raise
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def cmd_up(a):
+    from . import tls
+    d = os.path.abspath(a.dir)
+    os.makedirs(d, exist_ok=True)
+    pid = _pid(d)
+    if pid and _alive(pid) and _is_ours(pid, d):
+        die("already running in %s (pid %d); run `kubesim down --dir %s` first" % (d, pid, d))
+    os.makedirs(os.path.join(d, "state"), exist_ok=True)
+    extra = {}
+    for kv in a.set or []:
+        k, _, v = kv.partition("=")
+        extra[k] = v
+    if can_netns() and not a.no_netns:
+        ns = netns_name(d)
+        cfg = Config(d, a.nodes, a.gpus, ns, GATEWAY, API_PORT, extra)
+        cfg.save()          # recorded before creating anything, so `down` can clean up
+        with open(os.path.join(d, "state", "netns"), "w") as f:
+            f.write(ns + "\n")
+        make_netns(ns)
+    else:
+        sys.stderr.write("kubesim: not root or no `ip netns`: no network namespace; the API "
+                         "server listens on 127.0.0.1 and pods share the host network\n")
+        cfg = Config(d, a.nodes, a.gpus, None, "127.0.0.1", free_port(), extra)
+        cfg.save()
+    tls.make_pki(os.path.join(d, "pki"))
+    for f in ("kubeconfig", "control.sock"):
+        try:
+            os.unlink(os.path.join(d, f))
+        except FileNotFoundError:
+            pass
+    script = os.path.join(cfg.kubesim_dir, "kubesim")
+    argv = ["/usr/bin/python3", script, "serve", "--dir", d]
+    if cfg.netns:
+        argv = ["nsenter", "--net=/run/netns/" + cfg.netns, "--"] + argv
+    logf = open(os.path.join(d, "apiserver.log"), "ab")
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                         start_new_session=True, close_fds=True, cwd="/")
+    logf.close()
+    with open(os.path.join(d, "kubesim.pid"), "w") as f:
+        f.write("%d\n" % p.pid)
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if p.poll() is not None:
+            break
+        if os.path.exists(os.path.join(d, "control.sock")):
+            try:
+                if control(d, {"op": "ping"}, 5).get("ok"):
+                    print(os.path.join(d, "kubeconfig"))
+                    return 0
+            except (OSError, RuntimeError, ValueError):
+                pass
+        time.sleep(0.02)
+    tail = ""
+    try:
+        with open(os.path.join(d, "apiserver.log"), errors="replace") as f:
+            tail = "".join(f.readlines()[-30:])
+    except OSError:
+        pass
+    sys.stderr.write(tail)
+    if p.poll() is None:
+        die("not ready after %d s (log: %s/apiserver.log); run `kubesim down --dir %s`"
+            % (READY_TIMEOUT, d, d))
+    die("the server exited with status %s (log: %s/apiserver.log)" % (p.returncode, d))
+
+
+def run_env(cfg):
+    env = dict(os.environ)
+    env["KUBECONFIG"] = os.path.join(cfg.dir, "kubeconfig")
+    env["KUBECACHEDIR"] = os.path.join(cfg.dir, "kube-cache")
+    env["KUBESIM_DIR"] = cfg.dir
+    return env
+
+
+def cmd_run(a):
+    if not a.cmd:
+        die("run: no command given (kubesim run --dir DIR -- CMD ARGS...)", 2)
+    cmd = a.cmd[1:] if a.cmd[0] == "--" else a.cmd
+    try:
+        cfg = Config.load(a.dir)
+    except OSError:
+        die("no kubesim instance in %s (run `kubesim up --dir %s`)" % (a.dir, a.dir))
+    env = run_env(cfg)
+    if cfg.netns:
+        cmd = ["nsenter", "--net=/run/netns/" + cfg.netns, "--"] + cmd
+    try:
+        os.execvpe(cmd[0], cmd, env)
+    except OSError as e:
+        die("run: %s: %s" % (cmd[0], e.strerror), 127)
+
+
+def cmd_down(a):
+    d = os.path.abspath(a.dir)
+    cfg = None
+    try:
+        cfg = Config.load(d)
+    except (OSError, ValueError):
+        pass
+    pid = _pid(d)
+    if pid and _alive(pid) and _is_ours(pid, d):
+        try:
+            control(d, {"op": "shutdown"}, 5)
+        except (OSError, RuntimeError, ValueError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 40
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _alive(pid):
+            sys.stderr.write("kubesim: server pid %d did not stop; killing it\n" % pid)
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
+    rc = 0
+    if cfg is not None:
+        sys.path.insert(0, cfg.kubesim_dir)
+        try:
+            import importlib
+            mod = importlib.import_module("sim.kubelet")
+            if hasattr(mod, "cleanup"):
+                mod.cleanup(cfg)
+        except ImportError as e:
+            if getattr(e, "name", "") != "sim.kubelet":
+                sys.stderr.write("kubesim: node cleanup unavailable: %s\n" % e)
+                rc = 1
+        except Exception as e:
+            sys.stderr.write("kubesim: node cleanup failed: %s\n" % e)
+            rc = 1
+    ns = None
+    nsfile = os.path.join(d, "state", "netns")
+    if os.path.exists(nsfile):
+        with open(nsfile) as f:
+            ns = f.read().strip()
+    if ns and os.path.exists("/run/netns/" + ns):
+        r = sh(["ip", "netns", "pids", ns], check=False)
+        for tok in r.stdout.decode().split():
+            try:
+                os.kill(int(tok), signal.SIGKILL)
+            except (ValueError, ProcessLookupError):
+                pass
+        r = sh(["ip", "netns", "del", ns], check=False)
+        if r.returncode != 0:
+            sys.stderr.write("kubesim: ip netns del %s: %s\n" % (ns, r.stdout.decode().strip()))
+            rc = 1
+    for f in ("kubesim.pid", "control.sock", "state/netns"):
+        try:
+            os.unlink(os.path.join(d, f))
+        except FileNotFoundError:
+            pass
+    return rc
+
+
+def _nsname(s):
+    if "/" in s:
+        ns, _, name = s.partition("/")
+    else:
+        ns, name = "default", s
+    return ns, name
+
+
+def cmd_fault(a):
+    k = a.kind
+    args = a.args
+    req = {"op": k}
+    need = {"kill-containers": 1, "delete-pod-now": 1, "exec-drop-after": 1, "pause-node": 1,
+            "unpause-node": 1, "restart-apiserver": 0, "set": 1}
+    if k not in need:
+        die("fault: unknown kind %r (one of: %s)" % (k, ", ".join(sorted(need))), 2)
+    if len(args) != need[k]:
+        die("fault %s: expected %d argument(s)" % (k, need[k]), 2)
+    if k in ("kill-containers", "delete-pod-now"):
+        req["ns"], req["name"] = _nsname(args[0])
+    elif k == "exec-drop-after":
+        try:
+            req["bytes"] = int(args[0])
+        except ValueError:
+            die("fault exec-drop-after: BYTES must be an integer, got %r" % args[0], 2)
+    elif k in ("pause-node", "unpause-node"):
+        req["node"] = args[0]
+    elif k == "set":
+        req["key"], _, req["value"] = args[0].partition("=")
+    try:
+        rep = control(a.dir, req)
+    except (OSError, RuntimeError, ValueError) as e:
+        die("fault: cannot reach the simulator in %s: %s" % (a.dir, e))
+    if not rep.get("ok"):
+        die("fault %s: %s" % (k, rep.get("error")))
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="kubesim", description="single-node Kubernetes simulator")
+    sub = p.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start an instance in the background")
+    up.add_argument("--dir", required=True)
+    up.add_argument("--nodes", type=int, default=1)
+    up.add_argument("--gpus", type=int, default=0)
+    up.add_argument("--no-netns", action="store_true", help="no network namespace (as non-root)")
+    up.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="tunables: watch_window, watch_timeout, bookmark_interval, "
+                         "job_backoff_seconds, ...")
+    r = sub.add_parser("run", help="run a command where the cluster is reachable")
+    r.add_argument("--dir", required=True)
+    r.add_argument("cmd", nargs=argparse.REMAINDER)
+    dn = sub.add_parser("down", help="stop an instance and remove everything it made")
+    dn.add_argument("--dir", required=True)
+    f = sub.add_parser("fault", help="inject a fault")
+    f.add_argument("--dir", required=True)
+    f.add_argument("kind")
+    f.add_argument("args", nargs="*")
+    s = sub.add_parser("serve", help=argparse.SUPPRESS)
+    s.add_argument("--dir", required=True)
+    a = p.parse_args(argv)
+    if a.command == "up":
+        if a.nodes < 1 or a.gpus < 0:
+            die("up: --nodes must be >= 1 and --gpus >= 0", 2)
+        return cmd_up(a)
+    if a.command == "run":
+        return cmd_run(a)
+    if a.command == "down":
+        return cmd_down(a)
+    if a.command == "fault":
+        return cmd_fault(a)
+    if a.command == "serve":
+        from .server import main as serve
+        return serve(a.dir)
+    return 2

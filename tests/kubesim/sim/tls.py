@@ -1,0 +1,43 @@
+"""TLS material for one instance: a CA and a server certificate made with the openssl
+CLI (EC P-256), and the server SSLContext (ALPN http/1.1 only)."""
+import os
+import ssl
+import subprocess
+
+SANS = ["IP:10.250.0.1", "IP:127.0.0.1", "DNS:kubernetes", "DNS:kubernetes.default",
+        "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local",
+        "DNS:localhost"]
+
+
+def _run(args, cwd):
+    r = subprocess.run(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        raise RuntimeError("openssl failed (%s): %s" % (" ".join(args[:3]),
+                                                        r.stdout.decode(errors="replace")))
+
+
+def make_pki(pki_dir):
+    """Creates ca.crt/ca.key/server.crt/server.key in pki_dir (once)."""
+    os.makedirs(pki_dir, mode=0o700, exist_ok=True)
+    if os.path.exists(os.path.join(pki_dir, "server.crt")):
+        return
+    _run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+          "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
+          "-subj", "/CN=kubesim-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+          "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"], pki_dir)
+    with open(os.path.join(pki_dir, "san.ext"), "w") as f:
+        f.write("subjectAltName=%s\nextendedKeyUsage=serverAuth\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "basicConstraints=CA:FALSE\n" % ",".join(SANS))
+    _run(["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+          "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver"], pki_dir)
+    _run(["openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+          "-CAcreateserial", "-out", "server.crt", "-days", "3650", "-extfile", "san.ext"],
+         pki_dir)
+
+
+def server_context(pki_dir):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(pki_dir, "server.crt"), os.path.join(pki_dir, "server.key"))
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
