@@ -419,11 +419,13 @@ static int build_config(const json_t *root, const char *origin, const char *cont
             kube_set_err(errmsg, "%s.cluster: missing", ctag);
         goto fail;
     }
+    if (fill_cluster(cfg, cl, errmsg))
+        goto fail;
     if (user && !us) {
         kube_set_err(errmsg, "%s.user: user \"%s\" not found in %s", ctag, user, origin);
         goto fail;
     }
-    if (fill_cluster(cfg, cl, errmsg) || (us && fill_user(cfg, us, errmsg)))
+    if (us && fill_user(cfg, us, errmsg))
         goto fail;
     if (!cfg->namespace)
         cfg->namespace = strdup("default");
