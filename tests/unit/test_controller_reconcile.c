@@ -1,0 +1,455 @@
+/* test_controller_reconcile.c - the sync as a pure function over a small fake
+ * cluster: the plan for a new job, steady state (no API call when nothing
+ * changed), Running/Succeeded as the seed shows, cleanPodPolicy, launcher
+ * failure with the agent's message, worker failure and eviction, suspend and
+ * resume, activeDeadlineSeconds, TTL, foreign objects, invalid specs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../controller/reconcile.h"
+#include "../../controller/status.h"
+#include "../../controller/jsonutil.h"
+
+#define T0 1780000000000LL /* epoch ms of the job's creation */
+
+struct world {
+    json_t *objs;   /* "kind/name" -> object */
+    json_t *events; /* [reason...] */
+    int uid;
+};
+
+static const char *job_json =
+    "{\"apiVersion\":\"kubeflow.org/v2beta1\",\"kind\":\"MPIJob\",\"metadata\":{\"name\":\"pi\",\"namespace\":\"default\","
+    "\"uid\":\"u-pi\",\"resourceVersion\":\"1\",\"creationTimestamp\":\"2026-05-28T20:26:40Z\"},"
+    "\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"Running\"},\"mpiReplicaSpecs\":{"
+    "\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"i\",\"command\":[\"mpirun\",\"hostname\"]}]}}},"
+    "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"i\"}]}}}}}}";
+
+static void key(char *buf, size_t n, enum res_kind r, const char *name)
+{
+    snprintf(buf, n, "%s/%s", res_kind_name(r), name);
+}
+
+static json_t *get(struct world *w, enum res_kind r, const char *name)
+{
+    char k[256];
+    key(k, sizeof k, r, name);
+    return json_object_get(w->objs, k);
+}
+
+static void world_init(struct world *w, const char *job)
+{
+    json_error_t je;
+    w->objs = json_object();
+    w->events = json_array();
+    w->uid = 0;
+    json_object_set_new(w->objs, "mpijobs/pi", json_loads(job, 0, &je));
+}
+
+static void world_free(struct world *w)
+{
+    json_decref(w->objs);
+    json_decref(w->events);
+}
+
+static void put(struct world *w, enum res_kind r, json_t *o)
+{
+    char k[256];
+    key(k, sizeof k, r, json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+    json_object_set_new(w->objs, k, o);
+}
+
+/* Applies a plan like an API server would (creates get a uid and creation time). */
+static void apply(struct world *w, struct plan *p)
+{
+    char k[256];
+    for (size_t i = 0; i < p->n; i++) {
+        struct action *a = &p->a[i];
+        switch (a->kind) {
+        case ACT_CREATE: {
+            json_t *o = json_deep_copy(a->obj);
+            json_t *md = json_object_get(o, "metadata");
+            json_object_set_new(md, "uid", json_sprintf("uid-%d", ++w->uid));
+            json_object_set_new(md, "creationTimestamp", json_string("2026-05-28T20:26:41Z"));
+            put(w, a->res, o);
+            break;
+        }
+        case ACT_UPDATE: put(w, a->res, json_deep_copy(a->obj)); break;
+        case ACT_STATUS: put(w, RK_MPIJOB, json_deep_copy(a->obj)); break;
+        case ACT_PATCH: json_object_update_recursive(get(w, a->res, a->name), a->obj); break;
+        case ACT_DELETE: key(k, sizeof k, a->res, a->name); json_object_del(w->objs, k); break;
+        case ACT_EVENT: json_array_append_new(w->events, json_string(a->ev_reason)); break;
+        case ACT_SSH_SECRET: {
+            json_t *s = json_pack("{s:{s:s, s:[{s:s, s:s, s:b}]}}", "metadata", "name", a->name, "ownerReferences",
+                                  "kind", "MPIJob", "uid", "u-pi", "controller", 1);
+            put(w, RK_SECRET, s);
+            break;
+        }
+        }
+    }
+}
+
+static void observe(struct world *w, struct observed *ob)
+{
+    memset(ob, 0, sizeof *ob);
+    ob->job = get(w, RK_MPIJOB, "pi");
+    ob->configmap = get(w, RK_CONFIGMAP, "pi-config");
+    ob->service = get(w, RK_SERVICE, "pi-worker");
+    ob->sa = get(w, RK_SERVICEACCOUNT, "pi-launcher");
+    ob->role = get(w, RK_ROLE, "pi-launcher");
+    ob->rolebinding = get(w, RK_ROLEBINDING, "pi-launcher");
+    ob->secret = get(w, RK_SECRET, "pi-ssh");
+    ob->launcher_job = get(w, RK_JOB, "pi-launcher");
+    ob->pods = json_array();
+    const char *k;
+    json_t *v;
+    json_object_foreach(w->objs, k, v) {
+        if (strncmp(k, "pods/", 5) == 0)
+            json_array_append(ob->pods, v);
+    }
+}
+
+/* One sync at now; returns the number of actions, the plan is kept in *p (caller frees). */
+static size_t sync_at(struct world *w, int64_t now, struct plan *p)
+{
+    struct observed ob;
+    struct build_opts o;
+    build_opts_default(&o);
+    observe(w, &ob);
+    reconcile_plan(&ob, &o, now, p);
+    apply(w, p);
+    json_decref(ob.pods);
+    return p->n;
+}
+
+static size_t sync1(struct world *w, int64_t now)
+{
+    struct plan p;
+    size_t n = sync_at(w, now, &p);
+    plan_free(&p);
+    return n;
+}
+
+static size_t count(struct plan *p, enum act_kind k, enum res_kind r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        n += p->a[i].kind == k && p->a[i].res == r;
+    return n;
+}
+
+static json_t *status(struct world *w)
+{
+    return json_object_get(get(w, RK_MPIJOB, "pi"), "status");
+}
+
+static const char *cond_field(struct world *w, const char *type, const char *f)
+{
+    return json_string_value(json_object_get(cond_get(status(w), type), f));
+}
+
+static void set_pod(struct world *w, const char *name, const char *phase, int ready)
+{
+    json_t *p = get(w, RK_POD, name);
+    assert_non_null(p);
+    json_object_set_new(p, "status", json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "phase", phase,
+                                               "startTime", "2026-05-28T20:26:43Z", "conditions",
+                                               "type", "PodScheduled", "status", "True", "lastTransitionTime", "2026-05-28T20:26:42Z",
+                                               "type", "Ready", "status", ready ? "True" : "False", "lastTransitionTime", "2026-05-28T20:26:44Z"));
+}
+
+/* A launcher pod as the Job controller would create it. */
+static void add_launcher_pod(struct world *w, const char *name, const char *phase, const char *term_msg, int code)
+{
+    json_t *p = json_pack("{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:s}}", "metadata", "name", name,
+                          "creationTimestamp", "2026-05-28T20:26:42Z", "labels", "training.kubeflow.org/job-role",
+                          "launcher", "mpi_role_type", "launcher", "training.kubeflow.org/job-name", "pi",
+                          "status", "phase", phase, "startTime", "2026-05-28T20:26:45Z");
+    if (term_msg)
+        json_object_set_new(json_object_get(p, "status"), "containerStatuses",
+                            json_pack("[{s:s, s:{s:{s:i, s:s, s:s}}}]", "name", "l", "state", "terminated", "exitCode", code,
+                                      "reason", code ? "Error" : "Completed", "message", term_msg));
+    put(w, RK_POD, p);
+}
+
+static void set_job_cond(struct world *w, const char *type, const char *reason, const char *msg, int succeeded, int failed)
+{
+    json_t *j = get(w, RK_JOB, "pi-launcher");
+    assert_non_null(j);
+    json_object_set_new(j, "status", json_pack("{s:i, s:i, s:s, s:[{s:s, s:s, s:s, s:s}]}", "succeeded", succeeded,
+                                               "failed", failed, "completionTime", "2026-05-28T20:28:00Z", "conditions",
+                                               "type", type, "status", "True", "reason", reason, "message", msg));
+}
+
+static void test_new_job_plan(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_CONFIGMAP), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_SERVICEACCOUNT), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_ROLE), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_ROLEBINDING), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_SERVICE), 1);
+    assert_int_equal(count(&p, ACT_SSH_SECRET, RK_SECRET), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 2);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 1);
+    assert_int_equal(count(&p, ACT_STATUS, RK_MPIJOB), 1);
+    assert_int_equal(p.created, 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_CREATED, "message"), "MPIJob default/pi is created.");
+    assert_non_null(json_object_get(status(&w), "startTime"));
+    /* level-triggered: nothing changed -> no API call at all */
+    assert_int_equal(sync1(&w, T0 + 1000), 0);
+    world_free(&w);
+}
+
+static void run_to_running(struct world *w)
+{
+    sync1(w, T0);
+    set_pod(w, "pi-worker-0", "Running", 1);
+    set_pod(w, "pi-worker-1", "Running", 1);
+    add_launcher_pod(w, "pi-launcher-abcde", "Running", NULL, 0);
+    struct plan p;
+    sync_at(w, T0 + 3000, &p);
+    assert_true(p.launch_latency_s > 0);
+    assert_non_null(p.new_phases);
+    assert_non_null(json_object_get(p.new_phases, "workersReady"));
+    assert_string_equal(p.launcher_pod, "pi-launcher-abcde");
+    plan_free(&p);
+    assert_string_equal(cond_field(w, COND_RUNNING, "status"), "True");
+    assert_string_equal(cond_field(w, COND_RUNNING, "message"), "MPIJob default/pi is running.");
+}
+
+static void test_running_then_succeeded(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    /* hostfile for discover_hosts now lists both running workers: one ConfigMap update */
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(get(&w, RK_CONFIGMAP, "pi-config"), "data"),
+                                                             "discover_hosts.sh")), "pi-worker-1.pi-worker.default.svc:1"));
+    assert_int_equal(sync1(&w, T0 + 4000), 0);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Succeeded",
+                     "mpirun finished\nphases: {\"workersReady\":\"2026-05-28T20:26:46.000Z\",\"mpirunStarted\":\"2026-05-28T20:26:47.250Z\"}", 0);
+    set_job_cond(&w, "Complete", "", "", 1, 0);
+    struct plan p;
+    sync_at(&w, T0 + 80000, &p);
+    assert_int_equal(p.succeeded, 1);
+    assert_non_null(json_object_get(p.new_phases, "mpirunStarted"));
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_SUCCEEDED, "message"), "MPIJob default/pi successfully completed.");
+    assert_string_equal(cond_field(&w, COND_RUNNING, "status"), "False");
+    assert_string_equal(json_string_value(json_object_get(status(&w), "completionTime")), "2026-05-28T20:28:00Z");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(status(&w), "launchPhases"), "mpirunStarted")),
+                        "2026-05-28T20:26:47.250Z");
+    /* cleanPodPolicy Running: the running workers go, then Worker: {} */
+    sync_at(&w, T0 + 81000, &p);
+    assert_int_equal(count(&p, ACT_DELETE, RK_POD), 2);
+    plan_free(&p);
+    sync1(&w, T0 + 82000);
+    json_t *rs = json_object_get(status(&w), "replicaStatuses");
+    assert_int_equal(json_object_size(json_object_get(rs, "Worker")), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(rs, "Launcher"), "succeeded")), 1);
+    assert_int_equal(sync1(&w, T0 + 90000), 0);
+    world_free(&w);
+}
+
+static void test_launcher_failed_message(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Failed", "worker pi-worker-1 is gone (deleted)\nphases: {}", 1);
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 7);
+    struct plan p;
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(p.failed, 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "BackoffLimitExceeded");
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: BackoffLimitExceeded: Job has reached the specified backoff limit; "
+                        "launcher pod pi-launcher-abcde: worker pi-worker-1 is gone (deleted)");
+    world_free(&w);
+}
+
+static void test_restarting(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Failed", NULL, 1);
+    json_object_set_new(get(&w, RK_JOB, "pi-launcher"), "status", json_pack("{s:i}", "failed", 1));
+    struct plan p;
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(p.restarted, 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_RESTARTING, "reason"), "MPIJobRestarting");
+    assert_null(cond_get(status(&w), COND_RUNNING));
+    assert_int_equal(sync1(&w, T0 + 6000), 0);
+    world_free(&w);
+}
+
+static void test_worker_failed_and_evicted(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    set_pod(&w, "pi-worker-1", "Failed", 0);
+    json_object_set_new(json_object_get(get(&w, RK_POD, "pi-worker-1"), "status"), "message", json_string("OOMKilled"));
+    sync1(&w, T0 + 5000);
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"), "MPIJob default/pi has failed: worker pod pi-worker-1 failed: OOMKilled");
+    world_free(&w);
+
+    world_init(&w, job_json);
+    run_to_running(&w);
+    set_pod(&w, "pi-worker-0", "Failed", 0);
+    json_object_set_new(json_object_get(get(&w, RK_POD, "pi-worker-0"), "status"), "reason", json_string("Evicted"));
+    sync1(&w, T0 + 5000);
+    assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "MPIJobEvicted");
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"), "MPIJob default/pi has failed: 1/2 workers are evicted");
+    world_free(&w);
+}
+
+static void test_suspend_resume(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy", json_pack("{s:b}", "suspend", 1));
+    struct plan p;
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(count(&p, ACT_DELETE, RK_POD), 2);
+    assert_int_equal(count(&p, ACT_PATCH, RK_JOB), 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_SUSPENDED, "status"), "True");
+    assert_string_equal(cond_field(&w, COND_RUNNING, "status"), "False");
+    assert_true(json_is_true(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "suspend")));
+    json_object_del(w.objs, "pods/pi-launcher-abcde");
+    json_object_set_new(json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy"), "suspend", json_false());
+    sync_at(&w, T0 + 9000, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 2);
+    assert_int_equal(count(&p, ACT_PATCH, RK_JOB), 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_SUSPENDED, "reason"), "MPIJobResumed");
+    assert_string_equal(cond_field(&w, COND_SUSPENDED, "status"), "False");
+    world_free(&w);
+}
+
+static void test_deadline_and_ttl(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy",
+                        json_pack("{s:i, s:i}", "activeDeadlineSeconds", 10, "ttlSecondsAfterFinished", 5));
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_int_equal(p.requeue_after_ms, 10000);
+    plan_free(&p);
+    sync1(&w, T0 + 10500);
+    assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "DeadlineExceeded");
+    sync_at(&w, T0 + 11000, &p);
+    assert_true(p.requeue_after_ms > 0 && p.requeue_after_ms <= 5000);
+    assert_int_equal(count(&p, ACT_DELETE, RK_MPIJOB), 0);
+    plan_free(&p);
+    sync_at(&w, T0 + 16000, &p);
+    assert_int_equal(count(&p, ACT_DELETE, RK_MPIJOB), 1);
+    plan_free(&p);
+    world_free(&w);
+}
+
+static void test_foreign_object(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    put(&w, RK_CONFIGMAP, json_pack("{s:{s:s}}", "metadata", "name", "pi-config"));
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_true(p.retry);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 0);
+    plan_free(&p);
+    assert_string_equal(json_string_value(json_array_get(w.events, json_array_size(w.events) - 1)), "ErrResourceExists");
+    world_free(&w);
+}
+
+static void test_invalid_job_once(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "slotsPerWorker", json_integer(0));
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_true(p.invalid);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 0);
+    assert_int_equal(count(&p, ACT_EVENT, RK_EVENT), 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "ValidationError");
+    assert_non_null(strstr(cond_field(&w, COND_FAILED, "message"), "spec.slotsPerWorker: must be from 1"));
+    assert_int_equal(sync1(&w, T0 + 1000), 0); /* no retry loop */
+    world_free(&w);
+}
+
+static void test_wait_for_workers_ready(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "launcherCreationPolicy",
+                        json_string("WaitForWorkersReady"));
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 0);
+    plan_free(&p);
+    set_pod(&w, "pi-worker-0", "Running", 1);
+    set_pod(&w, "pi-worker-1", "Running", 1);
+    sync_at(&w, T0 + 1000, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 1);
+    plan_free(&p);
+    world_free(&w);
+}
+
+static void test_managed_externally(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy",
+                        json_pack("{s:s}", "managedBy", "kueue.x-k8s.io/multikueue"));
+    assert_int_equal(sync1(&w, T0), 0);
+    world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_new_job_plan),
+        cmocka_unit_test(test_running_then_succeeded),
+        cmocka_unit_test(test_launcher_failed_message),
+        cmocka_unit_test(test_restarting),
+        cmocka_unit_test(test_worker_failed_and_evicted),
+        cmocka_unit_test(test_suspend_resume),
+        cmocka_unit_test(test_deadline_and_ttl),
+        cmocka_unit_test(test_foreign_object),
+        cmocka_unit_test(test_invalid_job_once),
+        cmocka_unit_test(test_wait_for_workers_ready),
+        cmocka_unit_test(test_managed_externally),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
