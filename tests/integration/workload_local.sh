@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# workload_local: runs cnn-bench and allreduce-bench directly under mpirun on this
+# machine (CPU path, 2-3 ranks) and checks what users rely on: tf_cnn_benchmarks'
+# output format, a falling loss, identical weights on every rank, a correct allreduce
+# sweep with nccl-tests' bandwidth definitions, and clear non-zero exits for corrupted
+# results, mismatched options, a rank that never reaches the first collective, bad
+# options, and (GPU build, no GPU here) a missing driver/device.
+# timeout: 240
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BINDIR=${BINDIR:-$ROOT/bin}
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
+for p in cnn-bench allreduce-bench; do
+  [ -x "$BINDIR/$p" ] || { echo "SKIP: $BINDIR/$p not built"; exit 77; }
+done
+command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
+TMP=$(mktemp -d /tmp/workload-local.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+ok()   { echo "ok   - $*"; }
+bad()  { echo "FAIL - $*"; fails=$((fails+1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+run() { # run NAME mpirun-args... ; output in $TMP/NAME.out, exit code in $TMP/NAME.rc
+  local name=$1; shift
+  timeout -k 5 120 mpirun "$@" >"$TMP/$name.out" 2>&1; echo $? >"$TMP/$name.rc"
+}
+rc() { cat "$TMP/$1.rc"; }
+has() { grep -qE -- "$2" "$TMP/$1.out"; }
+
+# ---- cnn-bench: format, falling loss, matching checksums ----
+NB=40; DE=10
+run cnn -np 2 "$BINDIR/cnn-bench" --model=resnet50 --batch_size=32 --num_batches=$NB \
+  --num_warmup_batches=5 --display_every=$DE --cpu_scale=0.0005 --variable_update=horovod
+check "cnn-bench exits 0" [ "$(rc cnn)" = 0 ]
+for l in '^TensorFlow: ' '^Model:       resnet50$' '^Dataset:     imagenet \(synthetic\)$' \
+         '^Mode:        training$' '^SingleSess:  False$' '^Batch size:  64 global$' \
+         '^             32 per device$' "^Num batches: $NB$" '^Num epochs:  [0-9.]+$' \
+         "^Devices:     \['horovod/cpu:0', 'horovod/cpu:1'\]$" '^NUMA bind:   False$' \
+         '^Data format: NCHW$' '^Optimizer:   sgd$' '^Variables:   horovod$' \
+         '^CPU scale:   0.0005 ' '^==========$' '^Generating training model$' \
+         '^Running warm up$' '^Done warm up$' $'^Step\tImg/sec\ttotal_loss$' \
+         '^-{64}$' '^total images/sec: [0-9]+\.[0-9]{2}$' '^checksums match: yes \(2 ranks\)$'; do
+  check "cnn-bench prints /$l/" has cnn "$l"
+done
+steprx=$'^[0-9]+\timages/sec: [0-9]+\\.[0-9] \\+/- [0-9]+\\.[0-9] \\(jitter = [0-9]+\\.[0-9]\\)\t[0-9]+\\.[0-9]{3}$'
+nsteps=$(grep -cE "$steprx" "$TMP/cnn.out")
+check "cnn-bench prints 2 x $((1 + NB / DE)) step lines (got $nsteps)" [ "$nsteps" = $((2 * (1 + NB / DE))) ]
+check "first step line is step 1 with zero error and jitter" \
+  grep -qE $'^1\timages/sec: [0-9.]+ \\+/- 0\\.0 \\(jitter = 0\\.0\\)\t' "$TMP/cnn.out"
+first=$(awk -F'\t' '$1=="1" && /images\/sec/ {s+=$3; n++} END {if (n) printf "%.4f", s/n}' "$TMP/cnn.out")
+last=$(awk -F'\t' -v L=$NB '$1==L && /images\/sec/ {s+=$3; n++} END {if (n) printf "%.4f", s/n}' "$TMP/cnn.out")
+check "loss falls: step 1 $first -> step $NB $last (needs < 0.75x)" \
+  awk -v a="${first:-0}" -v b="${last:-99}" 'BEGIN {exit !(a > 0 && b < 0.75 * a)}'
+sums=$(grep -oE '^rank [01]: weights checksum: 0x[0-9a-f]{16}$' "$TMP/cnn.out" | awk '{print $NF}' | sort -u)
+check "both ranks print the same weights checksum" [ "$(grep -cE '^rank [01]: weights checksum' "$TMP/cnn.out")" = 2 -a "$(echo "$sums" | wc -l)" = 1 ]
+total=$(sed -n 's/^total images\/sec: //p' "$TMP/cnn.out")
+persum=$(awk -F'\t' -v L=$NB '$1==L && /images\/sec/ {split($2,a," "); s+=a[2]} END {print s+0}' "$TMP/cnn.out")
+check "total images/sec ($total) is the sum over ranks (~$persum)" \
+  awk -v t="${total:-0}" -v p="$persum" 'BEGIN {exit !(t > 0 && t > 0.7 * p && t < 1.3 * p)}'
+
+run cnn_corrupt -np 2 "$BINDIR/cnn-bench" --batch_size=8 --num_batches=3 --num_warmup_batches=1 \
+  --cpu_scale=0.0001 --test_corrupt
+check "cnn-bench with differing weights exits non-zero" [ "$(rc cnn_corrupt)" != 0 ]
+check "... and says checksums match: no" has cnn_corrupt '^checksums match: no'
+
+# ---- allreduce-bench: correct sweep, nccl-tests bandwidth definitions ----
+for np in 2 3; do
+  run ar$np -np $np "$BINDIR/allreduce-bench" -b 8 -e 1M -f 2 -n 5 -w 2
+  check "allreduce-bench -np $np exits 0" [ "$(rc ar$np)" = 0 ]
+  check "allreduce-bench -np $np: no wrong values" has ar$np '^# Out of bounds values : 0 OK$'
+  check "allreduce-bench -np $np lists $np ranks" [ "$(grep -c '^#  Rank ' "$TMP/ar$np.out")" = $np ]
+  awk -v n=$np '
+    /^ +[0-9]+ +[0-9]+ +float +sum / {
+      size=$1; count=$2; t=$5; alg=$6; bus=$7; wrong=$8; rows++
+      if (size != 8 * 2^(rows-1)) { print "size " size " out of sequence"; bad=1 }
+      if (count * 4 != size) { print "count " count " for size " size; bad=1 }
+      if (wrong != 0) { print "wrong " wrong " at " size; bad=1 }
+      exp_alg = size / (t * 1e3)
+      if (t <= 0 || (exp_alg > 0.02 && (alg < exp_alg * 0.97 - 0.01 || alg > exp_alg * 1.03 + 0.01))) { print "algbw " alg " != size/time " exp_alg; bad=1 }
+      exp_bus = alg * 2 * (n - 1) / n
+      if (bus < exp_bus - 0.011 || bus > exp_bus + 0.011) { print "busbw " bus " != algbw*2(n-1)/n " exp_bus; bad=1 }
+    }
+    END { if (rows != 18) { print "expected 18 sizes 8..1M, got " rows; bad=1 }; exit bad }' \
+    "$TMP/ar$np.out" >"$TMP/ar$np.check" 2>&1
+  check "allreduce-bench -np $np: 18 sizes, count=size/4, #wrong 0, algbw=size/time, busbw=algbw*2(n-1)/n $(tr '\n' ' ' <"$TMP/ar$np.check")" \
+    [ ! -s "$TMP/ar$np.check" ]
+done
+run ar_corrupt -np 2 "$BINDIR/allreduce-bench" -b 1K -e 4K -n 3 -w 0 --test_corrupt
+check "allreduce-bench with a corrupted result exits non-zero" [ "$(rc ar_corrupt)" != 0 ]
+check "... and counts the 3 x 3 wrong values" has ar_corrupt '^# Out of bounds values : 9 FAILED$'
+
+# ---- clear errors, never a hang ----
+run mismatch -np 1 "$BINDIR/cnn-bench" --batch_size=32 --num_batches=2 : -np 1 "$BINDIR/cnn-bench" --batch_size=64 --num_batches=2
+check "mismatched --batch_size exits non-zero" [ "$(rc mismatch)" != 0 ]
+check "... naming the option and both values" has mismatch 'ranks disagree on --batch_size \(min 32, max 64\)'
+run badopt -np 2 "$BINDIR/allreduce-bench" --bogus
+check "unknown option exits 2" [ "$(rc badopt)" = 2 ]
+check "... with one line naming it" [ "$(grep -c "unknown option '--bogus'" "$TMP/badopt.out")" = 1 ]
+run badval -np 2 "$BINDIR/cnn-bench" --model=resnet9
+check "unknown model exits 2 naming the choices" [ "$(rc badval)" = 2 ] && has badval "model: expected one of resnet50\|"
+run help -np 2 "$BINDIR/cnn-bench" --help
+check "--help exits 0 and lists --cpu_scale" [ "$(rc help)" = 0 ] && has help '--cpu_scale'
+run nogpu -np 2 "$BINDIR/cnn-bench" --device=gpu
+check "CPU build asked for a GPU exits 2 with a clear message" [ "$(rc nogpu)" = 2 ] && has nogpu 'built without CUDA/NCCL'
+
+# A rank that starts MPI but never reaches the first collective: bounded by --startup_timeout.
+cat >"$TMP/stuck.c" <<'C'
+#include <mpi.h>
+#include <unistd.h>
+int main(int argc, char **argv) { MPI_Init(&argc, &argv); sleep(60); MPI_Finalize(); return 0; }
+C
+if mpicc -o "$TMP/stuck" "$TMP/stuck.c"; then
+  start=$(date +%s)
+  run stuck -np 1 "$BINDIR/cnn-bench" --startup_timeout=3 : -np 1 "$TMP/stuck"
+  took=$(( $(date +%s) - start ))
+  check "first collective times out: non-zero exit within 30 s (took ${took}s)" [ "$(rc stuck)" != 0 -a "$(rc stuck)" != 124 -a $took -lt 30 ]
+  check "... with a message naming the timeout" has stuck 'timed out after 3 s waiting for all 2 ranks at the first collective'
+else
+  bad "mpicc could not build the stuck-rank helper"
+fi
+
+# ---- GPU builds on a machine without a GPU: clear message, non-zero exit ----
+for p in cnn-bench-gpu allreduce-bench-gpu; do
+  [ -x "$BINDIR/$p" ] || { echo "note - $p not built (no CUDA/NCCL at build time)"; continue; }
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+    echo "note - a GPU is present: skipping the no-GPU check of $p (bench/gpu.sh covers GPUs)"; continue
+  fi
+  if [ $p = cnn-bench-gpu ]; then args=(--num_batches=3 --batch_size=8); cpuargs=(--cpu_scale=0.0001)
+  else args=(-e 64K -n 2); cpuargs=(); fi
+  run $p -np 2 "$BINDIR/$p" "${args[@]}"
+  check "$p without a GPU exits non-zero (rc $(rc $p))" [ "$(rc $p)" != 0 -a "$(rc $p)" != 124 ]
+  check "... saying why (cudaErrorInsufficientDriver 35 or cudaErrorNoDevice 100), once" \
+    [ "$(grep -cE 'no usable NVIDIA driver .*cudaErrorInsufficientDriver \(35\)|no CUDA device visible .*cudaErrorNoDevice \(100\)' "$TMP/$p.out")" = 1 ]
+  run ${p}_cpu -np 2 "$BINDIR/$p" --device=cpu "${args[@]}" "${cpuargs[@]}"
+  check "$p --device=cpu runs the CPU path" [ "$(rc ${p}_cpu)" = 0 ]
+done
+
+if [ $fails -ne 0 ]; then
+  for f in "$TMP"/*.out; do echo "==== $(basename "$f")"; tail -n 25 "$f"; done
+  echo "workload_local: $fails check(s) failed"; exit 1
+fi
+echo "workload_local: all checks passed"
