@@ -114,10 +114,12 @@ char *rsh_remote_command(const char *command, const char *tag)
 
 char *rsh_kill_script(const char *tag, int grace_s)
 {
-    /* every process whose environment carries the tag (the shell, orted, its ranks) */
+    /* every process whose command line (the sh -c) or environment (its children: orted, ranks)
+       carries the tag; the tag is split so that this script's own argv never matches */
     return kube_strdup_printf(
-        "t=MPI_RSH_SESSION=%s; k() { for d in /proc/[0-9]*; do p=${d#/proc/}; [ \"$p\" = $$ ] && continue; "
-        "tr '\\000' '\\n' < $d/environ 2>/dev/null | grep -qx \"$t\" && kill -$1 $p 2>/dev/null && n=$((n+1)); "
-        "done; }; n=0; k TERM; [ $n -eq 0 ] && exit 0; sleep %d; n=0; k KILL; exit 0",
+        "t=MPI_RSH_SESSION=; s=%s; k() { for d in /proc/[0-9]*; do p=${d#/proc/}; [ \"$p\" = $$ ] && continue; "
+        "c=$(tr '\\000' ' ' < $d/cmdline; tr '\\000' ' ' < $d/environ); "
+        "case \"$c\" in *\"$t$s\"*) kill -$1 $p && n=$((n+1));; esac; done; }; "
+        "n=0; k TERM 2>/dev/null; [ $n -eq 0 ] && exit 0; sleep %d; n=0; k KILL 2>/dev/null; exit 0",
         tag, grace_s);
 }
