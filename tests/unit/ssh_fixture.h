@@ -138,7 +138,7 @@ FX_FN int fx_start(struct sshd_fixture *fx)
     if (fx->pid < 0)
         fx_die("fork");
     if (fx->pid == 0) {
-        execl("/usr/sbin/sshd", "sshd", "-D", "-f", cfg, "-E", log, (char *)NULL);
+        execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-f", cfg, "-E", log, (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 100 && !fx_port_open(fx->port); i++) {
@@ -159,7 +159,9 @@ FX_FN void fx_stop(struct sshd_fixture *fx)
         kill(fx->pid, SIGTERM);
         waitpid(fx->pid, NULL, 0);
     }
-    if (fx->dir[0] && strncmp(fx->dir, "/tmp/ssh-unit-", 14) == 0) {
+    if (getenv("SSH_TEST_KEEP"))
+        fprintf(stderr, "keeping %s\n", fx->dir);
+    else if (fx->dir[0] && strncmp(fx->dir, "/tmp/ssh-unit-", 14) == 0) {
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove %s\n", fx->dir);
