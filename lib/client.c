@@ -211,7 +211,7 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
 }
 
 /* Turns a failed transfer into err. Returns 1 when the request certainly never reached the
- * server (safe to retry any verb). */
+ * server (safe to retry any verb), -1 when retrying cannot help, 0 otherwise. */
 static int transport_error(struct kube_client *c, CURLcode rc, const char *ebuf, const char *url,
                            struct xfer *x, struct kube_error *err)
 {
@@ -227,10 +227,29 @@ static int transport_error(struct kube_client *c, CURLcode rc, const char *ebuf,
     kube_error_set(err, 0, rc == CURLE_OPERATION_TIMEDOUT ? KUBE_TIMEOUT : KUBE_TRANSPORT, "%s",
                    m ? m : curl_easy_strerror(rc));
     free(m);
-    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return 1;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_NOT_BUILT_IN:
+        return -1; /* configuration problems: retrying cannot help */
+    default:
+        return 0;
+    }
 }
 
-/* One request. Returns the 2xx body or NULL with err; *unsent set when retry is always safe. */
+/* One request. Returns the 2xx body or NULL with err; *unsent as transport_error returns. */
 static char *exchange(struct kube_client *c, const char *method, const char *url, const char *body,
                       size_t body_len, const char *content_type, struct kube_cancel *extra, size_t *len,
                       struct kube_error *err, int *unsent)
@@ -306,11 +325,11 @@ char *kube_request_raw_cancel(struct kube_client *c, const char *method, const c
     for (int attempt = 1;; attempt++) {
         int unsent = 0;
         out = exchange(c, method, url, body, body_len, content_type, extra, len, err, &unsent);
-        if (out || err->reason == KUBE_CANCELLED)
+        if (out || err->reason == KUBE_CANCELLED || unsent < 0)
             break;
         int64_t delay = 0;
         pthread_mutex_lock(&c->mu);
-        int again = kube_retry_next(&c->opts.retry, err, idempotent || unsent, attempt, kube_now_ms() - start,
+        int again = kube_retry_next(&c->opts.retry, err, idempotent || unsent > 0, attempt, kube_now_ms() - start,
                                     &c->seed, &delay);
         pthread_mutex_unlock(&c->mu);
         if (!again)
