@@ -174,11 +174,15 @@ static int open_conn(const struct kube_config *cfg, const struct kube_exec_opts 
     return 0;
 }
 
-/* Returns 1 when body is a JSON object that looks like a metav1.Status. */
-static int is_status_body(const char *body, size_t len)
+/* Returns 1 when body is a JSON object that looks like a metav1.Status; *msg gets its
+ * "message (Reason)" when it has a message. */
+static int status_body(const char *body, size_t len, char **msg)
 {
     json_t *j = json_loadb(body, len, 0, NULL);
     int yes = json_is_object(j) && (json_object_get(j, "status") || json_object_get(j, "kind"));
+    const char *m = yes ? json_string_value(json_object_get(j, "message")) : NULL;
+    const char *r = yes ? json_string_value(json_object_get(j, "reason")) : NULL;
+    if (m && *m) *msg = r && *r ? kube_strdup_printf("%s (%s)", m, r) : kube_strdup_printf("%s", m);
     json_decref(j);
     return yes;
 }
@@ -199,13 +203,17 @@ static void refused(struct exec_conn *c, const struct kube_exec_opts *o, char *b
         for (const char *p = body + blen; s && p > s; p--) if (p[-1] == '}') { e = p; break; }
         if (s && e) { blen = (size_t)(e - s); body = s; }
     }
+    char *smsg = NULL;
+    int is_status = status_body(body, blen, &smsg);
     kube_status_decode(body, blen, rep->code, &a->err);
     char *m = kube_strdup_printf("exec into pod %s/%s refused (HTTP %d): %s", o->namespace, o->pod, rep->code,
-                                 a->err.message ? a->err.message : "no message");
+                                 smsg ? smsg : a->err.message ? a->err.message : "no message");
+    for (char *q = m; q && *q; q++) if (*q == '\n' || *q == '\r') *q = ' ';
     if (m) { free(a->err.message); a->err.message = m; }
+    free(smsg);
     if (rep->retry_after_s >= 0) a->err.retry_after_s = rep->retry_after_s;
     a->retryable = rep->code == 429 || rep->code >= 500;
-    a->proto_refused = (rep->code == 403 || rep->code == 400) && !is_status_body(body, blen);
+    a->proto_refused = (rep->code == 403 || rep->code == 400) && !is_status;
     free(buf);
 }
 

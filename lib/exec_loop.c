@@ -289,8 +289,8 @@ static void timers(struct sess *s, int64_t now)
         if (!s->sent_close && queue_frame(s, KUBE_WS_OP_PING, -1, NULL, 0) < 0) s->done = s->broken = 1;
         s->next_ping = now + s->o->ping_interval_ms;
         if (s->idle_limit && now - s->last_rx > s->idle_limit && !s->status_seen) {
-            kube_set_err(&s->r->message, "exec: no data or pong from the API server for %lld s; connection presumed dead",
-                         (long long)(s->idle_limit / 1000));
+            kube_set_err(&s->r->message, "exec: no data or pong from the API server for %lld ms; connection presumed dead",
+                         (long long)(now - s->last_rx));
             s->done = s->broken = 1;
         }
     }

@@ -106,6 +106,7 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     x.proto = o->proto == 5 ? KUBE_EXEC_PROTO_V5 : o->proto == 4 ? KUBE_EXEC_PROTO_V4 : KUBE_EXEC_PROTO_AUTO;
     x.attempts = o->attempts;
     x.connect_timeout_ms = o->connect_timeout_s * 1000;
+    x.ping_interval_ms = o->ping_ms;
     x.cancel_fd = sig_pipe[0];
     x.user_agent = "mpi-rsh/0.1";
     code = kube_exec_run(cfg, &x, &r);

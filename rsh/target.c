@@ -94,6 +94,7 @@ int rsh_apply_env(struct rsh_opts *o, char **errmsg)
     }
     if (!o->port && env_int("MPI_JOB_SSH_PORT", 1, 65535, &o->port, errmsg) < 0) return -1;
     if (!o->attempts && env_int("MPI_RSH_ATTEMPTS", 1, 1000, &o->attempts, errmsg) < 0) return -1;
+    if (env_int("MPI_RSH_PING_MS", 10, 3600000, &o->ping_ms, errmsg) < 0) return -1;
     return 0;
 }
 

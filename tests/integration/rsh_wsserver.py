@@ -4,7 +4,9 @@ mpi-rsh's exec client without kubesim: runs the exec'd command locally and speak
 v5/v4.channel.k8s.io like the API server (first [1], channels 1/2, Status on 3,
 close 1000). --mode selects faults: v4pick, v5refuse403, abrupt, nostatus,
 dropafter:N, noping, http:CODE, fail:N (503 for the first N upgrades), internal,
-textframe, badclose, silent:S (send nothing for S seconds, then run), pinger:S.
+textframe, badclose, silent:S (send nothing for S seconds, then run), heartbeat
+(server pings every 0.3 s and drops clients that do not pong), orphan (commands outlive
+the stream).
 Writes its port to --port-file. Loopback only."""
 import argparse
 import asyncio
@@ -67,7 +69,8 @@ class Server:
         proto = next((p for p in offered if p in supported), None)
         if proto is None:
             return web.Response(status=403, text="no supported protocol")
-        ws = web.WebSocketResponse(protocols=[proto], autoping=(m != "noping"), max_msg_size=64 << 20)
+        ws = web.WebSocketResponse(protocols=[proto], autoping=(m != "noping"), max_msg_size=64 << 20,
+                                   heartbeat=(0.3 if m == "heartbeat" else None))
         await ws.prepare(req)
         cmd = req.query.getall("command", [])
         want_in = req.query.get("stdin", "false").lower() not in ("false", "0")
@@ -119,28 +122,23 @@ class Server:
                     elif ch == 255 and proto == V5 and proc.stdin:
                         self.note("stdin EOF")
                         proc.stdin.close()
+                elif msg.type == WSMsgType.PING:
+                    self.note("ping (not answered)")
                 elif msg.type == WSMsgType.CLOSE:
                     break
 
-        async def pinger():
-            if m.startswith("pinger:"):
-                while True:
-                    await asyncio.sleep(float(m.split(":")[1]))
-                    await ws.ping(b"srv")
-
         rtask = asyncio.ensure_future(reader())
-        ptask = asyncio.ensure_future(pinger())
         pumps = asyncio.gather(pump(proc.stdout, 1), pump(proc.stderr, 2))
         done, _ = await asyncio.wait([pumps, asyncio.ensure_future(abort.wait()), rtask],
                                      return_when=asyncio.FIRST_COMPLETED)
-        ptask.cancel()
         if abort.is_set() or (rtask in done and not pumps.done()):
             # dropped mid-output, or the client went away: kill the command, cut TCP
             self.note("abort (client gone=%s)" % (rtask in done))
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            if m != "orphan":  # orphan: like a real kubelet, the command outlives the stream
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             req.transport.abort()
             return
         rc = await proc.wait()

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# rsh_exec_ws.sh - mpi-rsh's exec client against an independent WebSocket peer
+# (aiohttp, tests/integration/rsh_wsserver.py, which runs the command locally):
+# exit codes, signals, stdin EOF, big stdout, stderr, ssh quoting, v4 fallback,
+# abrupt close after the status, missing status, cut streams, refusals and retries,
+# pings both ways, TLS + token (wrong CA, bad token), SIGTERM with remote kill.
+# timeout: 240
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BINDIR=${BINDIR:-$ROOT/bin}
+RSH=$BINDIR/mpi-rsh
+PY=/usr/bin/python3
+[ -x "$RSH" ] || { echo "no $RSH (build first)"; exit 1; }
+$PY -c 'import aiohttp' 2>/dev/null || { echo "python3-aiohttp not installed"; exit 77; }
+W=$(mktemp -d /tmp/rsh-ws.XXXXXX)
+SRV_PID=
+cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"; }
+trap cleanup EXIT
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails+1)); }
+check() { # check NAME WANT GOT
+  if [ "$2" == "$3" ]; then ok "$1"; else bad "$1: want [$2] got [$3]"; fi
+}
+
+# start_server MODE [extra args] -> writes $W/kc (kubeconfig)
+start_server() {
+  local mode=$1; shift
+  [ -n "$SRV_PID" ] && { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; }
+  rm -f "$W/port" "$W/log"
+  $PY "$ROOT/tests/integration/rsh_wsserver.py" --port-file "$W/port" --log "$W/log" --mode "$mode" "$@" \
+    >>"$W/server.out" 2>&1 &
+  SRV_PID=$!
+  for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.05; done
+  [ -s "$W/port" ] || { echo "server did not start"; cat "$W/server.out"; exit 1; }
+  PORT=$(cat "$W/port")
+  write_kc "http://127.0.0.1:$PORT" "" ""
+}
+write_kc() { # SERVER CA_DATA TOKEN
+  { echo "apiVersion: v1"; echo "kind: Config"; echo "clusters:"; echo "- name: c"; echo "  cluster:"
+    echo "    server: $1"; [ -n "$2" ] && echo "    certificate-authority-data: $2"
+    echo "contexts:"; echo "- name: c"; echo "  context: {cluster: c, user: u, namespace: ns1}"
+    echo "current-context: c"; echo "users:"; echo "- name: u"; echo "  user:"
+    if [ -n "$3" ]; then echo "    token: $3"; else echo "    {}"; fi; } > "$W/kc"
+}
+export KUBECONFIG=$W/kc
+unset MPI_JOB_NAMESPACE MPI_JOB_WORKER_CONTAINER MPI_JOB_TRANSPORT
+export MPI_RSH_ATTEMPTS=3
+R() { timeout 30 "$RSH" "$@"; }
+
+start_server normal
+# --- exit codes (never 0 unless remote 0), signal death
+for c in 0 1 3 255; do R -n w-0 "exit $c"; check "exit $c" "$c" "$?"; done
+R -n w-0 'kill -9 $$'; check "killed by SIGKILL -> 137" 137 $?
+R -n w-0 'kill -TERM $$'; check "killed by SIGTERM -> 143" 143 $?
+grep -q "command=%2Fbin%2Fsh&command=-c&command=export" "$W/log" || grep -q "command=/bin/sh&command=-c&command=export" "$W/log" \
+  && ok "URL is command=/bin/sh&command=-c&command=..." || bad "URL shape: $(tail -3 "$W/log")"
+
+# --- stdout / stderr separation, big stdout intact, stdin with EOF
+out=$(R -n w-0 'echo to-out; echo to-err >&2' 2>"$W/err"); check "stdout only" "to-out" "$out"; check "stderr only" "to-err" "$(cat "$W/err")"
+want=$(head -c 100000000 /dev/urandom | tee "$W/big" | sha256sum | cut -d' ' -f1)
+got=$(R -n w-0 "cat $W/big" | sha256sum | cut -d' ' -f1); check "100 MB stdout sha256" "$want" "$got"
+head -c 10000000 /dev/urandom > "$W/in10"
+got=$(R w-0 'wc -c' < "$W/in10"); check "10 MB stdin + EOF (wc -c)" 10000000 "$got"
+got=$(R w-0 'sha256sum' < "$W/in10" | cut -d' ' -f1); check "10 MB stdin intact" "$(sha256sum < "$W/in10" | cut -d' ' -f1)" "$got"
+got=$(printf 'a\nb\n' | R w-0 'cat; echo done'); check "stdin then more output after EOF" "$(printf 'a\nb\ndone')" "$got"
+got=$(R w-0 'cat' < /dev/null); check "stdin /dev/null" "" "$got"
+grep -q "stdin EOF" "$W/log" && ok "[255,0] sent on EOF" || bad "no stdin EOF seen by server"
+
+# --- quoting: identical to ssh, i.e. sh -c "<words joined by single spaces>"
+q=0
+while IFS= read -r -d '' line; do
+  eval "set -- $line"
+  want=$(/bin/sh -c "$*" 2>&1; echo "rc=$?")
+  got=$(R -n w-0 "$@" 2>&1; echo "rc=$?")
+  [ "$want" == "$got" ] || { bad "quoting [$line]: want [$want] got [$got]"; q=1; }
+done < <(printf '%s\0' \
+  "printf '<%s>\\\\n' 'a b' c" \
+  "echo \"a  b\"   'c   d'" \
+  "echo '\$HOME' \\\$0" \
+  "echo one ';' echo two" \
+  "'echo a; echo b'" \
+  "echo /etc/host*" \
+  "echo '/etc/host*'" \
+  "printf '[%s]' '' x ''" \
+  "'' echo empty-first" \
+  "echo \"it's\" 'say \"hi\"'" \
+  "echo \$'line1\\nline2'" \
+  "'printf \"%s\\n\" \"\$@\"' x y" \
+  "echo a\\ \\ b \\\\ \\\`" \
+  "exit" \
+  "'(exit 7)'")
+[ $q -eq 0 ] && ok "quoting matches /bin/sh -c \"\$*\" for 15 argument sets"
+
+# --- API refusals: Status message, 255, bounded retries
+for code in 403 404 500; do
+  start_server "http:$code"
+  msg=$(R -n w-0 true 2>&1); rc=$?
+  check "HTTP $code -> 255" 255 $rc
+  case $code in 403) pat='forbidden';; 404) pat='not found';; 500) pat='boom 500';; esac
+  [[ "$msg" == *"$pat"* && "$msg" == *"HTTP $code"* ]] && ok "HTTP $code message: $msg" || bad "HTTP $code message: $msg"
+  n=$(grep -c '^upgrade' "$W/log")
+  if [ $code = 500 ]; then check "500 retried MPI_RSH_ATTEMPTS=3 times" 3 "$n"; else check "$code not retried" 1 "$n"; fi
+done
+start_server "fail:2"
+out=$(R -n w-0 'echo third-time'); check "503 twice then success" "third-time/0" "$out/$?"
+start_server normal
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+t0=$(date +%s%N); msg=$(R -n w-0 true 2>&1); rc=$?; ms=$(( ($(date +%s%N)-t0)/1000000 ))
+check "connection refused -> 255" 255 $rc
+[[ "$msg" == *"gave up after 3 attempts"* ]] && ok "refused: $msg (${ms} ms)" || bad "refused message: $msg"
+
+# --- protocol variants and broken streams
+start_server v4pick
+out=$(R -n w-0 'echo v4; exit 4'); check "v4 negotiated: output and exit code" "v4/4" "$out/$?"
+grep -q "v5.channel.k8s.io', 'v4.channel.k8s.io'" "$W/log" && ok "offered v5 then v4" || bad "offer: $(cat "$W/log")"
+start_server v5refuse403
+out=$(R -n w-0 'echo fell-back'); check "v5 refused (403) -> retry with v4 only" "fell-back/0" "$out/$?"
+grep -q "offered=\['v4.channel.k8s.io'\]" "$W/log" && ok "second upgrade offered v4 only" || bad "fallback log: $(cat "$W/log")"
+start_server abrupt
+out=$(R -n w-0 'echo x; exit 3'); check "status then abrupt TCP close -> status wins" "x/3" "$out/$?"
+start_server badclose
+R -n w-0 'exit 5'; check "status then close 4000 -> status wins" 5 $?
+start_server nostatus
+msg=$(R -n w-0 'exit 0' 2>&1); rc=$?; check "no status -> 255 even though the command exited 0" 255 $rc
+[[ "$msg" == *"without an exit status"* ]] && ok "no status message: $msg" || bad "no status message: $msg"
+start_server dropafter:1000000
+R -n w-0 "cat $W/big" > "$W/cut" 2>"$W/cut.err"; rc=$?
+check "stream cut after 1 MB -> 255" 255 $rc
+check "bytes before the cut delivered" 1000000 "$(stat -c %s "$W/cut")"
+start_server internal
+msg=$(R -n w-0 true 2>&1); rc=$?; check "InternalError status -> 255" 255 $rc
+[[ "$msg" == *"Internal error occurred"* ]] && ok "internal message: $msg" || bad "internal message: $msg"
+start_server textframe
+msg=$(R -n w-0 'echo hi' 2>&1); rc=$?; check "text frame -> protocol error 255" 255 $rc
+[[ "$msg" == *"text message"* ]] && ok "text frame message: $msg" || bad "text frame message: $msg"
+
+# --- pings: we answer the server's (heartbeat drops non-answering clients); we ping and detect a dead peer
+start_server heartbeat
+out=$(R -n w-0 'sleep 1.5; echo alive'); check "answer server pings for 1.5 s" "alive/0" "$out/$?"
+start_server noping
+out=$(MPI_RSH_PING_MS=200 R -n w-0 'sleep 0.3; echo done'); check "client pings (unanswered, data in time)" "done/0" "$out/$?"
+grep -q "ping (not answered)" "$W/log" && ok "client sent pings" || bad "no client ping seen"
+msg=$(MPI_RSH_PING_MS=100 R -n w-0 'sleep 3' 2>&1); rc=$?; check "no pong, no data for 4 intervals -> 255" 255 $rc
+[[ "$msg" == *"presumed dead"* ]] && ok "dead peer: $msg" || bad "dead peer message: $msg"
+
+# --- SIGTERM: exit 143, the remote process is killed by the second exec
+start_server orphan
+"$RSH" -n w-0 'sleep 60' & rp=$!
+for _ in $(seq 50); do grep -q '^pid' "$W/log" && break; sleep 0.1; done
+rpid=$(sed -n 's/^pid //p' "$W/log" | head -1)
+sleep 0.3
+kill -TERM $rp; wait $rp; check "SIGTERM -> 143" 143 $?
+for _ in $(seq 30); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$rpid" 2>/dev/null; then bad "remote process $rpid survived"; kill -9 "$rpid"; else ok "remote process killed by the kill exec"; fi
+"$RSH" -n w-0 'sleep 60' & rp=$!; sleep 0.5; kill -INT $rp; wait $rp; check "SIGINT -> 130" 130 $?
+"$RSH" -n w-0 'sleep 60' & rp=$!; sleep 0.5; kill -HUP $rp; wait $rp; check "SIGHUP -> 129" 129 $?
+sleep 1.5
+for p in $(sed -n 's/^pid //p' "$W/log"); do kill -0 "$p" 2>/dev/null && { bad "orphan $p left"; kill -9 "$p"; }; done
+
+# --- TLS with a token; wrong CA; bad token
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=test-ca \
+  -addext "subjectAltName=IP:127.0.0.1" -keyout "$W/key.pem" -out "$W/cert.pem" 2>/dev/null
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=other-ca \
+  -keyout "$W/okey.pem" -out "$W/other.pem" 2>/dev/null
+start_server normal --cert "$W/cert.pem" --key "$W/key.pem" --token s3cret
+write_kc "https://127.0.0.1:$PORT" "$(base64 -w0 < "$W/cert.pem")" s3cret
+out=$(R -n w-0 'echo tls; exit 2'); check "HTTPS + token" "tls/2" "$out/$?"
+write_kc "https://127.0.0.1:$PORT" "$(base64 -w0 < "$W/other.pem")" s3cret
+msg=$(R -n w-0 true 2>&1); rc=$?; check "wrong CA -> 255" 255 $rc
+[[ "$msg" == *[Cc]ertificate* || "$msg" == *TLS* || "$msg" == *verif* ]] && ok "wrong CA: $msg" || bad "wrong CA message: $msg"
+write_kc "https://127.0.0.1:$PORT" "$(base64 -w0 < "$W/cert.pem")" wrong-token
+msg=$(R -n w-0 true 2>&1); rc=$?; check "bad token -> 255" 255 $rc
+[[ "$msg" == *"HTTP 401"* ]] && ok "bad token: $msg" || bad "bad token message: $msg"
+
+echo "failures: $fails"
+[ $fails -eq 0 ]
