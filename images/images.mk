@@ -2,6 +2,7 @@
 # image (sources in images/nccl-benchmarks/src/), auto-included by the top Makefile.
 #
 #   $(BINDIR)/cnn-bench, $(BINDIR)/allreduce-bench          CPU builds (always): mpicc + OpenBLAS
+#   $(BINDIR)/mpi-pi (Open MPI), $(BINDIR)/mpi-pi-mpich     the pi/hello job (MPICH build where mpicc.mpich is found)
 #   $(BINDIR)/cnn-bench-gpu, $(BINDIR)/allreduce-bench-gpu  GPU builds, only where CUDA's nvcc and
 #       NCCL's nccl.h are found (CUDA_HOME, default /usr/local/cuda): cuBLAS + NCCL + cudart;
 #       they default to --device=gpu and also run the CPU path with --device=cpu.
@@ -39,7 +40,20 @@ $(BINDIR)/allreduce-bench: $(patsubst %,$(WL_OBJ)/cpu/%.o,$(WL_AR) $(WL_COMMON) 
 	@mkdir -p $(dir $@)
 	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ $(WL_LIBS)
 
-WL_PROGS := $(BINDIR)/cnn-bench $(BINDIR)/allreduce-bench
+$(BINDIR)/mpi-pi: $(WL_OBJ)/cpu/mpi_pi.o
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ -lm
+
+WL_PROGS := $(BINDIR)/cnn-bench $(BINDIR)/allreduce-bench $(BINDIR)/mpi-pi
+
+# mpi-pi for MPICH (examples with mpiDistribution/mpiImplementation MPICH), where found
+MPICC_MPICH ?= $(firstword $(wildcard /usr/bin/mpicc.mpich))
+ifneq ($(MPICC_MPICH),)
+$(BINDIR)/mpi-pi-mpich: $(WL_SRC)/mpi_pi.c
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(WL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lm
+WL_PROGS += $(BINDIR)/mpi-pi-mpich
+endif
 
 # GPU builds
 ifeq ($(WL_GPU),yes)

@@ -90,6 +90,18 @@ run ar_corrupt -np 2 "$BINDIR/allreduce-bench" -b 1K -e 4K -n 3 -w 0 --test_corr
 check "allreduce-bench with a corrupted result exits non-zero" [ "$(rc ar_corrupt)" != 0 ]
 check "... and counts the 3 x 3 wrong values" has ar_corrupt '^# Out of bounds values : 9 FAILED$'
 
+# ---- mpi-pi (the hello job), Open MPI and, where built, MPICH ----
+if [ -x "$BINDIR/mpi-pi" ]; then
+  run pi -np 2 "$BINDIR/mpi-pi" 2000000
+  check "mpi-pi: rc 0, both ranks report, pi correct to 1e-9" [ "$(rc pi)" = 0 ] && \
+    [ "$(grep -c '^Rank [01] of 2 running on ' "$TMP/pi.out")" = 2 ] && has pi '^pi is approximately 3\.14159265[0-9]+, Error is 0\.000000000'
+else bad "mpi-pi not built"; fi
+if [ -x "$BINDIR/mpi-pi-mpich" ] && command -v mpiexec.hydra >/dev/null; then
+  timeout -k 5 60 mpiexec.hydra -n 2 "$BINDIR/mpi-pi-mpich" 2000000 >"$TMP/pimpich.out" 2>&1; echo $? >"$TMP/pimpich.rc"
+  check "mpi-pi-mpich under MPICH's Hydra: rc 0, 2 ranks, pi correct" [ "$(rc pimpich)" = 0 ] && \
+    [ "$(grep -c '^Rank [01] of 2 running on ' "$TMP/pimpich.out")" = 2 ] && has pimpich '^pi is approximately 3\.14159265'
+else echo "note - MPICH (mpicc.mpich, mpiexec.hydra) not installed: mpi-pi-mpich not checked"; fi
+
 # ---- clear errors, never a hang ----
 run mismatch -np 1 "$BINDIR/cnn-bench" --batch_size=32 --num_batches=2 : -np 1 "$BINDIR/cnn-bench" --batch_size=64 --num_batches=2
 check "mismatched --batch_size exits non-zero" [ "$(rc mismatch)" != 0 ]
