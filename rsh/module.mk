@@ -1,0 +1,25 @@
+# rsh/module.mk - the self-contained bundle of mpi-rsh and mpi-agent (static
+# launcher + bundled loader and libraries; see docs/rsh.md for why not a static
+# build) and its installation to $(PREFIX)/lib/mpi-k8s/bundle/.
+#   make bundle              -> build/bundle/{mpi-rsh,mpi-agent,lib/,libexec/}
+#   make install             -> also runs install-rsh-bundle (INSTALL_HOOKS)
+
+BUNDLE_DIR      := build/bundle
+BUNDLE_LAUNCHER := build/launcher/mpi-bundle-launcher
+# the programs that exist after $(PROGS) is built (mpi-agent only once agent/main.c exists)
+BUNDLE_PROGS     = $(filter %/mpi-rsh %/mpi-agent,$(PROGS))
+
+.PHONY: bundle install-rsh-bundle
+INSTALL_HOOKS += install-rsh-bundle
+
+$(BUNDLE_LAUNCHER): rsh/launcher/launcher.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -Os -static -s -o $@ $<
+
+bundle: $(PROGS) $(BUNDLE_LAUNCHER) rsh/mkbundle.sh
+	rsh/mkbundle.sh $(BUNDLE_DIR) $(BUNDLE_LAUNCHER) $(BUNDLE_PROGS)
+
+install-rsh-bundle: bundle
+	rm -rf $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle
+	install -d $(DESTDIR)$(PREFIX)/lib/mpi-k8s
+	cp -a $(BUNDLE_DIR) $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle
