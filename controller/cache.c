@@ -1,0 +1,277 @@
+/* cache.c - pruned, grouped list+watch caches (see cache.h). */
+#include "cache.h"
+#include "jsonutil.h"
+#include "kube/cancel.h"
+#include "kube/log.h"
+#include "kube/watch.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct cache {
+    struct kube_client *c;
+    struct cache_opts o;
+    char *ns, *selector, *group_label;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    json_t *groups; /* "ns/job" -> {name: "compact json"} */
+    size_t count;
+    int synced, started;
+    char *last_error;
+    struct kube_cancel *cancel;
+    pthread_t th;
+};
+
+struct cache *cache_new(struct kube_client *c, const struct cache_opts *o)
+{
+    struct cache *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->c = c;
+    k->o = *o;
+    k->ns = o->ns ? strdup(o->ns) : NULL;
+    k->selector = o->label_selector ? strdup(o->label_selector) : NULL;
+    k->group_label = o->group_label ? strdup(o->group_label) : NULL;
+    k->groups = json_object();
+    k->cancel = kube_cancel_new();
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    if (!k->groups || !k->cancel) {
+        cache_free(k);
+        return NULL;
+    }
+    return k;
+}
+
+/* "ns/job" for obj, or 0 when it belongs to no job. */
+static int group_key(struct cache *k, const json_t *obj, char *buf, size_t n)
+{
+    const char *ns = ju_str(obj, "metadata", "namespace");
+    const char *g = k->group_label ? ju_str(obj, "metadata", "labels", k->group_label) : obj_name(obj);
+    if (!g)
+        return 0;
+    snprintf(buf, n, "%s/%s", ns ? ns : "", g);
+    return 1;
+}
+
+/* Stores (obj != NULL) or removes the object; caller holds the lock. */
+static void put_locked(struct cache *k, json_t *groups, const char *key, const char *name, json_t *obj)
+{
+    json_t *g = json_object_get(groups, key);
+    if (!obj) {
+        if (g && json_object_get(g, name)) {
+            json_object_del(g, name);
+            if (groups == k->groups)
+                k->count--;
+            if (json_object_size(g) == 0)
+                json_object_del(groups, key);
+        }
+        return;
+    }
+    json_t *copy = json_deep_copy(obj);
+    if (k->o.prune)
+        k->o.prune(copy);
+    char *s = json_dumps(copy, JSON_COMPACT);
+    json_decref(copy);
+    if (!s)
+        return;
+    if (!g) {
+        g = json_object();
+        json_object_set_new(groups, key, g);
+    }
+    if (groups == k->groups && !json_object_get(g, name))
+        k->count++;
+    json_object_set_new(g, name, json_string(s));
+    free(s);
+}
+
+static void set_error(struct cache *k, const char *what, const struct kube_error *e)
+{
+    pthread_mutex_lock(&k->mu);
+    free(k->last_error);
+    k->last_error = NULL;
+    if (asprintf(&k->last_error, "%s %s: %s", what, k->o.res->resource, e->message ? e->message : "error") < 0)
+        k->last_error = NULL;
+    pthread_mutex_unlock(&k->mu);
+    KLOG_WARN("cache %s: %s: %s", k->o.res->resource, what, e->message ? e->message : kube_reason_name(e->reason));
+}
+
+/* Replaces the cache with a list's items and notifies every group present before or after. */
+static void replace_all(struct cache *k, json_t *items)
+{
+    json_t *fresh = json_object();
+    size_t i, n = 0;
+    json_t *it;
+    char key[512];
+    json_array_foreach(items, i, it) {
+        if (group_key(k, it, key, sizeof key)) {
+            put_locked(k, fresh, key, obj_name(it), it);
+            n++;
+        }
+    }
+    pthread_mutex_lock(&k->mu);
+    json_t *old = k->groups;
+    k->groups = fresh;
+    k->count = n;
+    k->synced = 1;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    json_object_update_missing(old, fresh);
+    const char *gk;
+    json_t *v;
+    if (k->o.notify)
+        json_object_foreach(old, gk, v) k->o.notify(gk, k->o.ud);
+    json_decref(old);
+}
+
+static int on_event(const struct kube_watch_event *ev, void *ud)
+{
+    struct cache *k = ud;
+    char key[512];
+    if (ev->type == KUBE_EVENT_BOOKMARK || !group_key(k, ev->object, key, sizeof key))
+        return 0;
+    const char *name = obj_name(ev->object);
+    if (!name)
+        return 0;
+    pthread_mutex_lock(&k->mu);
+    put_locked(k, k->groups, key, name, ev->type == KUBE_EVENT_DELETED ? NULL : ev->object);
+    pthread_mutex_unlock(&k->mu);
+    if (k->o.notify)
+        k->o.notify(key, k->o.ud);
+    return 0;
+}
+
+static void *run(void *arg)
+{
+    struct cache *k = arg;
+    int64_t delay = 500;
+    while (!kube_cancel_requested(k->cancel)) {
+        struct kube_error err = KUBE_ERROR_INIT;
+        struct kube_list_opts lo = { .label_selector = k->selector, .limit = 500 };
+        json_t *list = kube_list_all(k->c, k->o.res, k->ns, &lo, &err);
+        if (!list) {
+            if (err.reason != KUBE_CANCELLED)
+                set_error(k, "list", &err);
+            kube_error_clear(&err);
+            kube_cancel_sleep_ms(k->cancel, delay);
+            delay = delay * 2 > 30000 ? 30000 : delay * 2;
+            continue;
+        }
+        const char *rv = ju_str(list, "metadata", "resourceVersion");
+        char *rvc = strdup(rv ? rv : "");
+        replace_all(k, json_object_get(list, "items"));
+        json_decref(list);
+        struct kube_list_opts wo = { .label_selector = k->selector, .resource_version = rvc,
+                                     .timeout_seconds = 300, .allow_bookmarks = 1 };
+        int rc = kube_watch(k->c, k->o.res, k->ns, &wo, on_event, k, k->cancel, NULL, &err);
+        free(rvc);
+        if (rc < 0 && err.reason != KUBE_CANCELLED && err.reason != KUBE_GONE) {
+            set_error(k, "watch", &err);
+            kube_cancel_sleep_ms(k->cancel, delay);
+            delay = delay * 2 > 30000 ? 30000 : delay * 2;
+        } else {
+            delay = 500;
+        }
+        kube_error_clear(&err);
+    }
+    return NULL;
+}
+
+int cache_start(struct cache *k)
+{
+    if (pthread_create(&k->th, NULL, run, k) != 0)
+        return -1;
+    k->started = 1;
+    return 0;
+}
+
+int cache_wait_synced(struct cache *k, long timeout_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&k->mu);
+    while (!k->synced && pthread_cond_timedwait(&k->cv, &k->mu, &ts) == 0)
+        ;
+    int s = k->synced;
+    pthread_mutex_unlock(&k->mu);
+    return s;
+}
+
+json_t *cache_group(struct cache *k, const char *key)
+{
+    json_t *out = json_array();
+    pthread_mutex_lock(&k->mu);
+    json_t *g = json_object_get(k->groups, key);
+    const char *name;
+    json_t *v;
+    json_object_foreach(g, name, v) {
+        json_t *o = json_loads(json_string_value(v), 0, NULL);
+        if (o)
+            json_array_append_new(out, o);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return out;
+}
+
+json_t *cache_get(struct cache *k, const char *key, const char *name)
+{
+    pthread_mutex_lock(&k->mu);
+    json_t *v = json_object_get(json_object_get(k->groups, key), name);
+    json_t *o = v ? json_loads(json_string_value(v), 0, NULL) : NULL;
+    pthread_mutex_unlock(&k->mu);
+    return o;
+}
+
+json_t *cache_keys(struct cache *k)
+{
+    json_t *out = json_array();
+    pthread_mutex_lock(&k->mu);
+    const char *key;
+    json_t *v;
+    json_object_foreach(k->groups, key, v) json_array_append_new(out, json_string(key));
+    pthread_mutex_unlock(&k->mu);
+    return out;
+}
+
+size_t cache_count(struct cache *k)
+{
+    pthread_mutex_lock(&k->mu);
+    size_t n = k->count;
+    pthread_mutex_unlock(&k->mu);
+    return n;
+}
+
+char *cache_last_error(struct cache *k)
+{
+    pthread_mutex_lock(&k->mu);
+    char *s = k->last_error ? strdup(k->last_error) : NULL;
+    pthread_mutex_unlock(&k->mu);
+    return s;
+}
+
+void cache_free(struct cache *k)
+{
+    if (!k)
+        return;
+    if (k->started) {
+        kube_cancel_trigger(k->cancel);
+        pthread_join(k->th, NULL);
+    }
+    kube_cancel_free(k->cancel);
+    json_decref(k->groups);
+    free(k->ns);
+    free(k->selector);
+    free(k->group_label);
+    free(k->last_error);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    free(k);
+}

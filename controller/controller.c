@@ -1,0 +1,219 @@
+/* controller.c - wires the caches, the work queue and the worker threads:
+ * every change to an MPIJob or an object it owns queues "ns/job"; a worker
+ * reads that job's objects from the caches, computes the plan
+ * (reconcile_plan), applies it, updates metrics, and requeues on failure
+ * (per-key backoff) or when the plan asks (deadlines, TTL). */
+#include "controller.h"
+#include "cache.h"
+#include "metrics.h"
+#include "workqueue.h"
+#include "jsonutil.h"
+#include "kube/log.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { C_MPIJOB, C_POD, C_JOB, C_CM, C_SVC, C_SA, C_ROLE, C_RB, C_SECRET, C_PG, C__COUNT };
+
+struct controller {
+    struct kube_client *c;
+    struct options o;
+    struct cache *caches[C__COUNT];
+    struct workqueue *q;
+    pthread_t *workers;
+    int nworkers;
+};
+
+static const struct kube_resource RES_SP_PODGROUPS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", 1 };
+
+static void notify(const char *key, void *ud)
+{
+    wq_add(((struct controller *)ud)->q, key);
+}
+
+struct controller *controller_new(struct kube_client *c, const struct options *o)
+{
+    struct controller *ctl = calloc(1, sizeof *ctl);
+    if (!ctl)
+        return NULL;
+    ctl->c = c;
+    ctl->o = *o;
+    ctl->q = wq_new();
+    const char *sel = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
+    struct { const struct kube_resource *r; cache_prune_fn prune; } spec[C__COUNT] = {
+        { &KUBE_RES_MPIJOBS, prune_generic }, { &KUBE_RES_PODS, prune_pod }, { &KUBE_RES_JOBS, prune_job },
+        { &KUBE_RES_CONFIGMAPS, prune_generic }, { &KUBE_RES_SERVICES, prune_meta_only },
+        { &KUBE_RES_SERVICEACCOUNTS, prune_meta_only }, { &KUBE_RES_ROLES, prune_meta_only },
+        { &KUBE_RES_ROLEBINDINGS, prune_meta_only }, { &KUBE_RES_SECRETS, prune_meta_only },
+        { &KUBE_RES_PODGROUPS, prune_meta_only },
+    };
+    int gang = o->build.gang && *o->build.gang;
+    if (gang && strcmp(o->build.gang, "volcano") != 0)
+        spec[C_PG].r = &RES_SP_PODGROUPS;
+    for (int i = 0; i < C__COUNT; i++) {
+        if (i == C_PG && !gang)
+            continue;
+        struct cache_opts co = { .res = spec[i].r, .ns = o->ns, .label_selector = i == C_MPIJOB ? NULL : sel,
+                                 .group_label = i == C_MPIJOB ? NULL : LBL_T_JOB_NAME, .prune = spec[i].prune,
+                                 .notify = notify, .ud = ctl };
+        ctl->caches[i] = cache_new(c, &co);
+        if (!ctl->caches[i] || !ctl->q) {
+            controller_free(ctl);
+            return NULL;
+        }
+    }
+    return ctl;
+}
+
+static json_t *owned(struct controller *ctl, int which, const char *key, const char *job, const char *suffix)
+{
+    if (!ctl->caches[which])
+        return NULL;
+    char name[320];
+    snprintf(name, sizeof name, "%s%s", job, suffix);
+    return cache_get(ctl->caches[which], key, name);
+}
+
+static void record_metrics(const char *key, const char *ns, const struct plan *p)
+{
+    if (p->created)
+        metrics_inc(M_CREATED);
+    if (p->succeeded)
+        metrics_inc(M_SUCCEEDED);
+    if (p->failed)
+        metrics_inc(M_FAILED);
+    if (p->restarted)
+        metrics_inc(M_RESTARTED);
+    if (p->launch_latency_s >= 0)
+        metrics_launch_latency(p->launch_latency_s);
+    const char *k;
+    json_t *v;
+    json_object_foreach(p->new_phases, k, v) metrics_launch_phase(k, json_real_value(v));
+    if (p->launcher_pod)
+        metrics_job_info(key, ns, p->launcher_pod);
+}
+
+/* One sync of key; returns 0 done, -1 retry with backoff; *after_ms = requested requeue. */
+static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
+{
+    const char *slash = strchr(key, '/');
+    if (!slash)
+        return 0;
+    char *ns = strndup(key, (size_t)(slash - key));
+    const char *name = slash + 1;
+    struct observed ob = { 0 };
+    ob.job = cache_get(ctl->caches[C_MPIJOB], key, name);
+    if (!ob.job) {
+        metrics_job_info(key, ns, NULL);
+        free(ns);
+        return 0;
+    }
+    ob.configmap = owned(ctl, C_CM, key, name, "-config");
+    ob.service = owned(ctl, C_SVC, key, name, "-worker");
+    ob.sa = owned(ctl, C_SA, key, name, "-launcher");
+    ob.role = owned(ctl, C_ROLE, key, name, "-launcher");
+    ob.rolebinding = owned(ctl, C_RB, key, name, "-launcher");
+    ob.secret = owned(ctl, C_SECRET, key, name, "-ssh");
+    ob.podgroup = owned(ctl, C_PG, key, name, "");
+    ob.launcher_job = owned(ctl, C_JOB, key, name, "-launcher");
+    ob.pods = cache_group(ctl->caches[C_POD], key);
+    struct plan p;
+    reconcile_plan(&ob, &ctl->o.build, ju_now_ms(), &p);
+    int rc = p.n ? apply_plan(ctl->c, ob.job, &p) : 0;
+    if (rc == 0)
+        record_metrics(key, ns, &p);
+    if (p.n)
+        KLOG_DEBUG("synced %s: %zu actions%s", key, p.n, rc ? " (retrying)" : "");
+    *after_ms = p.requeue_after_ms;
+    if (p.retry)
+        rc = -1;
+    plan_free(&p);
+    json_t *all[] = { ob.job, ob.configmap, ob.service, ob.sa, ob.role, ob.rolebinding, ob.secret, ob.podgroup,
+                      ob.launcher_job, ob.pods };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        json_decref(all[i]);
+    free(ns);
+    return rc;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *worker(void *arg)
+{
+    struct controller *ctl = arg;
+    char *key;
+    while ((key = wq_get(ctl->q)) != NULL) {
+        double t0 = mono_s();
+        int64_t after = 0;
+        int rc = sync_key(ctl, key, &after);
+        metrics_reconcile(mono_s() - t0);
+        if (rc < 0) {
+            wq_add_rate_limited(ctl->q, key);
+        } else {
+            wq_forget(ctl->q, key);
+            if (after > 0)
+                wq_add_after(ctl->q, key, after);
+        }
+        wq_done(ctl->q, key);
+        free(key);
+    }
+    return NULL;
+}
+
+int controller_start(struct controller *ctl, char **err)
+{
+    for (int i = 0; i < C__COUNT; i++)
+        if (ctl->caches[i] && cache_start(ctl->caches[i]) < 0)
+            return ju_err(err, "cannot start a cache thread");
+    for (int i = 0; i < C__COUNT; i++) {
+        if (!ctl->caches[i])
+            continue;
+        if (!cache_wait_synced(ctl->caches[i], 60000)) {
+            char *why = cache_last_error(ctl->caches[i]);
+            ju_err(err, "caches did not sync within 60 s: %s", why ? why : "no reply from the API server");
+            free(why);
+            return -1;
+        }
+    }
+    metrics_set_ready(1);
+    int n = ctl->o.threadiness > 0 ? ctl->o.threadiness : 1;
+    ctl->workers = calloc((size_t)n, sizeof *ctl->workers);
+    if (!ctl->workers)
+        return ju_err(err, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&ctl->workers[i], NULL, worker, ctl) != 0)
+            return ju_err(err, "cannot start worker thread %d", i);
+        ctl->nworkers++;
+    }
+    KLOG_INFO("controller started: %d workers, %zu MPIJobs cached", n, cache_count(ctl->caches[C_MPIJOB]));
+    return 0;
+}
+
+void controller_stop(struct controller *ctl)
+{
+    wq_shutdown(ctl->q);
+    for (int i = 0; i < ctl->nworkers; i++)
+        pthread_join(ctl->workers[i], NULL);
+    ctl->nworkers = 0;
+    for (int i = 0; i < C__COUNT; i++) {
+        cache_free(ctl->caches[i]);
+        ctl->caches[i] = NULL;
+    }
+}
+
+void controller_free(struct controller *ctl)
+{
+    if (!ctl)
+        return;
+    controller_stop(ctl);
+    wq_free(ctl->q);
+    free(ctl->workers);
+    free(ctl);
+}

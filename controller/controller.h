@@ -1,0 +1,41 @@
+/* controller.h - the running controller: options, the caches it watches, the
+ * work queue, worker threads running reconcile plans through the API. */
+#ifndef CONTROLLER_CONTROLLER_H
+#define CONTROLLER_CONTROLLER_H
+
+#include <jansson.h>
+#include "kube/client.h"
+#include "objects.h"
+#include "reconcile.h"
+
+struct options {
+    const char *kubeconfig, *context, *ns;
+    int threadiness, monitoring_port, verbosity;
+    int leader_elect;
+    const char *lock_ns, *lock_name;
+    int lease_s, renew_deadline_s, retry_s;
+    struct build_opts build;
+};
+
+/* Parses argv into o (defaults from the environment). 0 ok, 1 when the program should exit 0
+ * (--help/--version printed), -1 with *err on a bad flag. */
+int options_parse(int argc, char **argv, struct options *o, char **err);
+
+struct controller;
+
+/* Creates the controller on client c (borrowed). */
+struct controller *controller_new(struct kube_client *c, const struct options *o);
+/* Starts the caches, waits for them (bounded), starts the workers. 0 ok, -1 with *err. */
+int controller_start(struct controller *ctl, char **err);
+/* Stops workers and caches (returns within a few seconds). */
+void controller_stop(struct controller *ctl);
+/* Frees ctl. */
+void controller_free(struct controller *ctl);
+
+/* Executes one plan for job key ("ns/name") against the API. Returns 0 when every action
+ * succeeded or needed no retry, -1 when the key should be retried with backoff. */
+int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p);
+/* Records a core v1 Event on the MPIJob (best effort). */
+void event_record(struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg);
+
+#endif

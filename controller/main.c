@@ -1,0 +1,133 @@
+/* main.c - mpi-operator: parse flags, connect, serve metrics, win the leader
+ * Lease, run the controller until SIGTERM/SIGINT, then stop the workers and
+ * release the Lease so a standby takes over at once. */
+#include "controller.h"
+#include "leader.h"
+#include "metrics.h"
+#include "kube/config.h"
+#include "kube/http.h"
+#include "kube/log.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct kube_cancel *stop_token;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    kube_cancel_trigger(stop_token);
+}
+
+static void on_lost(void *ud)
+{
+    (void)ud;
+    metrics_set_leader(0);
+    KLOG_ERROR("leadership lost; exiting so that a restart stands by again");
+    _exit(1);
+}
+
+static char *identity(void)
+{
+    char host[256] = "mpi-operator";
+    gethostname(host, sizeof host - 1);
+    char *id = NULL;
+    if (asprintf(&id, "%s_%08lx%04x", host, (unsigned long)random(), (unsigned)getpid() & 0xffff) < 0)
+        return NULL;
+    return id;
+}
+
+static struct kube_client *connect_api(const struct options *o)
+{
+    struct kube_config *cfg = NULL;
+    char *err = NULL;
+    if (kube_config_load(o->kubeconfig, o->context, &cfg, &err) < 0) {
+        KLOG_ERROR("%s", err ? err : "cannot load the Kubernetes configuration");
+        free(err);
+        return NULL;
+    }
+    struct kube_client *c = kube_client_new(cfg, NULL, &err);
+    if (!c) {
+        KLOG_ERROR("%s", err ? err : "cannot create the API client");
+        free(err);
+    }
+    return c;
+}
+
+static int run(const struct options *o, struct kube_client *c)
+{
+    struct leader *l = NULL;
+    if (o->leader_elect) {
+        char *id = identity();
+        struct leader_opts lo = { o->lock_ns, o->lock_name, id ? id : "mpi-operator", o->lease_s, o->renew_deadline_s,
+                                  o->retry_s };
+        l = leader_new(c, &lo);
+        free(id);
+        metrics_set_ready(1); /* standing by is healthy */
+        if (!l || leader_acquire(l, stop_token) < 0) {
+            leader_free(l);
+            return 0;
+        }
+        metrics_set_ready(0);
+        leader_start_renewing(l, on_lost, NULL);
+    }
+    metrics_set_leader(1);
+    struct controller *ctl = controller_new(c, o);
+    char *err = NULL;
+    int rc = 0;
+    if (!ctl || controller_start(ctl, &err) < 0) {
+        KLOG_ERROR("%s", err ? err : "cannot start the controller");
+        free(err);
+        rc = 1;
+    } else {
+        while (!kube_cancel_sleep_ms(stop_token, 60000))
+            ;
+        KLOG_INFO("shutting down");
+    }
+    controller_free(ctl);
+    metrics_set_leader(0);
+    leader_release(l);
+    leader_free(l);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    char *err = NULL;
+    kube_log_set_component("mpi-operator");
+    int prc = options_parse(argc, argv, &o, &err);
+    if (prc != 0) {
+        if (prc < 0)
+            fprintf(stderr, "mpi-operator: %s\n", err);
+        free(err);
+        return prc < 0 ? 2 : 0;
+    }
+    kube_log_set_verbosity(o.verbosity);
+    srandom((unsigned)getpid() ^ (unsigned)time(NULL));
+    stop_token = kube_cancel_new();
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    metrics_init();
+    if (kube_http_global_init() < 0 || metrics_serve(o.monitoring_port, &err) < 0) {
+        KLOG_ERROR("%s", err ? err : "cannot initialise libcurl");
+        free(err);
+        return 1;
+    }
+    struct kube_client *c = connect_api(&o);
+    if (!c)
+        return 1;
+    KLOG_INFO("mpi-operator starting: namespace %s, agent image %s, %d workers", o.ns ? o.ns : "(all)",
+              o.build.agent_image, o.threadiness);
+    int rc = run(&o, c);
+    metrics_stop();
+    kube_client_free(c);
+    kube_cancel_free(stop_token);
+    return rc;
+}

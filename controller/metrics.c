@@ -1,0 +1,219 @@
+/* metrics.c - metric registry and exposition (see metrics.h). */
+#include "metrics.h"
+#include "jsonutil.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBUCKETS 14
+static const double buckets[NBUCKETS] = { 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 600 };
+#define RING 8192
+
+struct histo {
+    uint64_t counts[NBUCKETS + 1];
+    double sum;
+    uint64_t n;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    uint64_t counters[M__COUNT];
+    int leader, ready;
+    json_t *jobs;   /* key -> [ns, launcher] */
+    struct histo latency;
+    json_t *phases; /* phase -> index into phase_h */
+    struct histo phase_h[16];
+    double ring[RING];
+    uint64_t rn;
+    double rsum;
+} M = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+void metrics_init(void)
+{
+    pthread_mutex_lock(&M.mu);
+    if (!M.jobs) {
+        M.jobs = json_object();
+        M.phases = json_object();
+    }
+    pthread_mutex_unlock(&M.mu);
+}
+
+void metrics_inc(enum metric_counter c)
+{
+    pthread_mutex_lock(&M.mu);
+    M.counters[c]++;
+    pthread_mutex_unlock(&M.mu);
+}
+
+void metrics_set_leader(int is_leader)
+{
+    pthread_mutex_lock(&M.mu);
+    M.leader = is_leader;
+    pthread_mutex_unlock(&M.mu);
+}
+
+void metrics_set_ready(int ready)
+{
+    pthread_mutex_lock(&M.mu);
+    M.ready = ready;
+    pthread_mutex_unlock(&M.mu);
+}
+
+int metrics_is_ready(void)
+{
+    pthread_mutex_lock(&M.mu);
+    int r = M.ready;
+    pthread_mutex_unlock(&M.mu);
+    return r;
+}
+
+void metrics_job_info(const char *key, const char *ns, const char *launcher)
+{
+    pthread_mutex_lock(&M.mu);
+    if (!launcher)
+        json_object_del(M.jobs, key);
+    else
+        json_object_set_new(M.jobs, key, json_pack("[s, s]", ns, launcher));
+    pthread_mutex_unlock(&M.mu);
+}
+
+static void observe(struct histo *h, double v)
+{
+    int i = 0;
+    while (i < NBUCKETS && v > buckets[i])
+        i++;
+    h->counts[i]++;
+    h->sum += v;
+    h->n++;
+}
+
+void metrics_launch_latency(double seconds)
+{
+    pthread_mutex_lock(&M.mu);
+    observe(&M.latency, seconds);
+    pthread_mutex_unlock(&M.mu);
+}
+
+void metrics_launch_phase(const char *phase, double seconds)
+{
+    pthread_mutex_lock(&M.mu);
+    json_t *idx = json_object_get(M.phases, phase);
+    size_t i = idx ? (size_t)json_integer_value(idx) : json_object_size(M.phases);
+    if (!idx && i < 16)
+        json_object_set_new(M.phases, phase, json_integer((json_int_t)i));
+    if (i < 16)
+        observe(&M.phase_h[i], seconds);
+    pthread_mutex_unlock(&M.mu);
+}
+
+void metrics_reconcile(double seconds)
+{
+    pthread_mutex_lock(&M.mu);
+    M.ring[M.rn % RING] = seconds;
+    M.rn++;
+    M.rsum += seconds;
+    pthread_mutex_unlock(&M.mu);
+}
+
+static void put_histo(FILE *f, const char *name, const char *labels, const struct histo *h)
+{
+    uint64_t cum = 0;
+    for (int i = 0; i <= NBUCKETS; i++) {
+        cum += h->counts[i];
+        if (i < NBUCKETS)
+            fprintf(f, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, *labels ? "," : "", buckets[i],
+                    (unsigned long long)cum);
+        else
+            fprintf(f, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, *labels ? "," : "", (unsigned long long)cum);
+    }
+    fprintf(f, "%s_sum%s%s%s %.6f\n", name, *labels ? "{" : "", labels, *labels ? "}" : "", h->sum);
+    fprintf(f, "%s_count%s%s%s %llu\n", name, *labels ? "{" : "", labels, *labels ? "}" : "", (unsigned long long)h->n);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void put_summary(FILE *f)
+{
+    size_t n = M.rn < RING ? M.rn : RING;
+    double *s = malloc((n ? n : 1) * sizeof *s);
+    fputs("# HELP mpi_operator_reconcile_duration_seconds Time one MPIJob sync took (quantiles over the last 8192 syncs).\n"
+          "# TYPE mpi_operator_reconcile_duration_seconds summary\n", f);
+    if (s && n) {
+        memcpy(s, M.ring, n * sizeof *s);
+        qsort(s, n, sizeof *s, cmp_d);
+        const double qs[] = { 0.5, 0.9, 0.99 };
+        for (int i = 0; i < 3; i++) {
+            size_t k = (size_t)ceil(qs[i] * (double)n);
+            fprintf(f, "mpi_operator_reconcile_duration_seconds{quantile=\"%g\"} %.6f\n", qs[i], s[k ? k - 1 : 0]);
+        }
+    }
+    free(s);
+    fprintf(f, "mpi_operator_reconcile_duration_seconds_sum %.6f\nmpi_operator_reconcile_duration_seconds_count %llu\n",
+            M.rsum, (unsigned long long)M.rn);
+}
+
+static void put_counters(FILE *f)
+{
+    static const char *const names[M__COUNT][2] = {
+        { "mpi_operator_jobs_created_total", "Counts number of MPI jobs created" },
+        { "mpi_operator_jobs_successful_total", "Counts number of MPI jobs successful" },
+        { "mpi_operator_jobs_failed_total", "Counts number of MPI jobs failed" },
+        { "mpi_operator_jobs_restarted_total", "Counts number of MPI jobs restarted" },
+    };
+    for (int i = 0; i < M__COUNT; i++)
+        fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", names[i][0], names[i][1], names[i][0], names[i][0],
+                (unsigned long long)M.counters[i]);
+}
+
+static void put_job_info(FILE *f, const char *name, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+    const char *k;
+    json_t *v;
+    json_object_foreach(M.jobs, k, v) {
+        fprintf(f, "%s{launcher=\"%s\",namespace=\"%s\"} 1\n", name, json_string_value(json_array_get(v, 1)),
+                json_string_value(json_array_get(v, 0)));
+    }
+}
+
+char *metrics_render(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    pthread_mutex_lock(&M.mu);
+    put_counters(f);
+    put_job_info(f, "mpi_operator_job_info", "Information about MPIJob (value 1; launcher = the launcher pod).");
+    put_job_info(f, "mpi_operator_job_infos", "Alias of mpi_operator_job_info, the name upstream's README queries.");
+    fprintf(f, "# HELP mpi_operator_is_leader Is this client the leader of this mpi-operator client set?\n"
+               "# TYPE mpi_operator_is_leader gauge\nmpi_operator_is_leader %d\n", M.leader);
+    fputs("# HELP mpi_operator_launch_latency_seconds Time from MPIJob creation to its Running condition.\n"
+          "# TYPE mpi_operator_launch_latency_seconds histogram\n", f);
+    put_histo(f, "mpi_operator_launch_latency_seconds", "", &M.latency);
+    fputs("# HELP mpi_operator_launch_phase_seconds Time from MPIJob creation to each launch phase (status.launchPhases).\n"
+          "# TYPE mpi_operator_launch_phase_seconds histogram\n", f);
+    const char *k;
+    json_t *v;
+    json_object_foreach(M.phases, k, v) {
+        char lab[96];
+        snprintf(lab, sizeof lab, "phase=\"%s\"", k);
+        put_histo(f, "mpi_operator_launch_phase_seconds", lab, &M.phase_h[json_integer_value(v)]);
+    }
+    put_summary(f);
+    pthread_mutex_unlock(&M.mu);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

@@ -1,0 +1,244 @@
+/* workqueue.c - keys, coalescing, delays and per-key backoff (see workqueue.h).
+ * Sets are jansson objects used as hash sets; the FIFO is a ring of strings;
+ * delayed keys are a small unsorted list scanned when a worker waits. */
+#include "workqueue.h"
+#include "jsonutil.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct delayed {
+    char *key;
+    int64_t due;
+};
+
+struct workqueue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char **fifo;
+    size_t head, len, cap;
+    json_t *dirty, *processing, *failures;
+    struct delayed *dl;
+    size_t ndl, capdl;
+    int shutdown;
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct workqueue *wq_new(void)
+{
+    struct workqueue *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&q->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    q->dirty = json_object();
+    q->processing = json_object();
+    q->failures = json_object();
+    return q;
+}
+
+static int fifo_push(struct workqueue *q, const char *key)
+{
+    if (q->len == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        char **f = malloc(cap * sizeof *f);
+        if (!f)
+            return -1;
+        for (size_t i = 0; i < q->len; i++)
+            f[i] = q->fifo[(q->head + i) % q->cap];
+        free(q->fifo);
+        q->fifo = f;
+        q->head = 0;
+        q->cap = cap;
+    }
+    char *k = strdup(key);
+    if (!k)
+        return -1;
+    q->fifo[(q->head + q->len++) % q->cap] = k;
+    return 0;
+}
+
+static void add_locked(struct workqueue *q, const char *key)
+{
+    if (q->shutdown || json_object_get(q->dirty, key))
+        return;
+    json_object_set_new(q->dirty, key, json_true());
+    if (json_object_get(q->processing, key))
+        return;
+    if (fifo_push(q, key) == 0)
+        pthread_cond_signal(&q->cv);
+}
+
+void wq_add(struct workqueue *q, const char *key)
+{
+    pthread_mutex_lock(&q->mu);
+    add_locked(q, key);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms)
+{
+    if (delay_ms <= 0) {
+        wq_add(q, key);
+        return;
+    }
+    pthread_mutex_lock(&q->mu);
+    int64_t due = mono_ms() + delay_ms;
+    for (size_t i = 0; i < q->ndl; i++)
+        if (strcmp(q->dl[i].key, key) == 0) {
+            if (due < q->dl[i].due)
+                q->dl[i].due = due;
+            goto out;
+        }
+    if (q->ndl == q->capdl) {
+        size_t cap = q->capdl ? q->capdl * 2 : 16;
+        struct delayed *d = realloc(q->dl, cap * sizeof *d);
+        if (!d)
+            goto out;
+        q->dl = d;
+        q->capdl = cap;
+    }
+    q->dl[q->ndl].key = strdup(key);
+    if (q->dl[q->ndl].key) {
+        q->dl[q->ndl].due = due;
+        q->ndl++;
+    }
+    pthread_cond_broadcast(&q->cv);
+out:
+    pthread_mutex_unlock(&q->mu);
+}
+
+int wq_retries(struct workqueue *q, const char *key)
+{
+    pthread_mutex_lock(&q->mu);
+    int n = (int)json_integer_value(json_object_get(q->failures, key));
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+void wq_add_rate_limited(struct workqueue *q, const char *key)
+{
+    pthread_mutex_lock(&q->mu);
+    int n = (int)json_integer_value(json_object_get(q->failures, key));
+    json_object_set_new(q->failures, key, json_integer(n + 1));
+    pthread_mutex_unlock(&q->mu);
+    int64_t d = 5;
+    for (int i = 0; i < n && d < 300000; i++)
+        d *= 2;
+    wq_add_after(q, key, d > 300000 ? 300000 : d);
+}
+
+void wq_forget(struct workqueue *q, const char *key)
+{
+    pthread_mutex_lock(&q->mu);
+    json_object_del(q->failures, key);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Moves due delayed keys to the FIFO; returns ms until the next one (-1 none). */
+static int64_t promote_locked(struct workqueue *q)
+{
+    int64_t now = mono_ms(), next = -1;
+    for (size_t i = 0; i < q->ndl;) {
+        if (q->dl[i].due <= now) {
+            add_locked(q, q->dl[i].key);
+            free(q->dl[i].key);
+            q->dl[i] = q->dl[--q->ndl];
+            continue;
+        }
+        if (next < 0 || q->dl[i].due - now < next)
+            next = q->dl[i].due - now;
+        i++;
+    }
+    return next;
+}
+
+char *wq_get(struct workqueue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        int64_t next = promote_locked(q);
+        if (q->shutdown) {
+            pthread_mutex_unlock(&q->mu);
+            return NULL;
+        }
+        if (q->len > 0)
+            break;
+        if (next < 0) {
+            pthread_cond_wait(&q->cv, &q->mu);
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += next / 1000;
+            ts.tv_nsec += (next % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+        }
+    }
+    char *key = q->fifo[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    json_object_del(q->dirty, key);
+    json_object_set_new(q->processing, key, json_true());
+    pthread_mutex_unlock(&q->mu);
+    return key;
+}
+
+void wq_done(struct workqueue *q, const char *key)
+{
+    pthread_mutex_lock(&q->mu);
+    json_object_del(q->processing, key);
+    if (json_object_get(q->dirty, key) && !q->shutdown && fifo_push(q, key) == 0)
+        pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+size_t wq_len(struct workqueue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->len;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+void wq_shutdown(struct workqueue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->shutdown = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void wq_free(struct workqueue *q)
+{
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->len; i++)
+        free(q->fifo[(q->head + i) % q->cap]);
+    free(q->fifo);
+    for (size_t i = 0; i < q->ndl; i++)
+        free(q->dl[i].key);
+    free(q->dl);
+    json_decref(q->dirty);
+    json_decref(q->processing);
+    json_decref(q->failures);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
+    free(q);
+}

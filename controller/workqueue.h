@@ -1,0 +1,37 @@
+/* workqueue.h - the controller's work queue of "ns/name" keys: a key is never
+ * processed by two workers at once, re-adds while processing are coalesced,
+ * delayed adds (deadlines, TTL) and per-key exponential retry backoff
+ * (5 ms doubling up to 5 min, as upstream's rate limiter). Thread-safe. */
+#ifndef CONTROLLER_WORKQUEUE_H
+#define CONTROLLER_WORKQUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct workqueue;
+
+/* Creates an empty queue (NULL on allocation failure). */
+struct workqueue *wq_new(void);
+/* Adds key now (no-op if already waiting). */
+void wq_add(struct workqueue *q, const char *key);
+/* Adds key after delay_ms. */
+void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms);
+/* Adds key after its next backoff delay (5 ms, 10 ms, ... capped at 5 min). */
+void wq_add_rate_limited(struct workqueue *q, const char *key);
+/* Resets key's backoff after a successful sync. */
+void wq_forget(struct workqueue *q, const char *key);
+/* Number of failed retries recorded for key. */
+int wq_retries(struct workqueue *q, const char *key);
+/* Blocks until a key is ready (returns a new string the caller frees and must wq_done) or the
+ * queue is shut down (NULL). */
+char *wq_get(struct workqueue *q);
+/* Marks key processed; if it was re-added meanwhile it is queued again. */
+void wq_done(struct workqueue *q, const char *key);
+/* Keys waiting now (not counting delayed ones). */
+size_t wq_len(struct workqueue *q);
+/* Wakes every wq_get with NULL; later adds are ignored. */
+void wq_shutdown(struct workqueue *q);
+/* Frees the queue (after every worker returned). */
+void wq_free(struct workqueue *q);
+
+#endif
