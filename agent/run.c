@@ -5,6 +5,8 @@
 #include "commands.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,11 @@ int agent_cmd_run(struct agent_opts *o)
                         "[ARGS...])\n");
         return 2;
     }
+    /* before any thread exists, so every thread inherits the mask and signals reach signalfd;
+     * a SIGTERM during the wait is then noticed when supervision starts (or on exit) */
+    sigset_t set;
+    agent_supervise_sigset(&set);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
     struct agent_session s = { 0 };
     s.o = o;
     char *err = NULL, *summary = NULL;

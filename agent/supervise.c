@@ -78,7 +78,7 @@ static void *watcher_main(void *arg)
                 KLOG_WARN("watcher: cannot notify: %s", strerror(errno));
             return NULL;
         }
-        gen = kube_informer_wait_change(w->s->inf, gen, 500);
+        gen = kube_informer_wait_change(w->s->inf, gen, 100); /* short: lets stop be quick */
     }
     return NULL;
 }
@@ -188,7 +188,8 @@ static int next_timeout(const struct sup *u)
     }
     if (t < 0 && (u->kill_at || u->child_done || pt > 0))
         t = 0;
-    return t > 60000 ? 60000 : (int)t;
+    /* a bounded poll: reaping does not depend on SIGCHLD alone */
+    return t < 0 || t > 1000 ? 1000 : (int)t;
 }
 
 /* One round of the event loop; returns 0 when done. */
@@ -341,6 +342,15 @@ static int start_watcher(struct agent_session *s, struct watcher *w, pthread_t *
     return 1;
 }
 
+void agent_supervise_sigset(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGCHLD);
+}
+
 int agent_supervise(struct agent_session *s, char **argv, char **summary)
 {
     struct sup u = { .s = s, .out_fd = -1, .err_fd = -1, .note_fd = -1 };
@@ -348,10 +358,11 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
     pthread_mutex_init(&w.mu, NULL);
     pthread_t th;
     sigset_t set, old;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM), sigaddset(&set, SIGINT), sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &set, &old);
+    agent_supervise_sigset(&set);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    /* the child starts with the mask the process had before agent_supervise_block_signals */
+    sigdelset(&old, SIGTERM), sigdelset(&old, SIGINT), sigdelset(&old, SIGHUP);
+    sigdelset(&old, SIGCHLD);
     signal(SIGPIPE, SIG_IGN);
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         KLOG_DEBUG("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
@@ -383,7 +394,6 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
         if (*fds[i] >= 0)
             close(*fds[i]);
     free(u.reason);
-    sigprocmask(SIG_SETMASK, &old, NULL);
     return code;
 }
 

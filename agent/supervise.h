@@ -4,8 +4,12 @@
 #ifndef MPI_AGENT_SUPERVISE_H
 #define MPI_AGENT_SUPERVISE_H
 
+#include <signal.h>
 #include "session.h"
 
+/* Fills set with the signals the supervisor handles (TERM, INT, HUP, CHLD). They must be
+ * blocked in every thread (block them before any thread starts) so signalfd receives them. */
+void agent_supervise_sigset(sigset_t *set);
 /* Prints the expected rank -> pod -> node (GPUs) map, ranks filled by slot. */
 void agent_print_rank_map(struct agent_session *s);
 /* Runs argv as a child and supervises it (see file comment). Marks mpirunStarted, firstOutput,

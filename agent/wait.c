@@ -3,6 +3,7 @@
  * (rate-limited) and periodically; a failed worker ends the wait at once. */
 #include "wait.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #define PROGRESS_MIN_MS 2000    /* at most one progress line per this interval */
 #define PROGRESS_IDLE_MS 15000  /* and one at least this often while waiting */
+#define WAKE_MAX_MS 1000        /* re-check (in memory) at least this often */
 
 char *agent_unready_report(struct agent_session *s, size_t *nready, int *any_failed)
 {
@@ -42,6 +44,19 @@ char *agent_unready_report(struct agent_session *s, size_t *nready, int *any_fai
         return NULL;
     }
     return buf;
+}
+
+/* A termination signal pending while blocked (mpi-agent run blocks them for its supervisor). */
+static int pending_stop_signal(void)
+{
+    sigset_t p;
+    if (sigpending(&p) != 0)
+        return 0;
+    static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        if (sigismember(&p, sigs[i]) == 1)
+            return sigs[i];
+    return 0;
 }
 
 /* First line of the report (the first unready worker), for progress lines. */
@@ -94,6 +109,13 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
             free(rep);
             return -1;
         }
+        int sig = pending_stop_signal();
+        if (sig) {
+            kube_set_err(err, "received %s while waiting for workers (%zu/%zu ready):\n%s",
+                         strsignal(sig), nready, total, rep);
+            free(rep);
+            return -1;
+        }
         if (now >= deadline) {
             kube_set_err(err, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s",
                          timeout_s, nready, total, rep);
@@ -113,8 +135,8 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
         int64_t until_print = last_print + PROGRESS_MIN_MS - now;
         if (until_print > 0 && until_print < wake)
             wake = until_print + 1;
-        if (wake > PROGRESS_IDLE_MS)
-            wake = PROGRESS_IDLE_MS;
+        if (wake > WAKE_MAX_MS)
+            wake = WAKE_MAX_MS; /* notice a blocked termination signal within a second */
         gen = kube_informer_wait_change(s->inf, gen, (long)wake);
     }
 }
