@@ -149,9 +149,10 @@ void kube_status_decode_json(const json_t *st, int http_code, struct kube_error 
     if (r == KUBE_OK)
         r = KUBE_UNKNOWN; /* a failure Status with a 2xx code */
     char *m = message ? excerpt(message, strlen(message), 1024) : NULL;
+    char *rs = reason && *reason ? excerpt(reason, strlen(reason), 64) : NULL;
     kube_error_set(e, http_code, r, "%s (HTTP %d%s%s): %s", kube_reason_name(r), http_code,
-                   reason && *reason ? ", reason " : "", reason && *reason ? reason : "",
-                   m && *m ? m : "no message");
+                   rs ? ", reason " : "", rs ? rs : "", m && *m ? m : "no message");
+    free(rs);
     free(m);
     e->retry_after_s = retry;
 }
