@@ -85,3 +85,13 @@ all: $(WL_PROGS)
 
 .PHONY: workload
 workload: $(WL_PROGS)
+
+# Container images (needs a Docker engine; see images/README.md).
+IMAGE_TAG ?= latest
+DOCKER    ?= docker
+.PHONY: docker-images
+docker-images:
+	for i in mpi-operator mpi-agent openmpi nccl-benchmarks; do \
+	  [ -f images/$$i/Dockerfile ] || continue; \
+	  $(DOCKER) build -f images/$$i/Dockerfile -t mpik8s/$$i:$(IMAGE_TAG) . || exit 1; \
+	done
