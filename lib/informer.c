@@ -3,6 +3,7 @@
 #include "kube/informer.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -300,7 +301,13 @@ int kube_informer_start(struct kube_informer *inf, char **errmsg)
         kube_set_err(errmsg, "informer %s: already started", inf->res.resource);
         return -1;
     }
-    if (pthread_create(&inf->thr, NULL, run, inf)) {
+    /* the thread takes no signals: programs handle theirs (SIGCHLD, SIGTERM) on their own threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&inf->thr, NULL, run, inf);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
         kube_set_err(errmsg, "informer %s: cannot start thread", inf->res.resource);
         return -1;
     }
