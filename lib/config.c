@@ -446,16 +446,26 @@ fail:
     return -1;
 }
 
+/* Messages quote names and values from the file: keep them on one line. */
+static int one_line(int rc, char **errmsg)
+{
+    if (rc && errmsg && *errmsg)
+        for (char *p = *errmsg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = ' ';
+    return rc;
+}
+
 int kube_config_parse(const char *data, size_t len, const char *origin, const char *dir,
                       const char *context, struct kube_config **out, char **errmsg)
 {
     *out = NULL;
     json_t *root = parse_one(data, len, origin ? origin : "kubeconfig", dir, errmsg);
     if (!root)
-        return -1;
+        return one_line(-1, errmsg);
     int rc = build_config(root, origin ? origin : "kubeconfig", context, out, errmsg);
     json_decref(root);
-    return rc;
+    return one_line(rc, errmsg);
 }
 
 /* ---- files, KUBECONFIG, in-cluster ---- */
@@ -618,8 +628,7 @@ static char *home_kubeconfig(void)
     return kube_strdup_printf("%s/.kube/config", home);
 }
 
-int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out,
-                     char **errmsg)
+static int load_any(const char *kubeconfig_path, const char *context, struct kube_config **out, char **errmsg)
 {
     *out = NULL;
     if (kubeconfig_path && *kubeconfig_path)
@@ -644,4 +653,10 @@ int kube_config_load(const char *kubeconfig_path, const char *context, struct ku
     int rc = load_path(home, context, out, errmsg);
     free(home);
     return rc;
+}
+
+int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out,
+                     char **errmsg)
+{
+    return one_line(load_any(kubeconfig_path, context, out, errmsg), errmsg);
 }

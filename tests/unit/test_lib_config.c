@@ -210,6 +210,9 @@ static void test_malformed(void **st)
     expect_error(s, NULL, "users[0].user.token: expected a string");
     free(s);
     expect_error("a: &a [*a]\n", NULL, "invalid YAML");
+    /* names quoted in messages cannot break the one-line rule */
+    expect_error("current-context: x\ncontexts:\n- name: x\n  context: {cluster: \"a\\nb\"}\n", NULL,
+                 "cluster \"a b\" not found");
     /* alias bombs are bounded */
     expect_error("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
                  "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
