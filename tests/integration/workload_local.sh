@@ -18,6 +18,7 @@ command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
 TMP=$(mktemp -d /tmp/workload-local.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
+. "$(dirname "$0")/workload_checks.bash"
 ok()   { echo "ok   - $*"; }
 bad()  { echo "FAIL - $*"; fails=$((fails+1)); }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
@@ -33,31 +34,10 @@ NB=40; DE=10
 run cnn -np 2 "$BINDIR/cnn-bench" --model=resnet50 --batch_size=32 --num_batches=$NB \
   --num_warmup_batches=5 --display_every=$DE --cpu_scale=0.0005 --variable_update=horovod
 check "cnn-bench exits 0" [ "$(rc cnn)" = 0 ]
-for l in '^TensorFlow: ' '^Model:       resnet50$' '^Dataset:     imagenet \(synthetic\)$' \
-         '^Mode:        training$' '^SingleSess:  False$' '^Batch size:  64 global$' \
-         '^             32 per device$' "^Num batches: $NB$" '^Num epochs:  [0-9.]+$' \
-         "^Devices:     \['horovod/cpu:0', 'horovod/cpu:1'\]$" '^NUMA bind:   False$' \
-         '^Data format: NCHW$' '^Optimizer:   sgd$' '^Variables:   horovod$' \
-         '^CPU scale:   0.0005 ' '^==========$' '^Generating training model$' \
-         '^Running warm up$' '^Done warm up$' $'^Step\tImg/sec\ttotal_loss$' \
-         '^-{64}$' '^total images/sec: [0-9]+\.[0-9]{2}$' '^checksums match: yes \(2 ranks\)$'; do
-  check "cnn-bench prints /$l/" has cnn "$l"
-done
-steprx=$'^[0-9]+\timages/sec: [0-9]+\\.[0-9] \\+/- [0-9]+\\.[0-9] \\(jitter = [0-9]+\\.[0-9]\\)\t[0-9]+\\.[0-9]{3}$'
-nsteps=$(grep -cE "$steprx" "$TMP/cnn.out")
-check "cnn-bench prints 2 x $((1 + NB / DE)) step lines (got $nsteps)" [ "$nsteps" = $((2 * (1 + NB / DE))) ]
+check_cnn "$TMP/cnn.out" cnn-bench 2 $NB $DE cpu
+check "cnn-bench states its CPU scale" has cnn '^CPU scale:   0.0005 '
 check "first step line is step 1 with zero error and jitter" \
   grep -qE $'^1\timages/sec: [0-9.]+ \\+/- 0\\.0 \\(jitter = 0\\.0\\)\t' "$TMP/cnn.out"
-first=$(awk -F'\t' '$1=="1" && /images\/sec/ {s+=$3; n++} END {if (n) printf "%.4f", s/n}' "$TMP/cnn.out")
-last=$(awk -F'\t' -v L=$NB '$1==L && /images\/sec/ {s+=$3; n++} END {if (n) printf "%.4f", s/n}' "$TMP/cnn.out")
-check "loss falls: step 1 $first -> step $NB $last (needs < 0.75x)" \
-  awk -v a="${first:-0}" -v b="${last:-99}" 'BEGIN {exit !(a > 0 && b < 0.75 * a)}'
-sums=$(grep -oE '^rank [01]: weights checksum: 0x[0-9a-f]{16}$' "$TMP/cnn.out" | awk '{print $NF}' | sort -u)
-check "both ranks print the same weights checksum" [ "$(grep -cE '^rank [01]: weights checksum' "$TMP/cnn.out")" = 2 -a "$(echo "$sums" | wc -l)" = 1 ]
-total=$(sed -n 's/^total images\/sec: //p' "$TMP/cnn.out")
-persum=$(awk -F'\t' -v L=$NB '$1==L && /images\/sec/ {split($2,a," "); s+=a[2]} END {print s+0}' "$TMP/cnn.out")
-check "total images/sec ($total) is the sum over ranks (~$persum)" \
-  awk -v t="${total:-0}" -v p="$persum" 'BEGIN {exit !(t > 0 && t > 0.7 * p && t < 1.3 * p)}'
 
 run cnn_corrupt -np 2 "$BINDIR/cnn-bench" --batch_size=8 --num_batches=3 --num_warmup_batches=1 \
   --cpu_scale=0.0001 --test_corrupt
@@ -68,23 +48,7 @@ check "... and says checksums match: no" has cnn_corrupt '^checksums match: no'
 for np in 2 3; do
   run ar$np -np $np "$BINDIR/allreduce-bench" -b 8 -e 1M -f 2 -n 5 -w 2
   check "allreduce-bench -np $np exits 0" [ "$(rc ar$np)" = 0 ]
-  check "allreduce-bench -np $np: no wrong values" has ar$np '^# Out of bounds values : 0 OK$'
-  check "allreduce-bench -np $np lists $np ranks" [ "$(grep -c '^#  Rank ' "$TMP/ar$np.out")" = $np ]
-  awk -v n=$np '
-    /^ +[0-9]+ +[0-9]+ +float +sum / {
-      size=$1; count=$2; t=$5; alg=$6; bus=$7; wrong=$8; rows++
-      if (size != 8 * 2^(rows-1)) { print "size " size " out of sequence"; bad=1 }
-      if (count * 4 != size) { print "count " count " for size " size; bad=1 }
-      if (wrong != 0) { print "wrong " wrong " at " size; bad=1 }
-      exp_alg = size / (t * 1e3)
-      if (t <= 0 || (exp_alg > 0.02 && (alg < exp_alg * 0.97 - 0.01 || alg > exp_alg * 1.03 + 0.01))) { print "algbw " alg " != size/time " exp_alg; bad=1 }
-      exp_bus = alg * 2 * (n - 1) / n
-      if (bus < exp_bus - 0.011 || bus > exp_bus + 0.011) { print "busbw " bus " != algbw*2(n-1)/n " exp_bus; bad=1 }
-    }
-    END { if (rows != 18) { print "expected 18 sizes 8..1M, got " rows; bad=1 }; exit bad }' \
-    "$TMP/ar$np.out" >"$TMP/ar$np.check" 2>&1
-  check "allreduce-bench -np $np: 18 sizes, count=size/4, #wrong 0, algbw=size/time, busbw=algbw*2(n-1)/n $(tr '\n' ' ' <"$TMP/ar$np.check")" \
-    [ ! -s "$TMP/ar$np.check" ]
+  check_allreduce "$TMP/ar$np.out" "allreduce-bench -np $np" $np 8 18
 done
 run ar_corrupt -np 2 "$BINDIR/allreduce-bench" -b 1K -e 4K -n 3 -w 0 --test_corrupt
 check "allreduce-bench with a corrupted result exits non-zero" [ "$(rc ar_corrupt)" != 0 ]

@@ -1,0 +1,70 @@
+# workload_checks.bash - assertions on the output of cnn-bench, allreduce-bench and
+# mpi-pi, shared by tests/integration/workload_local.sh (programs run directly) and
+# workload_examples.sh (launcher logs of the example MPIJobs on kubesim).
+# Callers define ok() and bad() (print a line, count failures).
+
+# check_cnn FILE LABEL NRANKS NUM_BATCHES DISPLAY_EVERY DEVICE(cpu|gpu)
+check_cnn() {
+  local f=$1 lb=$2 n=$3 nb=$4 de=$5 dev=$6 l devs="" r
+  for ((r = 0; r < n; r++)); do devs+="${devs:+, }'horovod/$dev:$r'"; done
+  for l in '^TensorFlow: ' '^Model:       [a-z0-9]+$' '^Dataset:     imagenet \(synthetic\)$' \
+           '^Mode:        training$' '^SingleSess:  False$' '^Batch size:  [0-9]+ global$' \
+           '^             [0-9]+ per device$' "^Num batches: $nb$" '^Num epochs:  [0-9.]+$' \
+           "^Devices:     \[${devs//\'/\'}\]$" '^NUMA bind:   False$' '^Data format: NCHW$' \
+           '^Optimizer:   sgd$' '^Variables:   horovod$' '^==========$' \
+           '^Generating training model$' '^Running warm up$' '^Done warm up$' \
+           $'^Step\tImg/sec\ttotal_loss$' '^-{64}$' '^total images/sec: [0-9]+\.[0-9]{2}$' \
+           "^checksums match: yes \($n ranks\)$"; do
+    if grep -qE -- "$l" "$f"; then ok "$lb prints /$l/"; else bad "$lb prints /$l/"; fi
+  done
+  local rx=$'^[0-9]+\timages/sec: [0-9]+\\.[0-9] \\+/- [0-9]+\\.[0-9] \\(jitter = [0-9]+\\.[0-9]\\)\t[0-9]+\\.[0-9]{3}$'
+  local got; got=$(grep -cE "$rx" "$f")
+  [ "$got" = $((n * (1 + nb / de))) ] && ok "$lb: $n x $((1 + nb / de)) step lines" || bad "$lb: $got step lines, expected $((n * (1 + nb / de)))"
+  local first last
+  first=$(awk -F'\t' '$1=="1" && /images\/sec/ {s+=$3; c++} END {if (c) printf "%.4f", s/c}' "$f")
+  last=$(awk -F'\t' -v L="$nb" '$1==L && /images\/sec/ {s+=$3; c++} END {if (c) printf "%.4f", s/c}' "$f")
+  if awk -v a="${first:-0}" -v b="${last:-99}" 'BEGIN {exit !(a > 0 && b < 0.75 * a)}'; then
+    ok "$lb: loss falls from $first (step 1) to $last (step $nb)"
+  else bad "$lb: loss did not fall enough: step 1 ${first:-?} -> step $nb ${last:-?} (needs < 0.75x)"; fi
+  local sums nsum
+  nsum=$(grep -cE '^rank [0-9]+: weights checksum: 0x[0-9a-f]{16}$' "$f")
+  sums=$(grep -E '^rank [0-9]+: weights checksum: 0x[0-9a-f]{16}$' "$f" | awk '{print $NF}' | sort -u | wc -l)
+  [ "$nsum" = "$n" ] && [ "$sums" = 1 ] && ok "$lb: all $n ranks print the same weights checksum" ||
+    bad "$lb: $nsum checksum lines, $sums distinct values"
+  local total per
+  total=$(sed -n 's/^total images\/sec: //p' "$f")
+  per=$(awk -F'\t' -v L="$nb" '$1==L && /images\/sec/ {split($2, a, " "); s+=a[2]} END {print s+0}' "$f")
+  awk -v t="${total:-0}" -v p="$per" 'BEGIN {exit !(t > 0 && t > 0.6 * p && t < 1.4 * p)}' &&
+    ok "$lb: total images/sec $total is the sum over ranks (~$per)" ||
+    bad "$lb: total images/sec ${total:-?} is not the sum of the ranks' rates (~$per)"
+}
+
+# check_allreduce FILE LABEL NRANKS MINBYTES NSIZES (factor 2)
+check_allreduce() {
+  local f=$1 lb=$2 n=$3 min=$4 rows=$5 out
+  grep -q '^# Out of bounds values : 0 OK$' "$f" && ok "$lb: no wrong values" || bad "$lb: wrong values reported"
+  [ "$(grep -c '^#  Rank ' "$f")" = "$n" ] && ok "$lb lists $n ranks" || bad "$lb does not list $n ranks"
+  out=$(awk -v n="$n" -v min="$min" -v want="$rows" '
+    /^ +[0-9]+ +[0-9]+ +float +sum / {
+      size=$1; count=$2; t=$5; alg=$6; bus=$7; wrong=$8; r++
+      if (size != min * 2^(r-1)) { print "size " size " out of sequence"; bad=1 }
+      if (count * 4 != size) { print "count " count " for size " size; bad=1 }
+      if (wrong != 0) { print "#wrong " wrong " at " size; bad=1 }
+      e = size / (t * 1e3)
+      if (t <= 0 || (e > 0.02 && (alg < e * 0.97 - 0.01 || alg > e * 1.03 + 0.01))) { print "algbw " alg " != size/time " e; bad=1 }
+      eb = alg * 2 * (n - 1) / n
+      if (bus < eb - 0.011 || bus > eb + 0.011) { print "busbw " bus " != algbw*2(n-1)/n " eb; bad=1 }
+    }
+    END { if (r != want) { print "expected " want " sizes, got " r; bad=1 }; exit bad }' "$f")
+  [ -z "$out" ] && ok "$lb: $rows sizes from $min B, count = size/4, #wrong 0, algbw = size/time, busbw = algbw*2(n-1)/n" ||
+    bad "$lb: sweep: $(echo $out)"
+}
+
+# check_pi FILE LABEL NRANKS
+check_pi() {
+  local f=$1 lb=$2 n=$3
+  [ "$(grep -cE "^Rank [0-9]+ of $n running on " "$f")" = "$n" ] && ok "$lb: $n ranks report their host" ||
+    bad "$lb: not every rank reported"
+  grep -qE '^pi is approximately 3\.14159265[0-9]+, Error is 0\.000000000' "$f" && ok "$lb: pi is right" ||
+    bad "$lb: no correct pi line"
+}
