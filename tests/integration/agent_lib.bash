@@ -100,3 +100,169 @@ no_orphans() {
     sleep 0.2
   done
 }
+
+# ---- real jobs (need kubesim's kubelet): objects the controller would create ----
+# job_yaml JOB N MODE: SA/Role/RoleBinding, headless Service, ConfigMap with the hostfile,
+# N worker pods and a launcher pod. MODE init: init container `mpi-agent init` + main
+# container running mpirun with /opt/kube/mpi-rsh; MODE run: main container
+# `mpi-agent run -- mpirun ...` (no init container). Knobs (env): WORKER_IMAGE, WORKER_CMD
+# (YAML list), WORKER_RESTART; for the last worker only: LAST_IMAGE, LAST_CMD, WORKER_GPUS,
+# LAST_PROBE (readiness: file must exist); AGENT_TIMEOUT, MPI_PROG (YAML list items),
+# LAUNCH_TIMEOUT (bound on mpirun), EXTRA_AGENT_ARGS (YAML list items, run mode).
+job_yaml() {
+  local job=$1 n=$2 mode=$3 i
+  local wimg=${WORKER_IMAGE:-mpik8s/openmpi} wcmd='[sleep, "3600"]' prog='mpi-pi, "2000000"'
+  local lt=${LAUNCH_TIMEOUT:-90}
+  [ -n "${WORKER_CMD:-}" ] && wcmd=$WORKER_CMD
+  [ -n "${MPI_PROG:-}" ] && prog=$MPI_PROG
+  local mpirun="timeout, \"$lt\", mpirun, -np, \"$n\", --bind-to, none, $prog"
+  cat <<YAML
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: $job-launcher}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: $job-launcher}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [pods/exec], verbs: [create, get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: $job-launcher}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: $job-launcher}
+subjects: [{kind: ServiceAccount, name: $job-launcher}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: $job-worker}
+spec:
+  clusterIP: None
+  selector: {mpi_job_name: $job, mpi_role_type: worker}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: $job-config}
+data:
+  hostfile: |
+YAML
+  for ((i = 0; i < n; i++)); do echo "    $job-worker-$i.$job-worker.default.svc slots=1"; done
+  for ((i = 0; i < n; i++)); do cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $job-worker-$i
+  labels: {mpi_job_name: $job, mpi_role_type: worker}
+spec:
+  hostname: $job-worker-$i
+  subdomain: $job-worker
+  restartPolicy: ${WORKER_RESTART:-Always}
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: worker
+YAML
+    if [ "$i" -eq $((n - 1)) ]; then
+      echo "    image: ${LAST_IMAGE:-$wimg}"
+      echo "    command: ${LAST_CMD:-$wcmd}"
+      [ -n "${WORKER_GPUS:-}" ] && echo "    resources: {limits: {nvidia.com/gpu: \"$WORKER_GPUS\"}}"
+      [ -n "${LAST_PROBE:-}" ] && echo "    readinessProbe: {exec: {command: [test, -f, $LAST_PROBE]}, periodSeconds: 1}"
+    else
+      echo "    image: $wimg"
+      echo "    command: $wcmd"
+    fi
+  done
+  cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $job-launcher
+  labels: {mpi_job_name: $job, mpi_role_type: launcher}
+spec:
+  serviceAccountName: $job-launcher
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - {name: kube, emptyDir: {}}
+  - name: mpi
+    configMap: {name: $job-config, items: [{key: hostfile, path: hostfile, mode: 0444}]}
+YAML
+  local env="
+    - {name: MPI_JOB_NAME, value: $job}
+    - {name: MPI_JOB_NAMESPACE, value: default}
+    - {name: MPI_JOB_TRANSPORT, value: exec}
+    - {name: MPI_JOB_WORKER_CONTAINER, value: worker}
+    - {name: MPI_JOB_WORKERS, value: \"$n\"}
+    - {name: MPI_JOB_SLOTS, value: \"1\"}
+    - {name: MPI_AGENT_TIMEOUT, value: \"${AGENT_TIMEOUT:-120}\"}
+    - {name: MPI_AGENT_TERMINATION_LOG, value: /dev/termination-log}
+    - {name: OMPI_ALLOW_RUN_AS_ROOT, value: \"1\"}
+    - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: \"1\"}
+    - {name: OMPI_MCA_pml, value: ob1}
+    - {name: OMPI_MCA_btl, value: \"self,vader,tcp\"}"
+  if [ "$mode" = init ]; then cat <<YAML
+  initContainers:
+  - name: agent
+    image: mpik8s/mpi-agent
+    command: [mpi-agent, init]
+    env:$env
+    volumeMounts: [{name: kube, mountPath: /opt/kube}, {name: mpi, mountPath: /etc/mpi}]
+  containers:
+  - name: launcher
+    image: mpik8s/openmpi
+    command: [$mpirun]
+    env:$env
+    - {name: OMPI_MCA_plm_rsh_agent, value: /opt/kube/mpi-rsh}
+    - {name: OMPI_MCA_orte_default_hostfile, value: /etc/mpi/hostfile}
+    - {name: OMPI_MCA_orte_keep_fqdn_hostnames, value: "true"}
+    - {name: OMPI_MCA_plm_rsh_no_tree_spawn, value: "1"}
+    - {name: OMPI_MCA_orte_leave_session_attached, value: "1"}
+    - {name: OMPI_MCA_plm_rsh_num_concurrent, value: "128"}
+    volumeMounts: [{name: kube, mountPath: /opt/kube}, {name: mpi, mountPath: /etc/mpi}]
+YAML
+  else cat <<YAML
+  containers:
+  - name: launcher
+    image: mpik8s/openmpi
+    command: [mpi-agent, run, ${EXTRA_AGENT_ARGS:-} --, $mpirun]
+    env:$env
+    volumeMounts: [{name: kube, mountPath: /opt/kube}, {name: mpi, mountPath: /etc/mpi}]
+YAML
+  fi
+}
+
+# pod_phase POD: status.phase (empty when missing).
+pod_phase() { k get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null || true; }
+
+# wait_launcher JOB SECONDS: waits until the launcher pod ended; prints the phase.
+wait_launcher() {
+  local until=$((SECONDS + $2)) ph
+  while [ $SECONDS -lt $until ]; do
+    ph=$(pod_phase "$1-launcher")
+    case $ph in Succeeded|Failed) echo "$ph"; return 0 ;; esac
+    sleep 0.3
+  done
+  echo "timeout"
+}
+
+# launcher_logs JOB: init container and main container logs.
+launcher_logs() {
+  { k logs "$1-launcher" -c agent 2>/dev/null || true; k logs "$1-launcher" -c launcher 2>/dev/null || true; }
+}
+
+# term_msg JOB CONTAINER: the container's termination message.
+term_msg() {
+  local q
+  if [ "$2" = agent ]; then q='{.status.initContainerStatuses[0].state.terminated.message}'
+  else q='{.status.containerStatuses[0].state.terminated.message}'; fi
+  k get pod "$1-launcher" -o "jsonpath=$q" 2>/dev/null || true
+}
+
+# delete_job JOB: removes the job's objects at once.
+delete_job() {
+  k delete pod,svc,cm,sa,role,rolebinding -l "mpi_job_name=$1" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+  k delete pod "$1-launcher" sa/"$1-launcher" role/"$1-launcher" rolebinding/"$1-launcher" \
+    svc/"$1-worker" cm/"$1-config" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+}

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# bench/agent.sh - launch-path benchmarks of the agent on kubesim, all in one run:
+#  1. latency from the last worker becoming Ready to mpirun starting under
+#     `mpi-agent run` (target < 100 ms; the seed's kubectl-delivery polled every
+#     500 ms): (a) workers whose status the bench sets with one HTTP PATCH, no
+#     reach check: patch reply -> mpirunStarted; (b) real pods, readiness probe
+#     flipped, reach check (exec `true` per worker) on: Ready seen on a watch ->
+#     mpirunStarted.
+#  2. full launch of N = 2, 8, 32 one-rank daemons (mpirun -np N hostname, from
+#     the kubesim host namespace, workers already Ready): time until every rank
+#     has printed and total wall time, through mpi-rsh (exec API), kubexec.sh
+#     (`kubectl exec`, the seed's agent) and a direct nsenter agent (the floor).
+# Usage: bench/agent.sh [N...]   (default 2 8 32; BENCH_REPS=3). Needs root (netns).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BINDIR=${BINDIR:-$ROOT/bin}
+KS=$ROOT/tests/kubesim/kubesim
+NS_LIST=${*:-2 8 32}
+REPS=${BENCH_REPS:-3}
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+[ "$(id -u)" -eq 0 ] || { echo "bench/agent.sh: needs root (kubesim network namespaces)"; exit 0; }
+D=$(mktemp -d /tmp/agent-bench-XXXXXX)
+cleanup() { timeout 60 "$KS" down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+timeout 60 "$KS" up --dir "$D" >/dev/null
+ksrun() { timeout -k 5 "${KT:-300}" "$KS" run --dir "$D" -- "$@"; }
+k() { ksrun kubectl "$@"; }
+med() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+ms_of() { # RFC3339.mmm -> epoch ms
+  python3 -c 'import sys,datetime; print(int(datetime.datetime.strptime(sys.argv[1],"%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()*1000))' "$1"
+}
+phase_ms() { sed -n 's/^phases: //p' "$1" | python3 -c 'import sys,json,datetime
+p=json.load(sys.stdin)[sys.argv[1]]
+print(int(datetime.datetime.strptime(p,"%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()*1000))' "$2"; }
+
+# ---- helpers run inside the simulator's namespace ----
+cat > "$D/patch.py" <<'PY'
+# patch.py POD: sets the pod Ready with one HTTP PATCH; prints "before_ms after_ms".
+import json, ssl, sys, time, http.client, yaml, os
+cfg = yaml.safe_load(open(os.environ["KUBECONFIG"]))
+srv = cfg["clusters"][0]["cluster"]["server"].split("//")[1]
+tok = cfg["users"][0]["user"]["token"]
+ctx = ssl.create_default_context(cafile=cfg["clusters"][0]["cluster"].get("certificate-authority"))
+if "certificate-authority-data" in cfg["clusters"][0]["cluster"]:
+    import base64
+    ctx = ssl.create_default_context(cadata=base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"]).decode())
+c = http.client.HTTPSConnection(srv, context=ctx)
+c.connect()
+body = json.dumps({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+t0 = time.time()
+c.request("PATCH", "/api/v1/namespaces/default/pods/%s/status" % sys.argv[1], body,
+          {"Authorization": "Bearer " + tok, "Content-Type": "application/merge-patch+json"})
+r = c.getresponse(); r.read()
+t1 = time.time()
+assert r.status == 200, r.status
+print(int(t0 * 1000), int(t1 * 1000))
+PY
+cat > "$D/tsrun.py" <<'PY'
+# tsrun.py CMD...: runs CMD, prints "ms_to_last_line total_ms lines rc" (ms from start).
+import subprocess, sys, time
+t0 = time.monotonic(); last = t0; n = 0
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+for line in p.stdout:
+    last = time.monotonic(); n += 1
+rc = p.wait()
+print(int((last - t0) * 1000), int((time.monotonic() - t0) * 1000), n, rc)
+PY
+cat > "$D/kubexec.sh" <<'SH'
+#!/bin/sh
+# the seed's rsh agent: kubectl exec POD -- /bin/sh -c "$*"
+pod=$1; shift
+exec kubectl exec "${pod%%.*}" -c worker -- /bin/sh -c "$*"
+SH
+cat > "$D/nsenter.sh" <<SH
+#!/bin/sh
+# floor: enter the pod's namespaces directly (host pid of its pid 1 from the map)
+pod=\$1; shift
+pid=\$(awk -v p="\${pod%%.*}" '\$1 == p {print \$2}' $D/podpids)
+exec nsenter -t "\$pid" -n -u -i -m -p -- /bin/sh -c "\$*"
+SH
+chmod +x "$D/kubexec.sh" "$D/nsenter.sh"
+
+ghost() { cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, labels: {mpi_job_name: $2, mpi_role_type: worker}}
+spec:
+  nodeName: ghost
+  containers: [{name: worker, image: busybox, command: [sleep, "3600"]}]
+YAML
+}
+
+echo "== 1a. last worker Ready (status PATCH) -> mpirun started, mpi-agent run --no-reach-check"
+for i in 0 1; do ghost lat-worker-$i lat; echo ---; done | k create -f - >/dev/null
+ksrun python3 "$D/patch.py" lat-worker-0 >/dev/null
+lat=()
+for r in $(seq 10); do
+  k patch pod lat-worker-1 --subresource=status --type=merge -p '{"status":{"phase":"Pending","conditions":[]}}' >/dev/null
+  MPI_JOB_NAME=lat MPI_JOB_WORKERS=2 MPI_AGENT_TERMINATION_LOG=$D/term-lat ksrun "$BINDIR/mpi-agent" run \
+    --no-reach-check --timeout 30s --dest "$D/none" -- true 2>"$D/lat.log" & ap=$!
+  sleep 0.7
+  read -r t0 t1 < <(ksrun python3 "$D/patch.py" lat-worker-1)
+  wait $ap
+  ms=$(phase_ms "$D/term-lat" mpirunStarted)
+  lat+=("$((ms - t1)) $((t1 - t0))")
+done
+printf '%s\n' "${lat[@]}" | awk '{print $1}' | med > "$D/m1"; printf '%s\n' "${lat[@]}" | awk '{print $2}' | med > "$D/m2"
+echo "   patch reply -> mpirunStarted: median $(cat "$D/m1") ms over 10 runs (all: $(printf '%s\n' "${lat[@]}" | awk '{printf "%s ", $1}')); the PATCH itself took $(cat "$D/m2") ms"
+A1=$(cat "$D/m1")
+k delete pod lat-worker-0 lat-worker-1 --grace-period=0 --force >/dev/null 2>&1 || true
+
+wpod() { cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, labels: {mpi_job_name: $2, mpi_role_type: worker}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: worker
+    image: mpik8s/openmpi
+    command: [sleep, "3600"]
+$3
+YAML
+}
+
+echo "== 1b. real pods: last worker Ready (readiness probe, seen on a watch) -> mpirun started, with the exec reach check"
+wpod rl-worker-0 rl "" > "$D/rl.yaml"; echo --- >> "$D/rl.yaml"
+wpod rl-worker-1 rl "    readinessProbe: {exec: {command: [test, -f, /tmp/go]}, periodSeconds: 1}" >> "$D/rl.yaml"
+k create -f "$D/rl.yaml" >/dev/null
+k wait --for=condition=Ready pod/rl-worker-0 --timeout=120s >/dev/null
+lat2=()
+for r in $(seq 5); do
+  k exec rl-worker-1 -- rm -f /tmp/go
+  k wait --for=condition=Ready=false pod/rl-worker-1 --timeout=30s >/dev/null
+  ksrun python3 -u -c '
+import subprocess, sys, time
+p = subprocess.Popen(["kubectl", "get", "pod", "rl-worker-1", "-w", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}"], stdout=subprocess.PIPE, text=True)
+for line in p.stdout:
+    if line.strip() == "True":
+        print(int(time.time() * 1000)); p.kill(); break
+' > "$D/readyat" & wp=$!
+  MPI_JOB_NAME=rl MPI_JOB_WORKERS=2 MPI_JOB_WORKER_CONTAINER=worker MPI_AGENT_TERMINATION_LOG=$D/term-rl \
+    ksrun "$BINDIR/mpi-agent" run --timeout 60s --dest "$D/none" -- true 2>"$D/rl.log" & ap=$!
+  sleep 1.5
+  k exec rl-worker-1 -- touch /tmp/go
+  wait $ap; wait $wp || true
+  ms=$(phase_ms "$D/term-rl" mpirunStarted); ready=$(cat "$D/readyat")
+  reach=$(( $(phase_ms "$D/term-rl" workersReachable) - $(phase_ms "$D/term-rl" workersReady) ))
+  lat2+=("$((ms - ready)) $reach")
+done
+printf '%s\n' "${lat2[@]}" | awk '{print $1}' | med > "$D/m3"
+echo "   Ready on watch -> mpirunStarted: median $(cat "$D/m3") ms over 5 runs (all: $(printf '%s\n' "${lat2[@]}" | awk '{printf "%s ", $1}')); of which reach check: $(printf '%s\n' "${lat2[@]}" | awk '{print $2}' | med) ms"
+A2=$(cat "$D/m3")
+k delete pod rl-worker-0 rl-worker-1 --grace-period=0 --force >/dev/null 2>&1 || true
+
+echo "== 2. full launch: mpirun -np N hostname (workers Ready), $REPS runs each, median ms"
+maxn=0; for n in $NS_LIST; do [ "$n" -gt $maxn ] && maxn=$n; done
+: > "$D/pods.yaml"
+for ((i = 0; i < maxn; i++)); do wpod fl-worker-$i fl "" >> "$D/pods.yaml"; echo --- >> "$D/pods.yaml"; done
+k create -f "$D/pods.yaml" >/dev/null
+if ! k wait --for=condition=Ready pod -l mpi_job_name=fl --timeout=240s >/dev/null; then
+  echo "   not all $maxn pods became Ready within 240 s; larger N skipped"
+fi
+# pod -> host pid of its pid 1 (for the nsenter floor)
+: > "$D/podpids"
+for ((i = 0; i < maxn; i++)); do
+  uid=$(k get pod fl-worker-$i -o 'jsonpath={.metadata.uid}' 2>/dev/null || true)
+  f=$(grep -l "\"$uid\"" "$D"/state/node/sandboxes/*.json 2>/dev/null | head -1 || true)
+  [ -n "$f" ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], r["pids"][-1][0])' "$f" fl-worker-$i >> "$D/podpids"
+done
+declare -A RES
+for n in $NS_LIST; do
+  ready=$(k get pods -l mpi_job_name=fl -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | awk '$2=="True"' | wc -l)
+  [ "$ready" -ge "$n" ] || { echo "   N=$n: only $ready Ready pods, skipped"; continue; }
+  for ((i = 0; i < n; i++)); do echo "fl-worker-$i slots=1"; done > "$D/hf$n"
+  for path in nsenter mpi-rsh kubexec; do
+    case $path in
+      nsenter) agent=$D/nsenter.sh ;;
+      mpi-rsh) agent=$BINDIR/mpi-rsh ;;
+      kubexec) agent=$D/kubexec.sh ;;
+    esac
+    : > "$D/r"
+    for r in $(seq "$REPS"); do
+      MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker KT=120 ksrun python3 "$D/tsrun.py" \
+        timeout 90 mpirun --hostfile "$D/hf$n" -np "$n" --map-by node --bind-to none \
+        -mca plm_rsh_agent "$agent" -mca plm_rsh_no_tree_spawn 1 -mca orte_leave_session_attached 1 \
+        -mca plm_rsh_num_concurrent 128 hostname >> "$D/r" || true
+    done
+    bad=$(awk -v n="$n" '$4 != 0 || $3 < n' "$D/r" | wc -l)
+    RES[$path,$n]="$(awk '{print $1}' "$D/r" | med) $(awk '{print $2}' "$D/r" | med) $bad"
+  done
+done
+printf '   %-10s' "path"; for n in $NS_LIST; do printf '%26s' "N=$n last-line/total"; done; echo
+for path in nsenter mpi-rsh kubexec; do
+  printf '   %-10s' "$path"
+  for n in $NS_LIST; do
+    set -- ${RES[$path,$n]:-nan nan 0}
+    over=""; [ "$path" != nsenter ] && [ "${RES[nsenter,$n]:-}" ] && over=" (+$(( ${1%.*} - $(echo ${RES[nsenter,$n]} | awk '{printf "%d", $1}') )))"
+    printf '%26s' "$1${over}/$2${3:+$( [ "$3" != 0 ] && echo " ${3}bad")}"
+  done; echo
+done
+for n in $NS_LIST; do
+  [ -n "${RES[nsenter,$n]:-}" ] || continue
+  f=$(echo ${RES[nsenter,$n]} | awk '{print $1}'); m=$(echo ${RES[mpi-rsh,$n]} | awk '{print $1}'); x=$(echo ${RES[kubexec,$n]} | awk '{print $1}')
+  awk -v n="$n" -v f="$f" -v m="$m" -v x="$x" 'BEGIN { om=m-f; ox=x-f; printf "   N=%d: overhead over the floor: mpi-rsh %+d ms (%.2fx floor), kubexec.sh %+d ms (%.2fx floor); kubexec.sh overhead / mpi-rsh overhead = %s\n", n, om, m/f, ox, x/f, (om > 0 ? sprintf("%.1f", ox/om) : "inf (mpi-rsh at the floor)") }'
+done
+echo "   agent latency Ready -> mpirun started: ${A1} ms (status patch, no reach check), ${A2} ms (real pods, with reach check); target < 100 ms"

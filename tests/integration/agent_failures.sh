@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# agent_failures: each way a worker can fail, on kubesim with real pods. Each
+# must end the launcher non-zero within seconds of the cause (or of the bound),
+# with a message naming the worker pod and Kubernetes' reason, and leave no
+# mpirun/orted behind: an image that never starts, an unschedulable worker
+# (more nvidia.com/gpu than the node has), a crashing worker (restart loop and
+# restartPolicy Never), a worker deleted mid-run, the API server restarted
+# during the wait and during the run.
+# timeout: 600
+. "$(dirname "$0")/agent_lib.bash"
+ks_up --gpus 1
+
+# expect_fail JOB MAX_SECONDS TEXT...: the launcher fails within MAX_SECONDS of now
+expect_fail() {
+  local job=$1 max=$2 t0=$SECONDS ph; shift 2
+  ph=$(wait_launcher "$job" $((max + 30)))
+  launcher_logs "$job" > "$D/o-$job"
+  { term_msg "$job" agent; echo; term_msg "$job" launcher; } > "$D/t-$job"
+  [ "$ph" = Failed ] || fail "$job: launcher $ph, want Failed"
+  [ $((SECONDS - t0)) -le "$max" ] || fail "$job: took $((SECONDS - t0)) s (bound $max s)"
+  expect_in "$D/o-$job" "$@"
+  log "   $job failed after $((SECONDS - t0)) s as expected"
+}
+
+log "1. a worker image that never starts (bounded by MPI_AGENT_TIMEOUT=8)"
+LAST_IMAGE=registry.example/does-not-exist:1 AGENT_TIMEOUT=8 job_yaml fimg 2 init | k create -f - >/dev/null
+expect_fail fimg 20 "timed out after 8 s waiting for workers (1/2 ready)" "fimg-worker-1: phase Pending: container worker:" "ImagePull"
+grep -q "fimg-worker-1" "$D/t-fimg" || fail "termination message lacks the worker"
+delete_job fimg
+
+log "2. an unschedulable worker (2 nvidia.com/gpu, the node has 1)"
+WORKER_GPUS=2 AGENT_TIMEOUT=6 job_yaml fgpu 2 init | k create -f - >/dev/null
+expect_fail fgpu 20 "fgpu-worker-1: phase Pending: Unschedulable:" "nvidia.com/gpu"
+delete_job fgpu
+
+log "3. a crashing worker fails the wait at once (timeout 120 s)"
+LAST_CMD='[sh, -c, "echo crashing; exit 3"]' AGENT_TIMEOUT=120 job_yaml fcrash 2 init | k create -f - >/dev/null
+expect_fail fcrash 45 "worker failed while waiting" "fcrash-worker-1"
+grep -qE "CrashLoopBackOff|restarting in a loop|exit code 3" "$D/o-fcrash" || fail "no crash reason"
+delete_job fcrash
+WORKER_RESTART=Never LAST_CMD='[sh, -c, "exit 4"]' AGENT_TIMEOUT=120 job_yaml fnever 2 init | k create -f - >/dev/null
+expect_fail fnever 20 "worker failed while waiting" "fnever-worker-1: phase Failed" "exit code 4"
+delete_job fnever
+
+log "4. a worker deleted mid-run (mpi-agent run supervising mpirun)"
+MPI_PROG='sh, -c, "echo rank-up; sleep 60"' job_yaml fdel 2 run | k create -f - >/dev/null
+until_s=$((SECONDS + 120))
+until [ "$(launcher_logs fdel | grep -c rank-up)" -ge 2 ]; do
+  [ $SECONDS -lt $until_s ] || { launcher_logs fdel >&2; fail "ranks never started"; }; sleep 0.3
+done
+k delete pod fdel-worker-1 --wait=false >/dev/null
+expect_fail fdel 15 "worker fdel-worker-1" "stopping the command"
+grep -q "worker fdel-worker-1" "$D/t-fdel" || fail "termination message lacks the worker"
+delete_job fdel
+no_orphans 10
+
+log "5. API server restarted during the wait"
+LAST_PROBE=/tmp/agent-ready AGENT_TIMEOUT=90 job_yaml fapi 2 init | k create -f - >/dev/null
+until_s=$((SECONDS + 60))
+until launcher_logs fapi | grep -q "1/2 workers ready"; do
+  [ $SECONDS -lt $until_s ] || { launcher_logs fapi >&2; fail "wait never reported 1/2"; }; sleep 0.3
+done
+timeout 60 "$KS" fault --dir "$D" restart-apiserver >/dev/null
+log "   API server restarted"
+sleep 1
+k exec fapi-worker-1 -- touch /tmp/agent-ready
+ph=$(wait_launcher fapi 120)
+launcher_logs fapi > "$D/o-fapi"
+[ "$ph" = Succeeded ] || fail "fapi: launcher $ph after an API server restart during the wait"
+expect_in "$D/o-fapi" "2/2 workers ready" "pi is approximately"
+delete_job fapi
+no_orphans 10
+
+log "6. API server restarted during the run (exec streams carry the daemons: the run must fail fast, not hang)"
+MPI_PROG='sh, -c, "echo rank-up; sleep 60"' job_yaml frun 2 run | k create -f - >/dev/null
+until_s=$((SECONDS + 120))
+until [ "$(launcher_logs frun | grep -c rank-up)" -ge 2 ]; do
+  [ $SECONDS -lt $until_s ] || fail "ranks never started"; sleep 0.3
+done
+timeout 60 "$KS" fault --dir "$D" restart-apiserver >/dev/null
+expect_fail frun 30 "frun-worker-"
+delete_job frun
+no_orphans 10
+log "PASS"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# agent_status: `mpi-agent status -n NS JOB` from outside the cluster (a
+# kubeconfig) against a healthy job (exit 0, every worker "ok" with a time,
+# the hostfile) and a broken one (exit 1, the broken pod's reason and the
+# reachability error naming it).
+# timeout: 300
+. "$(dirname "$0")/agent_lib.bash"
+ks_up
+# workers only (no launcher): status is for debugging a job from a laptop
+only_workers() { python3 -c 'import sys,yaml; sys.stdout.write(yaml.safe_dump_all([d for d in yaml.safe_load_all(sys.stdin) if d["kind"] == "Pod" and d["metadata"]["name"].find("-worker-") > 0]))'; }
+job_yaml good 3 init | only_workers | k create -f - >/dev/null
+LAST_IMAGE=does-not-exist/x:1 job_yaml bad 2 init | only_workers | k create -f - >/dev/null
+until_s=$((SECONDS + 120))
+until [ "$(k get pods -l mpi_job_name=good -o 'jsonpath={.items[*].status.phase}')" = "Running Running Running" ]; do
+  [ $SECONDS -lt $until_s ] || fail "good workers never ran"; sleep 0.3
+done
+sleep 1
+rc=0; ksrun "$AGENT" status -n default good >"$D/o-good" 2>&1 || rc=$?
+cat "$D/o-good" >&2
+[ $rc -eq 0 ] || fail "status of a healthy job exited $rc"
+expect_in "$D/o-good" "JOB default/good: 3 worker(s), transport exec" \
+  "good-worker-2.good-worker.default.svc slots=1" "OK: 0 of 3 worker(s) unreachable"
+n=$(grep -cE '^good-worker-[0-2] +Running +true' "$D/o-good"); [ "$n" -eq 3 ] || fail "$n Running/true rows"
+n=$(grep -cE '^good-worker-[0-2] +ok +[0-9.]+ ms' "$D/o-good"); [ "$n" -eq 3 ] || fail "$n ok round trips"
+
+rc=0; ksrun "$AGENT" status bad -n default --mpi mpich >"$D/o-bad" 2>&1 || rc=$?
+cat "$D/o-bad" >&2
+[ $rc -eq 1 ] || fail "status of a broken job exited $rc, want 1"
+grep -qE '^bad-worker-1 +Pending +false .*ImagePull' "$D/o-bad" || fail "no image pull reason for bad-worker-1"
+grep -qE '^bad-worker-1 +FAILED +exec' "$D/o-bad" || fail "no reachability error for bad-worker-1"
+grep -qE '^bad-worker-0 +ok ' "$D/o-bad" || fail "bad-worker-0 should be reachable"
+expect_in "$D/o-bad" "HOSTFILE (mpich)" "bad-worker-1.bad-worker.default.svc:1" "NOT READY: 1 of 2 worker(s) unreachable"
+rc=0; ksrun "$AGENT" status -n default nosuchjob >"$D/o-none" 2>&1 || rc=$?
+[ $rc -ne 0 ] || fail "status of a missing job exited 0"
+expect_in "$D/o-none" "no worker pods"
+log "PASS"
