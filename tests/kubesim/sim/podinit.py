@@ -1,7 +1,7 @@
 """podinit: the init process (pid 1) of one kubesim pod.
 
 Run by the kubelet (sim/podruntime.py) as
-    /usr/bin/python3 -I -S podinit.py NETNS_PATH HOSTNAME HOSTS_FILE TAG
+    /usr/bin/python3 -I -S podinit.py NETNS_PATH HOSTNAME HOSTS_FILE TMP_DIR
 with fd 0/1 being the control channel (JSON lines in, JSON lines out).
 
 The outer process joins the pod's network namespace, unshares mount, UTS,
@@ -16,7 +16,8 @@ pid 1 sets the hostname, makes its mounts private, mounts a fresh /proc,
    "mounts":[{"src":S,"dst":D,"ro":bool}],"log":FILE}
       -> {"ev":"started","id":C,"pid":P,"t":TIME} | {"ev":"startfail","id":C,"msg":M,"t":TIME}
       container exit -> {"ev":"exited","id":C,"status":EXIT|-SIG,"t":TIME}
-  {"op":"signal","id":C,"sig":N}     signal the container's process group
+  {"op":"signal","id":C,"sig":N[,"main":true]}  signal the container's process
+                                     group (or only its main process)
   {"op":"sigall","sig":N}            signal every process of the pod except pid 1
   {"op":"ping"} -> {"ev":"pong"}
 It reaps every orphan. Container stdout/stderr go to the container's log
@@ -47,6 +48,7 @@ MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
 
+POD_TMP = None
 libc = ctypes.CDLL(None, use_errno=True)
 MAX_LINE = 16 * 1024
 
@@ -134,7 +136,7 @@ class Init:
             err += chunk
         os.close(rep_r)
         try:
-            logf = open(host_path(req["log"]), "ab", buffering=0)
+            logf = open(req["log"], "ab", buffering=0)
         except OSError as e:
             log("cannot open log %s: %s" % (req["log"], e))
             logf = open(os.devnull, "ab", buffering=0)
@@ -160,8 +162,14 @@ class Init:
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         os.setsid()
         _check(libc.unshare(CLONE_NEWNS), "unshare mount namespace")
+        hostfd = None
+        if POD_TMP:
+            hostfd = os.open("/tmp", os.O_PATH | os.O_DIRECTORY)
+            mount(POD_TMP, "/tmp", None, MS_BIND)
         for m in req.get("mounts", []):
-            src, dst = host_path(m["src"]), m["dst"]
+            src, dst = m["src"], m["dst"]
+            if hostfd is not None and (src == "/tmp" or src.startswith("/tmp/")):
+                src = "/proc/self/fd/%d%s" % (hostfd, src[4:])
             if os.path.isdir(src):
                 os.makedirs(dst, exist_ok=True)
             elif not os.path.exists(dst):
@@ -170,6 +178,8 @@ class Init:
             mount(src, dst, None, MS_BIND | MS_REC)
             if m.get("ro"):
                 mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+        if hostfd is not None:
+            os.close(hostfd)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(outw, 1)
@@ -276,12 +286,16 @@ class Init:
             self.start(req)
         elif op == "signal":
             c = self.containers.get(req["id"])
-            if c and c.pid in self.by_pid:
-                for target in (-c.pid, c.pid):
-                    try:
-                        os.kill(target, req["sig"])
-                    except ProcessLookupError:
-                        pass
+            if c is None:
+                return
+            targets = [c.pid] if req.get("main") else [-c.pid, c.pid]
+            for target in targets:
+                if target == c.pid and c.pid not in self.by_pid:
+                    continue     # reaped: the pid may belong to someone else now
+                try:
+                    os.kill(target, req["sig"])
+                except (ProcessLookupError, PermissionError):
+                    pass
         elif op == "sigall":
             try:
                 os.kill(-1, req["sig"])
@@ -344,7 +358,7 @@ class Init:
             self.reap()
 
 
-def setup_pid1(hostname, hosts_file):
+def setup_pid1(hostname, hosts_file, tmp_dir):
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     try:
@@ -356,27 +370,20 @@ def setup_pid1(hostname, hosts_file):
     _check(libc.sethostname(h, len(h)), "sethostname")
     if hosts_file and os.path.exists("/etc/hosts"):
         mount(hosts_file, "/etc/hosts", None, MS_BIND)
-    # keep the host's /tmp reachable (kubesim's DIR usually lives there) as
-    # /proc/self/fd/N: mount sources under /tmp are translated by host_path()
-    global HOST_TMP_FD
-    HOST_TMP_FD = os.open("/tmp", os.O_PATH | os.O_DIRECTORY)
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     if os.path.isdir("/dev/shm"):
         mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-
-
-HOST_TMP_FD = None
-
-
-def host_path(p):
-    """A host path as seen from inside the pod (the pod has its own /tmp)."""
-    if HOST_TMP_FD is not None and (p == "/tmp" or p.startswith("/tmp/")):
-        return "/proc/self/fd/%d%s" % (HOST_TMP_FD, p[4:])
-    return p
+    # The pod's private /tmp: a tmpfs mounted (in this namespace only) on the
+    # pod's state dir; each container binds it on /tmp in its own mount
+    # namespace, after its volumes (whose sources usually live under the
+    # host's /tmp, where kubesim's DIR is).
+    if tmp_dir:
+        mount("tmpfs", tmp_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
 
 
 def main():
-    netns, hostname, hosts_file = sys.argv[1], sys.argv[2], sys.argv[3]
+    netns, hostname, hosts_file, tmp_dir = sys.argv[1:5]
+    global POD_TMP
+    POD_TMP = tmp_dir
     ppid = os.getppid()
     _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
     if os.getppid() != ppid:
@@ -398,7 +405,7 @@ def main():
         _check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
         try:
 
-            setup_pid1(hostname, hosts_file)
+            setup_pid1(hostname, hosts_file, tmp_dir)
         except Exception as e:
             log("setup failed: %s" % e)
             msg = json.dumps({"ev": "fatal", "msg": str(e)}) + "\n"
