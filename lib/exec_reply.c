@@ -150,7 +150,7 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
     if (r->head_len < 16 || strncmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' ||
         !isdigit((unsigned char)buf[9]) || !isdigit((unsigned char)buf[10]) || !isdigit((unsigned char)buf[11]) ||
         (eol - buf > 12 && buf[12] != ' ')) {
-        kube_set_err(errmsg, "upgrade reply: not an HTTP/1.x status line: \"%.40s\"", buf);
+        kube_set_err(errmsg, "upgrade reply: not an HTTP/1.x status line: \"%.*s\"", (int)(len < 40 ? len : 40), buf);
         for (char *p = *errmsg; p && *p; p++) if (*p == '\r' || *p == '\n') *p = ' ';
         return -1;
     }
@@ -161,7 +161,7 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
     while (p < end) {
         const char *le = memmem(p, (size_t)(end + 2 - p), "\r\n", 2);
         if (header_line(p, (size_t)(le - p), &f) < 0) {
-            kube_set_err(errmsg, "upgrade reply: malformed header line \"%.40s\"", p);
+            kube_set_err(errmsg, "upgrade reply: malformed header line \"%.*s\"", (int)(le - p < 40 ? le - p : 40), p);
             for (char *q = *errmsg; *q; q++) if (*q == '\r' || *q == '\n') *q = ' ';
             return -1;
         }

@@ -50,6 +50,10 @@ static int exit_code_from_causes(json_t *st, char **message)
                              msg ? msg : "(missing)");
                 return 255;
             }
+            if (code == 0) { /* contradictory: never turn a failure into success */
+                kube_set_err(message, "exec status: NonZeroExitCode with exit code 0");
+                return 255;
+            }
             return code;
         }
     }
