@@ -207,7 +207,7 @@ static void test_list_pagination(void **st)
     struct kube_client *c = good_client();
     struct kube_error e = KUBE_ERROR_INIT;
     for (int i = 0; i < 7; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "p%d", i);
         json_t *o = cm(name, i % 2 ? "worker" : "launcher");
         json_t *r = kube_create(c, &KUBE_RES_CONFIGMAPS, "pages", o, &e);

@@ -117,7 +117,7 @@ static void test_pagination(void **st)
     NEED_KUBESIM();
     struct kube_error e = KUBE_ERROR_INIT;
     for (int i = 0; i < 5; i++) {
-        char n[16];
+        char n[32];
         snprintf(n, sizeof n, "page-%d", i);
         json_t *o = cm(n, "x");
         json_t *r = kube_create(g_c, &KUBE_RES_CONFIGMAPS, "default", o, &e);
