@@ -72,7 +72,12 @@ static int plan_ompi(const struct agent_env_in *in, agent_getenv_fn get, void *u
         if (want(p, get, ud, name, val) < 0)                           \
             return -1;                                                 \
     } while (0)
-    W("plm_rsh_agent", in->rsh_path);
+    /* "AGENT : false": mpirun passes this variable on to every orted, whose rsh component
+     * insists the agent exists even when it never launches (no tree spawn); the agent lives
+     * only in the launcher, so a worker's orted falls back to `false` from PATH. */
+    char agent[4096];
+    snprintf(agent, sizeof(agent), "%s : false", in->rsh_path);
+    W("plm_rsh_agent", agent);
     snprintf(name, sizeof(name), "%s%s_default_hostfile", pfx, core);
     if (want(p, get, ud, name, in->hostfile_path) < 0)
         return -1;

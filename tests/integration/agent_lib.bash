@@ -214,7 +214,7 @@ YAML
     image: mpik8s/openmpi
     command: [$mpirun]
     env:$env
-    - {name: OMPI_MCA_plm_rsh_agent, value: /opt/kube/mpi-rsh}
+    - {name: OMPI_MCA_plm_rsh_agent, value: "${RSH_AGENT:-/opt/kube/mpi-rsh : false}"}
     - {name: OMPI_MCA_orte_default_hostfile, value: /etc/mpi/hostfile}
     - {name: OMPI_MCA_orte_keep_fqdn_hostnames, value: "true"}
     - {name: OMPI_MCA_plm_rsh_no_tree_spawn, value: "1"}

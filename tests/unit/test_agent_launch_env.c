@@ -45,7 +45,7 @@ static void test_openmpi4(void **s)
     const char *user[] = { "OMPI_MCA_orte_keep_fqdn_hostnames", "false", NULL };
     struct agent_env_plan p;
     assert_int_equal(agent_env_plan(&in, fake_get, (void *)user, &p), 0);
-    expect(&p, "OMPI_MCA_plm_rsh_agent", "/opt/kube/mpi-rsh", AGENT_ENV_SET);
+    expect(&p, "OMPI_MCA_plm_rsh_agent", "/opt/kube/mpi-rsh : false", AGENT_ENV_SET);
     expect(&p, "OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile", AGENT_ENV_SET);
     expect(&p, "OMPI_MCA_orte_keep_fqdn_hostnames", "false", AGENT_ENV_KEPT);
     expect(&p, "OMPI_MCA_plm_rsh_no_tree_spawn", "1", AGENT_ENV_SET);
@@ -85,7 +85,7 @@ static void test_openmpi5(void **s)
     struct agent_env_in in = { AGENT_MPI_OPENMPI5, "/r", "/h", 2, 0 };
     struct agent_env_plan p;
     assert_int_equal(agent_env_plan(&in, fake_get, NULL, &p), 0);
-    expect(&p, "PRTE_MCA_plm_rsh_agent", "/r", AGENT_ENV_SET);
+    expect(&p, "PRTE_MCA_plm_rsh_agent", "/r : false", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_prte_default_hostfile", "/h", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_plm_rsh_no_tree_spawn", "1", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_prte_leave_session_attached", "1", AGENT_ENV_SET);
@@ -124,7 +124,7 @@ static void test_apply(void **s)
     char *err = NULL;
     assert_int_equal(agent_env_plan(&in, agent_getenv_process, NULL, &p), 0);
     assert_int_equal(agent_env_apply(&p, &err), 0);
-    assert_string_equal(getenv("OMPI_MCA_plm_rsh_agent"), "/opt/kube/mpi-rsh");
+    assert_string_equal(getenv("OMPI_MCA_plm_rsh_agent"), "/opt/kube/mpi-rsh : false");
     assert_string_equal(getenv("OMPI_MCA_orte_default_hostfile"), "/user/hf");
     agent_env_plan_free(&p);
 }
