@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client_int.h"
 #include "kube/http.h"
@@ -54,6 +55,14 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
         return NULL;
     }
     c->cfg = cfg;
+    const char *bad = cfg->ca_file && access(cfg->ca_file, R_OK) ? cfg->ca_file
+                      : cfg->cert_file && access(cfg->cert_file, R_OK) ? cfg->cert_file
+                      : cfg->key_file && access(cfg->key_file, R_OK) ? cfg->key_file : NULL;
+    if (bad) {
+        kube_set_err(errmsg, "%s: %s: %m", cfg->origin ? cfg->origin : "config", bad);
+        kube_client_free(c);
+        return NULL;
+    }
     kube_client_opts_default(&c->opts);
     if (opts) {
         if (opts->connect_timeout_ms > 0)

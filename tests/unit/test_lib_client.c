@@ -295,6 +295,29 @@ static void test_retries(void **st)
     kube_client_free(c);
 }
 
+static void test_malformed_replies(void **st)
+{
+    (void)st;
+    struct kube_client *c = good_client();
+    struct kube_error e = KUBE_ERROR_INIT;
+    json_decref(fault(c, "/fault/garbage?body=%7Bnot%20json"));
+    assert_null(kube_get(c, &KUBE_RES_CONFIGMAPS, "ns1", "x", &e));
+    assert_int_equal(e.reason, KUBE_PROTOCOL);
+    assert_non_null(strstr(e.message, "GET /api/v1/namespaces/ns1/configmaps/x: reply is not JSON"));
+    json_decref(fault(c, "/fault/garbage?body=%7B%22kind%22%3A%22List%22%7D"));
+    assert_null(kube_list(c, &KUBE_RES_CONFIGMAPS, "ns1", NULL, &e));
+    assert_int_equal(e.reason, KUBE_PROTOCOL);
+    assert_non_null(strstr(e.message, "not a List"));
+    /* a watch stream with a broken event */
+    json_decref(fault(c, "/fault/garbage?body=%7B%22type%22%3A%22ADDED%22%7D%0A"));
+    struct kube_list_opts o = {.timeout_seconds = 5};
+    assert_int_equal(kube_watch_stream(c, &KUBE_RES_CONFIGMAPS, "ns1", &o, NULL, NULL, NULL, &e), -1);
+    assert_int_equal(e.reason, KUBE_PROTOCOL);
+    assert_non_null(strstr(e.message, "watch stream: watch event: \"object\" is not a JSON object"));
+    kube_error_clear(&e);
+    kube_client_free(c);
+}
+
 static void test_keepalive(void **st)
 {
     (void)st;
@@ -614,6 +637,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crud),          cmocka_unit_test(test_list_pagination),
         cmocka_unit_test(test_retries),       cmocka_unit_test(test_keepalive),
+        cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_tls_and_auth),  cmocka_unit_test(test_token_rotation),
         cmocka_unit_test(test_watch_resume_and_gone), cmocka_unit_test(test_informer),
     };

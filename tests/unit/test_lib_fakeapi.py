@@ -123,6 +123,15 @@ class H(BaseHTTPRequestHandler):
             self.body()
             return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
         with LOCK:
+            if STATE["faults"] and STATE["faults"][0][0] == "garbage":
+                body = STATE["faults"].pop(0)[1].encode()
+                self.body()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             if STATE["faults"]:
                 code, retry_after = STATE["faults"].pop(0)
                 self.body()
@@ -150,6 +159,8 @@ class H(BaseHTTPRequestHandler):
                 ra = q.get("retry_after", [None])[0]
                 for _ in range(int(q.get("n", ["1"])[0])):
                     STATE["faults"].append((int(q.get("code", ["503"])[0]), ra))
+            elif path == "/fault/garbage":
+                STATE["faults"].append(("garbage", q.get("body", ["{not json"])[0]))
             elif path == "/fault/drop-watches":
                 for s in list(STATE["watch_socks"]):
                     try:
