@@ -376,6 +376,27 @@ static void test_tls_and_auth(void **st)
     free(line);
     free(b64);
     free(pem);
+    /* client certificates, from files and from -data */
+    expect_ok(client_with("    certificate-authority: ca.crt",
+                          "    client-certificate: client.crt\n    client-key: client.key", 1));
+    char *cd = NULL, *kd = NULL;
+    size_t cn = 0, kn = 0;
+    snprintf(path, sizeof path, "%s/client.crt", g_dir);
+    assert_int_equal(kube_read_file(path, 1 << 20, &cd, &cn, NULL), 0);
+    snprintf(path, sizeof path, "%s/client.key", g_dir);
+    assert_int_equal(kube_read_file(path, 1 << 20, &kd, &kn, NULL), 0);
+    char *c64 = kube_base64_encode(cd, cn), *k64 = kube_base64_encode(kd, kn);
+    line = kube_strdup_printf("    client-certificate-data: %s\n    client-key-data: %s", c64, k64);
+    expect_ok(client_with("    certificate-authority: ca.crt", line, 1));
+    free(line);
+    /* a key that does not match the certificate: a clear TLS client-certificate error */
+    line = kube_strdup_printf("    client-certificate-data: %s\n    client-key: ca.key", c64);
+    expect_fail(client_with("    certificate-authority: ca.crt", line, 1), KUBE_TRANSPORT, "client certificate");
+    free(line);
+    free(c64);
+    free(k64);
+    free(cd);
+    free(kd);
     /* tls-server-name: the certificate names apiserver.test, not wrong.test */
     expect_ok(client_with("    certificate-authority: ca.crt\n    tls-server-name: apiserver.test",
                           "    token: tok-A", 1));

@@ -119,7 +119,7 @@ class H(BaseHTTPRequestHandler):
             STATE["requests"] += 1
             STATE["hits"][method] = STATE["hits"].get(method, 0) + 1
         tok = STATE["token"]
-        if tok and self.headers.get("Authorization") != "Bearer " + tok:
+        if tok and self.headers.get("Authorization") != "Bearer " + tok and not self.cert_user():
             self.body()
             return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
         with LOCK:
@@ -151,6 +151,18 @@ class H(BaseHTTPRequestHandler):
             return getattr(self, "op_" + method.lower())(coll, ns, name, sub)
         except (BrokenPipeError, ConnectionResetError):
             return
+
+    def cert_user(self):
+        """The CN of a verified client certificate, or None."""
+        try:
+            cert = self.connection.getpeercert()
+        except (AttributeError, ValueError):
+            return None
+        for rdn in (cert or {}).get("subject", ()):
+            for k, v in rdn:
+                if k == "commonName":
+                    return v
+        return None
 
     def fault(self, path, q):
         self.body()
@@ -340,6 +352,10 @@ def gen_certs(d):
         f.write("subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:apiserver.test\n")
     run("openssl", "x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.crt", "-CAkey", d + "/ca.key",
         "-CAcreateserial", "-days", "2", "-extfile", d + "/ext.cnf", "-out", d + "/server.crt")
+    run("openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj",
+        "/CN=admin", "-keyout", d + "/client.key", "-out", d + "/client.csr")
+    run("openssl", "x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.crt", "-CAkey", d + "/ca.key",
+        "-CAcreateserial", "-days", "2", "-out", d + "/client.crt")
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -359,6 +375,8 @@ def main():
         gen_certs(a.dir)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.dir + "/server.crt", a.dir + "/server.key")
+        ctx.verify_mode = ssl.CERT_OPTIONAL  # client certificates authenticate like tokens
+        ctx.load_verify_locations(a.dir + "/ca.crt")
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     with open(a.dir + "/port.tmp", "w") as f:
         f.write(str(srv.server_address[1]))
