@@ -31,6 +31,8 @@ int64_t kube_backoff_delay_ms(const struct kube_retry_policy *p, int attempt, un
 
 int kube_retry_retryable(const struct kube_error *e, int idempotent)
 {
+    if (e->permanent)
+        return 0;
     switch (e->reason) {
     case KUBE_TOO_MANY_REQUESTS:
         return 1;

@@ -236,26 +236,11 @@ static int transport_error(struct kube_client *c, CURLcode rc, const char *ebuf,
     kube_error_set(err, 0, rc == CURLE_OPERATION_TIMEDOUT ? KUBE_TIMEOUT : KUBE_TRANSPORT, "%s",
                    m ? m : curl_easy_strerror(rc));
     free(m);
-    switch (rc) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-        return 1;
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_URL_MALFORMAT:
-    case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_NOT_BUILT_IN:
-        return -1; /* configuration problems: retrying cannot help */
-    default:
-        return 0;
+    if (kube_curl_error_permanent(rc)) {
+        err->permanent = 1;
+        return -1;
     }
+    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
 }
 
 /* One request. Returns the 2xx body or NULL with err; *unsent as transport_error returns. */

@@ -230,3 +230,24 @@ char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
         return kube_strdup_printf("request to %s failed: %s", url, detail);
     }
 }
+
+int kube_curl_error_permanent(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_NOT_BUILT_IN:
+        return 1;
+    default:
+        return 0;
+    }
+}

@@ -86,6 +86,7 @@ void kube_error_clear(struct kube_error *e)
     e->http_code = 0;
     e->reason = KUBE_OK;
     e->retry_after_s = -1;
+    e->permanent = 0;
 }
 
 void kube_error_set(struct kube_error *e, int http_code, enum kube_reason reason, const char *fmt, ...)
@@ -103,6 +104,7 @@ void kube_error_set(struct kube_error *e, int http_code, enum kube_reason reason
     e->http_code = http_code;
     e->reason = reason;
     e->retry_after_s = -1;
+    e->permanent = 0;
 }
 
 /* Copies at most max bytes of s for a message, replacing control characters. */

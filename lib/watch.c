@@ -145,6 +145,7 @@ static int finish(struct kube_client *c, CURLcode rc, int cancelled, const char 
         char *m = kube_curl_describe_error(rc, ebuf, url, kube_client_config(c));
         kube_error_set(w->err, 0, rc == CURLE_OPERATION_TIMEDOUT ? KUBE_TIMEOUT : KUBE_TRANSPORT, "watch: %s",
                        m ? m : curl_easy_strerror(rc));
+        w->err->permanent = kube_curl_error_permanent(rc);
         free(m);
         return -1;
     }

@@ -34,6 +34,8 @@ static int track(const struct kube_watch_event *ev, void *ud)
 /* Errors after which reconnecting from the same resourceVersion can succeed. */
 static int watch_retryable(const struct kube_error *e)
 {
+    if (e->permanent)
+        return 0;
     switch (e->reason) {
     case KUBE_TRANSPORT:
     case KUBE_TIMEOUT:

@@ -20,7 +20,7 @@ void kube_retry_policy_default(struct kube_retry_policy *p);
  * jitter in [50%,100%] drawn from *seed (rand_r-style state; NULL = no jitter). */
 int64_t kube_backoff_delay_ms(const struct kube_retry_policy *p, int attempt, unsigned *seed);
 /* Returns 1 when a request that failed with e may be retried: 429 and 503 always (not processed),
- * other 5xx/timeouts/transport errors only if idempotent. */
+ * other 5xx/timeouts/transport errors only if idempotent; never when e->permanent. */
 int kube_retry_retryable(const struct kube_error *e, int idempotent);
 /* Decides whether to retry after failed attempt number attempt (1-based), elapsed_ms after the
  * first try; returns 1 and sets *delay_ms (Retry-After wins over backoff, capped by the budget),

@@ -21,6 +21,9 @@ char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
  * With tls_server_name set, the URL names that host and kube_curl_apply_config adds a
  * CURLOPT_CONNECT_TO mapping to the real server, so SNI and verification use it. */
 char *kube_http_url(const struct kube_config *cfg, const char *path, const char *query);
+/* Returns 1 for curl failures that retrying cannot fix (TLS verification, unusable CA/cert/key
+ * files, malformed URL, unsupported protocol), 0 otherwise. */
+int kube_curl_error_permanent(CURLcode rc);
 /* Calls curl_global_init once (thread-safe); 0 ok, -1 on failure. */
 int kube_http_global_init(void);
 

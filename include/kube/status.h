@@ -32,10 +32,11 @@ struct kube_error {
     enum kube_reason reason;
     char *message;            /* one line, malloc'd (NULL when KUBE_OK) */
     long retry_after_s;       /* Retry-After or Status details.retryAfterSeconds, -1 if none */
+    int permanent;            /* 1: retrying cannot help (TLS verification, bad CA/cert file, bad URL) */
 };
 
 /* Initializer for a struct kube_error on the stack. */
-#define KUBE_ERROR_INIT { 0, KUBE_OK, NULL, -1 }
+#define KUBE_ERROR_INIT { 0, KUBE_OK, NULL, -1, 0 }
 
 /* Frees the message and resets e to KUBE_OK. */
 void kube_error_clear(struct kube_error *e);

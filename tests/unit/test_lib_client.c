@@ -362,6 +362,19 @@ static void test_tls_and_auth(void **st)
     (void)st;
     expect_fail(client_with("    certificate-authority: wrong-ca.crt", "    tokenFile: token", 1), KUBE_TRANSPORT,
                 "is not trusted by CA file");
+    {
+        /* verification failures are permanent: no retries, and a resuming watch gives up at once */
+        struct kube_client *wc = client_with("    certificate-authority: wrong-ca.crt", "    tokenFile: token", 0);
+        struct kube_error e = KUBE_ERROR_INIT;
+        assert_null(kube_get(wc, &KUBE_RES_CONFIGMAPS, "ns1", "x", &e));
+        assert_int_equal(e.permanent, 1);
+        int64_t t0 = kube_now_ms();
+        assert_int_equal(kube_watch(wc, &KUBE_RES_CONFIGMAPS, "ns1", NULL, NULL, NULL, NULL, NULL, &e), -1);
+        assert_int_equal(e.reason, KUBE_TRANSPORT);
+        assert_true(kube_now_ms() - t0 < 1000);
+        kube_error_clear(&e);
+        kube_client_free(wc);
+    }
     expect_fail(client_with("    certificate-authority: ca.crt", "    token: nope", 1), KUBE_UNAUTHORIZED, "401");
     expect_fail(client_with("    certificate-authority: ca.crt", "    {}", 1), KUBE_UNAUTHORIZED, NULL);
     expect_ok(client_with("    insecure-skip-tls-verify: true", "    token: tok-A", 1));

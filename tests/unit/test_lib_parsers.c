@@ -302,6 +302,10 @@ static void test_backoff(void **st)
     e.http_code = 0;
     assert_false(kube_retry_retryable(&e, 0));
     assert_true(kube_retry_retryable(&e, 1));
+    e.permanent = 1; /* e.g. TLS verification failed */
+    assert_false(kube_retry_retryable(&e, 1));
+    assert_int_equal(kube_retry_next(&p, &e, 1, 1, 0, NULL, &delay), 0);
+    e.permanent = 0;
     e.reason = KUBE_CONFLICT;
     e.http_code = 409;
     assert_false(kube_retry_retryable(&e, 1));
