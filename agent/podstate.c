@@ -154,7 +154,7 @@ static int assess_present(const json_t *pod, struct agent_pod_view *v)
                    strcmp(kube_json_str(ready, "status"), "True") == 0;
     if (kube_json_str(pod, "metadata.deletionTimestamp")) {
         v->verdict = AGENT_POD_FAILED;
-        v->reason = kube_strdup_printf("being deleted (phase %s)", phase);
+        v->reason = strdup("being deleted");
     } else if (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded") ||
                !strcmp(phase, "Unknown")) {
         v->verdict = AGENT_POD_FAILED;

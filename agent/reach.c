@@ -47,8 +47,7 @@ static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, 
     int code = kube_exec_run(kube_client_config(s->client), &eo, &r);
     int rc = 0;
     if (r.outcome == KUBE_EXEC_REFUSED) {
-        kube_set_err(err, "exec refused%s%d: %s", r.http_code ? " (HTTP " : " (",
-                     r.http_code, r.message ? r.message : "no reply");
+        kube_set_err(err, "exec refused: %s", r.message ? r.message : "no reply");
         rc = -1;
     } else if (r.outcome != KUBE_EXEC_EXITED) {
         kube_set_err(err, "exec stream failed: %s", r.message ? r.message : "no exit status");

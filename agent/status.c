@@ -20,17 +20,17 @@
 /* Prints one row per worker: pod, phase, ready, node, restarts, reason. */
 static void print_pods(struct agent_session *s)
 {
-    printf("%-28s %-10s %-6s %-12s %-8s %s\n", "POD", "PHASE", "READY", "NODE", "RESTARTS",
+    printf("%-28s %-10s %-6s %-16s %-8s %s\n", "POD", "PHASE", "READY", "NODE", "RESTARTS",
            "REASON");
     for (size_t i = 0; i < s->hosts.n; i++) {
         struct kube_error ke = KUBE_ERROR_INIT;
         json_t *pod = kube_get(s->client, &KUBE_RES_PODS, s->ns, s->hosts.v[i].pod, &ke);
         struct agent_pod_view v;
         if (!pod && ke.reason != KUBE_NOT_FOUND) {
-            printf("%-28s %-10s %-6s %-12s %-8s %s\n", s->hosts.v[i].pod, "?", "?", "?", "?",
+            printf("%-28s %-10s %-6s %-16s %-8s %s\n", s->hosts.v[i].pod, "?", "?", "?", "?",
                    ke.message ? ke.message : "error");
         } else if (agent_pod_assess(pod, &v) == 0) {
-            printf("%-28s %-10s %-6s %-12s %-8d %s\n", s->hosts.v[i].pod, v.phase,
+            printf("%-28s %-10s %-6s %-16s %-8d %s\n", s->hosts.v[i].pod, v.phase,
                    v.verdict == AGENT_POD_READY ? "true" : "false", v.node ? v.node : "-",
                    v.restarts, *v.reason ? v.reason : "-");
             agent_pod_view_free(&v);

@@ -55,9 +55,10 @@ static char *bad_worker(struct agent_session *s)
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
         struct agent_pod_view v;
         if (agent_pod_assess(pod, &v) == 0 && v.verdict != AGENT_POD_READY)
-            msg = kube_strdup_printf("worker %s %s (phase %s, node %s)", s->hosts.v[i].pod,
-                                     v.verdict == AGENT_POD_MISSING ? "was deleted" : v.reason,
-                                     v.phase, v.node ? v.node : "-");
+            msg = v.verdict == AGENT_POD_MISSING
+                      ? kube_strdup_printf("worker %s: deleted", s->hosts.v[i].pod)
+                      : kube_strdup_printf("worker %s: %s (phase %s, node %s)", s->hosts.v[i].pod,
+                                           v.reason, v.phase, v.node ? v.node : "-");
         agent_pod_view_free(&v);
         json_decref(pod);
     }

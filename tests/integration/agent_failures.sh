@@ -49,7 +49,7 @@ until [ "$(launcher_logs fdel | grep -c rank-up)" -ge 2 ]; do
   [ $SECONDS -lt $until_s ] || { launcher_logs fdel >&2; fail "ranks never started"; }; sleep 0.3
 done
 k delete pod fdel-worker-1 --wait=false >/dev/null
-expect_fail fdel 15 "worker fdel-worker-1" "stopping the command"
+expect_fail fdel 10 "worker fdel-worker-1" "stopping the command"
 grep -q "worker fdel-worker-1" "$D/t-fdel" || fail "termination message lacks the worker"
 delete_job fdel
 no_orphans 10

@@ -39,7 +39,7 @@ log "   run exited $rc, $dt ms after the delete"
 [ $rc -ne 0 ] || fail "run exited 0 after a worker was deleted"
 [ $dt -lt 5000 ] || fail "took $dt ms to stop after the worker was deleted"
 expect_in "$D/o2" "worker s-worker-1" "stopping the command"
-grep -qE "worker s-worker-1 (being deleted|was deleted)" "$D/term" || { cat "$D/term"; fail "termination message lacks the worker"; }
+grep -qE "worker s-worker-1: (being deleted|deleted)" "$D/term" || { cat "$D/term"; fail "termination message lacks the worker"; }
 pgrep -f "sleep 60.$$1" >/dev/null && fail "the command's sleep outlived the agent"
 k delete pod s-worker-1 --grace-period=0 --force >/dev/null 2>&1 || true
 ghost_pod s 1 | k create -f - >/dev/null; set_ready s-worker-1
