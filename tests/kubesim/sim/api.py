@@ -30,6 +30,21 @@ def status_resp(e):
     return jresp(e.status(), e.code)
 
 
+def go_duration(s):
+    """Go duration string ("6s", "1m0s", "500ms") -> seconds (0 when absent)."""
+    if not s:
+        return 0
+    import re
+    total = 0.0
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+    parts = re.findall(r"([0-9.]+)(h|ms|m|s|us|µs|ns)", s)
+    if not parts:
+        raise ValueError("invalid duration %r" % s)
+    for num, unit in parts:
+        total += float(num) * units[unit]
+    return total
+
+
 def qbool(q, name):
     """apimachinery bool rule: absent false; 0/false false; anything else true."""
     if name not in q:
@@ -443,7 +458,8 @@ class Api:
         bookmarks = qbool(q, "allowWatchBookmarks")
         initial = qbool(q, "sendInitialEvents")
         try:
-            timeout = float(q.get("timeoutSeconds") or self.server.watch_timeout)
+            timeout = float(q.get("timeoutSeconds") or 0) or go_duration(q.get("timeout")) or \
+                self.server.watch_timeout
         except ValueError:
             raise errors.bad_request("invalid timeoutSeconds")
         queue = asyncio.Queue()
@@ -560,8 +576,8 @@ class Api:
                     continue
                 await deliver(etype, o)
             await resp.write_eof()
-        except (ConnectionResetError, asyncio.CancelledError):
-            raise
+        except ConnectionResetError:
+            pass   # the client went away
         finally:
             self.store.unsubscribe(handle)
             self.server.untrack(resp)

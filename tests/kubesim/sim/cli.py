@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -130,6 +131,8 @@ def cmd_up(a):
         cfg = Config(d, a.nodes, a.gpus, None, "127.0.0.1", free_port(), extra)
         cfg.save()
     tls.make_pki(os.path.join(d, "pki"))
+    # kubectl's discovery cache (KUBECACHEDIR, set by `run`) must not outlive an instance
+    shutil.rmtree(os.path.join(d, "kube-cache"), ignore_errors=True)
     for f in ("kubeconfig", "control.sock"):
         try:
             os.unlink(os.path.join(d, f))
@@ -246,6 +249,7 @@ def cmd_down(a):
         if r.returncode != 0:
             sys.stderr.write("kubesim: ip netns del %s: %s\n" % (ns, r.stdout.decode().strip()))
             rc = 1
+    shutil.rmtree(os.path.join(d, "kube-cache"), ignore_errors=True)
     for f in ("kubesim.pid", "control.sock", "state/netns"):
         try:
             os.unlink(os.path.join(d, f))

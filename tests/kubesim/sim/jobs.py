@@ -84,9 +84,16 @@ class JobController:
         self._kick(md["namespace"], md["name"])
 
     def _on_pod(self, etype, pod):
+        owned = False
         for ref in pod["metadata"].get("ownerReferences") or []:
             if ref.get("kind") == "Job" and ref.get("controller"):
+                job = self.store.try_get(JOBS, pod["metadata"]["namespace"], ref["name"])
+                owned = job is not None and job["metadata"]["uid"] == ref.get("uid")
                 self._kick(pod["metadata"]["namespace"], ref["name"])
+        if etype != "DELETED" and not owned and \
+                TRACKING in (pod["metadata"].get("finalizers") or []):
+            # orphaned pod (its Job is gone or released it): drop the tracking finalizer
+            asyncio.get_event_loop().call_soon(self._drop_tracking, pod)
 
     def _run(self):
         self.scheduled = False
@@ -116,6 +123,9 @@ class JobController:
 
     def _drop_tracking(self, p):
         if TRACKING not in (p["metadata"].get("finalizers") or []):
+            return
+        cur = self.store.try_get("pods", p["metadata"]["namespace"], p["metadata"]["name"])
+        if cur is None or cur["metadata"]["uid"] != p["metadata"]["uid"]:
             return
 
         def f(o):
@@ -266,8 +276,8 @@ class JobController:
         st.setdefault("uncountedTerminatedPods", {})
         if st["uncountedTerminatedPods"] == {}:
             del st["uncountedTerminatedPods"]
-        for k in ("active", "terminating", "ready", "succeeded", "failed"):
-            if st.get(k) == 0 and k not in before and k not in ("ready", "terminating"):
+        for k in ("active", "succeeded", "failed"):
+            if st.get(k) == 0:
                 del st[k]
         if st != before:
             s.update_status(JOBS, ns, name, st)

@@ -120,6 +120,7 @@ class Server:
         code = 0
         try:
             user = self.auth.authenticate(request.headers.get("Authorization"))
+            user = self.impersonate(request, user)
             request["user"] = user
             resp = await self.route(request)
             code = getattr(resp, "status", 0)
@@ -138,6 +139,42 @@ class Server:
             self.inflight.pop(id(request), None)
             log.info("%s %s %s %.1fms %s", request.method, request.path_qs, code,
                      (time.monotonic() - t0) * 1000, user.name if user else "-")
+
+    def impersonate(self, request, user):
+        """Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group)."""
+        name = request.headers.get("Impersonate-User")
+        groups = request.headers.getall("Impersonate-Group", [])
+        if not name:
+            if groups:
+                raise errors.ApiError(500, "InternalError", "Internal error occurred: "
+                                      "requested [%s] without impersonating a user"
+                                      % ", ".join("{Group  %s}" % g for g in groups))
+            return user
+        from .auth import User
+        if name.startswith("system:serviceaccount:") and name.count(":") == 3:
+            _, _, ns, sa = name.split(":")
+            what, res, rname, rns = "serviceaccounts", "serviceaccounts", sa, ns
+        else:
+            what, res, rname, rns = "users", "users", name, ""
+        if not authorize(self.store, user, Attrs("impersonate", "", res, "", rname, rns)):
+            raise errors.ApiError(403, "Forbidden", '%s "%s" is forbidden: User "%s" cannot '
+                                  'impersonate resource "%s" in API group "" at the cluster '
+                                  'scope' % (what, rname, user.name, res), {"name": rname,
+                                                                           "kind": what})
+        if res == "serviceaccounts":
+            g = ["system:serviceaccounts", "system:serviceaccounts:" + rns]
+        else:
+            g = []
+        for x in groups:
+            if not authorize(self.store, user, Attrs("impersonate", "", "groups", "", x, "")):
+                raise errors.ApiError(403, "Forbidden", 'groups "%s" is forbidden: User "%s" '
+                                      'cannot impersonate resource "groups" in API group "" at '
+                                      'the cluster scope' % (x, user.name), {"name": x,
+                                                                             "kind": "groups"})
+        g += [x for x in groups if x not in g]
+        if "system:authenticated" not in g and name != "system:anonymous":
+            g.append("system:authenticated")
+        return User(name, g)
 
     async def route(self, request):
         path = request.path

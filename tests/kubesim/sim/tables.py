@@ -186,7 +186,13 @@ def _ev_row(e):
             "%s/%s" % ((io.get("kind") or "").lower(), io.get("name", "")), e.get("message", "")]
 
 
+def _crd_row(c):
+    return [c["metadata"]["name"], c["metadata"].get("creationTimestamp", "")]
+
+
 _BUILTIN = {
+    "customresourcedefinitions.apiextensions.k8s.io": (
+        [NAME, _col("Created At", "date")], _crd_row),
     "pods": (_POD_COLS, _pod_row),
     "jobs.batch": (_JOB_COLS, _job_row),
     "services": (_SVC_COLS, _svc_row),

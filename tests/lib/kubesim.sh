@@ -1,0 +1,91 @@
+# Bash helpers for integration tests that run on kubesim. Source this file, then:
+#   ks_up [--nodes N] [--gpus G] [--set K=V]...  start an instance in a fresh temp dir
+#                                  (KS_DIR); a trap always runs `kubesim down` on exit
+#   ks_run CMD ARGS...             run CMD inside the instance's network namespace
+#   ks_kubectl ARGS...             kubectl against the instance (KS_KUBECTL, default kubectl)
+#   ks_wait_for 'SHELL CMD' SECS   poll CMD (eval'd in a subshell) until it succeeds, bounded
+#   ks_down                        stop the instance now (ks_up may then be called again)
+#   ks_fault KIND ARGS...          kubesim fault
+#   ks_skip_unless_root            exit 77 (skip) when not root
+# Tests call `ks_fail MSG` to fail with a message. Requires ROOT (repo root) or finds it.
+
+: "${ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+KUBESIM="$ROOT/tests/kubesim/kubesim"
+KS_KUBECTL=${KS_KUBECTL:-kubectl}
+KS_DIR=
+_ks_cleanup_hooks=()
+
+ks_fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+ks_skip_unless_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "skip: needs root for network namespaces"
+    exit 77
+  fi
+}
+
+# ks_on_exit CMD: run CMD (eval'd) during cleanup, before `kubesim down`.
+ks_on_exit() {
+  _ks_cleanup_hooks+=("$1")
+}
+
+_ks_cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  local h
+  for h in "${_ks_cleanup_hooks[@]}"; do eval "$h" || true; done
+  if [ -n "$KS_DIR" ] && [ -d "$KS_DIR" ]; then
+    if [ $rc -ne 0 ] && [ -f "$KS_DIR/apiserver.log" ]; then
+      echo "---- last lines of $KS_DIR/apiserver.log" >&2
+      tail -n 25 "$KS_DIR/apiserver.log" >&2
+    fi
+    timeout 60 "$KUBESIM" down --dir "$KS_DIR" || echo "kubesim down failed" >&2
+    if [ -z "${KS_KEEP:-}" ]; then rm -rf "$KS_DIR"; fi
+  fi
+  exit $rc
+}
+
+ks_up() {
+  KS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kubesim-test.XXXXXX") || ks_fail "mktemp"
+  trap _ks_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  timeout 60 "$KUBESIM" up --dir "$KS_DIR" "$@" >/dev/null || ks_fail "kubesim up failed"
+  export KS_DIR
+}
+
+ks_down() {
+  if [ -n "$KS_DIR" ]; then
+    timeout 60 "$KUBESIM" down --dir "$KS_DIR" || echo "kubesim down failed" >&2
+    [ -n "${KS_KEEP:-}" ] || rm -rf "$KS_DIR"
+    KS_DIR=
+  fi
+}
+
+ks_run() {
+  [ -n "$KS_DIR" ] || ks_fail "ks_run before ks_up"
+  "$KUBESIM" run --dir "$KS_DIR" -- "$@"
+}
+
+ks_kubectl() {
+  ks_run "$KS_KUBECTL" "$@"
+}
+
+ks_fault() {
+  "$KUBESIM" fault --dir "$KS_DIR" "$@"
+}
+
+# ks_wait_for 'CMD' TIMEOUT_SECONDS: polls every 0.2 s; returns 1 on timeout.
+ks_wait_for() {
+  local cmd=$1 limit=${2:-30}
+  local end=$(( $(date +%s%N) + limit * 1000000000 ))
+  while [ "$(date +%s%N)" -lt $end ]; do
+    if ( eval "$cmd" ) >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "timed out after ${limit}s waiting for: $cmd" >&2
+  return 1
+}
