@@ -27,6 +27,7 @@ PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io
              "channel.k8s.io", "base64.channel.k8s.io")
 CHUNK = 32 * 1024 - 1
 DRAIN_AFTER_EXIT = 10.0
+READY_DELAY = 0.05
 
 
 def qbool(q, name):
@@ -199,6 +200,8 @@ class ExecSession:
         self.sent = 0
         self.dropped = False
         self.master = None
+        self.ready_sent = False
+        self.t0 = 0.0
 
     async def send(self, ch, data):
         if self.dropped:
@@ -238,9 +241,21 @@ class ExecSession:
                 pass
             self.master = None
 
+    async def ready(self):
+        """The empty readiness message on the lowest writable channel. Sent no sooner than
+        READY_DELAY after the upgrade: client-go starts reading before it registers its
+        streams, so an immediate first message is discarded with an "Unknown stream id"
+        error on kubectl's stderr (a real API server is slower: it dials the kubelet)."""
+        if self.ready_sent:
+            return
+        self.ready_sent = True
+        wait = self.t0 + READY_DELAY - asyncio.get_event_loop().time()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        await self._send_raw(1 if self.want_out else 2 if self.want_err else 3, b"")
+
     async def run(self):
-        first = 1 if self.want_out else 2 if self.want_err else 3
-        await self._send_raw(first, b"")
+        self.t0 = asyncio.get_event_loop().time()
         c = self.c
         root = "/proc/%d/root" % self.hp
         if not resolve_exe(root, c.env.get("PATH"), c.cwd or "/", self.argv[0]):
@@ -271,6 +286,7 @@ class ExecSession:
         finally:
             if slave is not None:
                 os.close(slave)
+        await self.ready()
         pumps = []
         if self.tty:
             pumps.append(asyncio.ensure_future(self.pump_tty()))
@@ -279,7 +295,7 @@ class ExecSession:
                 pumps.append(asyncio.ensure_future(self.pump(self.proc.stdout, 1)))
             if self.want_err:
                 pumps.append(asyncio.ensure_future(self.pump(self.proc.stderr, 2)))
-        reader = asyncio.ensure_future(self.read_client())
+        reader = self.reader = asyncio.ensure_future(self.read_client())
         waiter = asyncio.ensure_future(self.proc.wait())
         try:
             done, _ = await asyncio.wait([waiter, reader], return_when=asyncio.FIRST_COMPLETED)
@@ -296,6 +312,11 @@ class ExecSession:
                 return
             rc = self.proc.returncode
             code = rc if rc >= 0 else 128 - rc
+            reader.cancel()
+            try:
+                await reader
+            except (asyncio.CancelledError, Exception):
+                pass
             await self.finish(status_success() if code == 0 else status_exit(self.argv, code))
         finally:
             for p in pumps:
@@ -388,6 +409,7 @@ class ExecSession:
     async def finish(self, status):
         if self.ws.closed:
             return
+        await self.ready()
         if self.json_status:
             await self._send_raw(3, json.dumps(status).encode())
         elif status.get("status") != "Success":
