@@ -255,8 +255,8 @@ static void invalid_job(struct sync_ctx *c, const char *ns, const char *name, co
     c->p->invalid = 1;
     if (asprintf(&what, "MPIJob %s/%s is invalid: %s", ns, name, err) < 0)
         return;
-    if (!json_object_get(c->status, "conditions"))
-        ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", NULL);
+    if (!json_object_get(c->status, "conditions") && ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", NULL))
+        c->p->created = 1;
     if (cond_set(c->status, COND_FAILED, "True", R_VALIDATION, what, c->now)) {
         plan_event(c->p, "Warning", R_VALIDATION, what);
         c->p->failed = 1;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# timeout: 240
+# The operator against kubesim's API with the real kubectl, no pods running
+# needed: the CRD is served (shortNames, both versions), an MPIJob becomes
+# exactly the objects of the contract (names, labels, owner references, RBAC),
+# 20+ malformed MPIJobs each end Failed/ValidationError with their own message
+# naming the field (plus a Warning event) while a valid job created after them
+# is still served, metrics pass promtool, deletion removes everything.
+set -u
+. "$(dirname "$0")/controller_common.bash"
+ctl_cluster
+ctl_start a --monitoring-port 18181 --leader-elect=false
+kc get crd | grep -q '^mpijobs.kubeflow.org' || ks_fail "kubectl get crd does not list mpijobs.kubeflow.org"
+kc get mj >/dev/null && kc get mpij >/dev/null || ks_fail "shortNames mj/mpij not served"
+
+# --- malformed jobs (all accepted by the CRD schema, rejected by the controller) ---
+W='{"replicas":1,"template":{"spec":{"containers":[{"name":"w","image":"mpik8s/openmpi"}]}}}'
+L='{"replicas":1,"template":{"spec":{"containers":[{"name":"l","image":"mpik8s/openmpi","command":["mpirun","true"]}]}}}'
+job() { # name apiVersion extra-metadata spec-json
+  printf '{"apiVersion":"kubeflow.org/%s","kind":"MPIJob","metadata":{"name":"%s"%s},"spec":%s}' "$2" "$1" "$3" "$4"
+}
+declare -a NAMES SPECS WANTS
+add() { NAMES+=("$1"); SPECS+=("$2"); WANTS+=("$3"); }
+add bad-no-launcher "$(job bad-no-launcher v2beta1 '' "{\"mpiReplicaSpecs\":{\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher: required"
+add bad-worker-restart "$(job bad-worker-restart v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":1,\"restartPolicy\":\"ExitCode\",\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"x\"}]}}}}}")" "spec.mpiReplicaSpecs.Worker.restartPolicy"
+add bad-launcher-restart "$(job bad-launcher-restart v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"restartPolicy\":\"Always\",\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\"}]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.restartPolicy"
+add bad-no-containers "$(job bad-no-containers v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template.spec.containers: at least one"
+add bad-no-template "$(job bad-no-template v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template: required"
+add bad-no-image "$(job bad-no-image v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\"}]}}}}}")" "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image: required"
+add bad-no-cname "$(job bad-no-cname v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"image\":\"x\"}]}}},\"Worker\":$W}}")" "containers[0].name: required"
+add bad-command-string "$(job bad-command-string v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"command\":\"mpirun -n 2\"}]}}},\"Worker\":$W}}")" "containers[0].command: expected an array of strings"
+add bad-args-number "$(job bad-args-number v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"args\":[\"-n\",2]}]}}},\"Worker\":$W}}")" "containers[0].args[1]: expected a string"
+add bad-worker-template "$(job bad-worker-template v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":1,\"template\":\"pod\"}}}")" "spec.mpiReplicaSpecs.Worker.template: expected an object"
+add bad-replica-type "$(job bad-replica-type v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Workers\":$W}}")" "spec.mpiReplicaSpecs.Workers: unknown replica type"
+add bad-transport "$(job bad-transport v2beta1 ',"annotations":{"mpi-k8s.io/transport":"rdma"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/transport]"
+add bad-agent-run "$(job bad-agent-run v2beta1 ',"annotations":{"mpi-k8s.io/agent-run":"maybe"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/agent-run]"
+add bad-timeout "$(job bad-timeout v2beta1 ',"annotations":{"mpi-k8s.io/worker-timeout":"10m"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/worker-timeout]"
+add bad-ssh-port "$(job bad-ssh-port v2beta1 ',"annotations":{"mpi-k8s.io/ssh-port":"0"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/ssh-port]"
+add bad-managed-by "$(job bad-managed-by v2beta1 '' "{\"runPolicy\":{\"managedBy\":\"someone\"},\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.runPolicy.managedBy"
+add bad-ssh-path "$(job bad-ssh-path v2beta1 '' "{\"sshAuthMountPath\":\"home/.ssh\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.sshAuthMountPath: expected an absolute path"
+add bad-sched-policy "$(job bad-sched-policy v2beta1 '' "{\"runPolicy\":{\"schedulingPolicy\":5},\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.runPolicy.schedulingPolicy: expected an object"
+add bad-main-container "$(job bad-main-container v1alpha2 '' "{\"mainContainer\":\"nope\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.mainContainer: no container named"
+add bad-env-type "$(job bad-env-type v1alpha2 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"env\":\"A=1\"}]}}},\"Worker\":$W}}")" "containers[0].env: expected an array"
+add bad-progress "$(job bad-progress v1alpha2 ',"annotations":{"mpi-k8s.io/progress-timeout":"-1"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/progress-timeout]"
+add bad-too-many "$(job bad-too-many v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":20000,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"x\"}]}}}}}")" "spec.mpiReplicaSpecs.Worker.replicas: must be from 1 to 10000"
+long=a-very-long-mpijob-name-that-makes-worker-names-too-long-x
+add "$long" "$(job $long v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "which must be a DNS-1035 label"
+[ ${#NAMES[@]} -ge 20 ] || ks_fail "fewer than 20 malformed cases"
+for i in "${!NAMES[@]}"; do
+  echo "${SPECS[$i]}" | kc create -f - >/dev/null || ks_fail "API refused ${NAMES[$i]} (the controller should judge it)"
+done
+# a valid job created after the malformed ones is still served
+kc create -f - >/dev/null <<YAML || ks_fail "create good job"
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: good, annotations: {mpi-k8s.io/transport: exec}}
+spec:
+  slotsPerWorker: 2
+  mpiReplicaSpecs:
+    Launcher: $L
+    Worker: {"replicas":2,"template":{"spec":{"containers":[{"name":"w","image":"mpik8s/openmpi"}]}}}
+YAML
+ks_wait_for "kc get pod good-worker-1 && kc get job good-launcher" 30 || ks_fail "valid job not served; log: $(ctl_log a | tail -5)"
+for i in "${!NAMES[@]}"; do
+  n=${NAMES[$i]}
+  wait_cond "$n" Failed True 30
+  [ "$(cond "$n" Failed reason)" = ValidationError ] || ks_fail "$n: reason $(cond "$n" Failed reason)"
+  msg=$(cond "$n" Failed message)
+  case "$msg" in *"${WANTS[$i]}"*) ;; *) ks_fail "$n: message \"$msg\" does not name \"${WANTS[$i]}\"";; esac
+  kc get pods -l "mpi_job_name=$n" -o name | grep -q . && ks_fail "$n: pods were created for an invalid job"
+done
+nmsg=$(kc get mpijobs -o jsonpath='{range .items[*]}{.status.conditions[-1:].message}{"\n"}{end}' | grep -c 'is invalid')
+[ "$nmsg" -ge ${#NAMES[@]} ] || ks_fail "expected ${#NAMES[@]} invalid messages, got $nmsg"
+kc get events --field-selector reason=ValidationError -o name | grep -q . || ks_fail "no ValidationError Warning events"
+# no retry loop: the invalid jobs' status does not change any more
+rv1=$(kc get mpijob bad-no-launcher -o jsonpath='{.metadata.resourceVersion}'); sleep 3
+rv2=$(kc get mpijob bad-no-launcher -o jsonpath='{.metadata.resourceVersion}')
+[ "$rv1" = "$rv2" ] || ks_fail "invalid job keeps being updated ($rv1 -> $rv2)"
+
+# --- the objects of the contract ---
+kc get configmap good-config -o jsonpath='{.data.hostfile}' | grep -qx 'good-worker-1.good-worker.default.svc slots=2' \
+  || ks_fail "hostfile: $(kc get configmap good-config -o jsonpath='{.data.hostfile}')"
+kc get svc good-worker -o jsonpath='{.spec.clusterIP}' | grep -qx None || ks_fail "headless service"
+kc get sa good-launcher >/dev/null && kc get rolebinding good-launcher >/dev/null || ks_fail "launcher SA/RoleBinding"
+kc get role good-launcher -o jsonpath='{.rules[1].resourceNames}' | grep -q '"good-worker-1"' || ks_fail "Role resourceNames"
+[ "$(kc get pod good-worker-0 -o jsonpath='{.metadata.labels.mpi_role_type}/{.spec.hostname}/{.spec.subdomain}')" = worker/good-worker-0/good-worker ] \
+  || ks_fail "worker pod labels/hostname"
+[ "$(kc get job good-launcher -o jsonpath='{.spec.template.spec.initContainers[0].command}')" = '["mpi-agent","init"]' ] \
+  || ks_fail "launcher init container"
+[ "$(kc get job good-launcher -o jsonpath='{.spec.template.spec.containers[0].command[0]}')" = /opt/kube/mpi-agent ] \
+  || ks_fail "launcher command not wrapped"
+[ "$(kc get pod good-worker-0 -o jsonpath='{.metadata.ownerReferences[0].kind}')" = MPIJob ] || ks_fail "ownerReference"
+[ "$(cond good Created message)" = "MPIJob default/good is created." ] || ks_fail "Created message"
+
+# --- metrics ---
+m=$(metrics 18181) || ks_fail "no /metrics"
+echo "$m" | promtool check metrics || ks_fail "promtool check metrics failed"
+created=$(metric 18181 mpi_operator_jobs_created_total); failed=$(metric 18181 mpi_operator_jobs_failed_total)
+[ "$created" -ge $(( ${#NAMES[@]} + 1 )) ] || ks_fail "created_total $created"
+[ "$failed" -ge ${#NAMES[@]} ] || ks_fail "failed_total $failed"
+ks_run curl -sf http://127.0.0.1:18181/healthz | grep -q ok || ks_fail healthz
+ks_run curl -sf http://127.0.0.1:18181/readyz | grep -q ok || ks_fail readyz
+
+# --- deletion cascades ---
+kc delete mpijob good >/dev/null || ks_fail "delete"
+# (pods may stay Terminating until a kubelet confirms: count only those not being deleted)
+left() { kc get pods,jobs,cm,sa,role,rolebinding,svc -l training.kubeflow.org/job-name=good \
+  -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{end}{range .items[*]}{.kind}/{.metadata.name}={.metadata.deletionTimestamp}{"\n"}{end}' | grep '=$'; }
+ks_wait_for '[ -z "$(left)" ]' 40 || ks_fail "objects left after delete: $(left)"
+kc get mpijobs -o name | grep -q . || ks_fail "invalid jobs vanished"
+ctl_log a | grep -qE 'segfault|Aborted' && ks_fail "operator crashed"
+echo "PASS: ${#NAMES[@]} malformed jobs rejected with their own messages; objects, metrics, deletion OK"
