@@ -17,7 +17,11 @@
 
 #define RBUF (256 * 1024)
 #define STDIN_CHUNK (32 * 1024)
-#define OUTQ_HIGH (256 * 1024)
+/* The outgoing queue never moves while a send is pending: OpenSSL requires a retried
+ * SSL_write to pass the same buffer (SSL_R_BAD_WRITE_RETRY otherwise), so the queue is
+ * allocated once and only compacted when no write is half done. */
+#define OUTQ_CAP (1024 * 1024)
+#define OUTQ_RESERVE 1024 /* room kept for pong/ping/close frames */
 #define STATUS_MAX (64 * 1024)
 #define MAX_MESSAGE (32u * 1024 * 1024) /* x/net/websocket's default receive limit */
 #define DRAIN_ROUNDS 64
@@ -29,7 +33,8 @@ struct sess {
     const struct kube_exec_opts *o;
     struct kube_exec_result *r;
     struct kube_ws_decoder dec;
-    uint8_t *q; size_t q_len, q_off, q_cap;   /* outgoing frames, already masked */
+    uint8_t *q; size_t q_len, q_off;          /* outgoing frames, already masked (OUTQ_CAP bytes) */
+    int send_pending;                         /* the last send returned CURLE_AGAIN */
     struct sink out, err;
     int stdin_open, ch, status_seen, sent_close, got_close, done, broken;
     char *status; size_t status_len;
@@ -40,17 +45,21 @@ struct sess {
 static int queue_frame(struct sess *s, int opcode, int chan, const void *data, size_t len)
 {
     size_t plen = len + (chan >= 0 ? 1 : 0);
-    size_t need = s->q_len + KUBE_WS_MAX_HEADER + plen;
-    if (need > s->q_cap) {
-        size_t ncap = s->q_cap ? s->q_cap : 4096;
-        while (ncap < need) ncap *= 2;
-        uint8_t *nq = realloc(s->q, ncap);
-        if (!nq) return -1;
-        s->q = nq;
-        s->q_cap = ncap;
+    size_t need = KUBE_WS_MAX_HEADER + plen;
+    if (s->q_len + need > OUTQ_CAP && !s->send_pending && s->q_off > 0) {
+        memmove(s->q, s->q + s->q_off, s->q_len - s->q_off);
+        s->q_len -= s->q_off;
+        s->q_off = 0;
+    }
+    if (s->q_len + need > OUTQ_CAP) {
+        kube_set_err(&s->r->message, "exec: send queue full (%zu bytes pending)", s->q_len - s->q_off);
+        return -1;
     }
     uint8_t key[4];
-    if (kube_ws_random(key, 4) < 0) return -1;
+    if (kube_ws_random(key, 4) < 0) {
+        kube_set_err(&s->r->message, "exec: no random bytes for a frame mask: %s", strerror(errno));
+        return -1;
+    }
     s->q_len += kube_ws_frame_header(s->q + s->q_len, 1, opcode, plen, key);
     uint8_t *p = s->q + s->q_len;
     if (chan >= 0) p[0] = (uint8_t)chan;
@@ -74,8 +83,13 @@ static int flush(struct sess *s)
     while (s->q_off < s->q_len) {
         size_t n = 0;
         CURLcode rc = curl_easy_send(s->c->h, s->q + s->q_off, s->q_len - s->q_off, &n);
+        s->send_pending = rc == CURLE_AGAIN;
         if (rc == CURLE_AGAIN) return 0;
-        if (rc != CURLE_OK) return -1;
+        if (rc != CURLE_OK) {
+            if (!s->status_seen && !s->r->message)
+                kube_set_err(&s->r->message, "exec: sending to the API server failed: %s", curl_easy_strerror(rc));
+            return -1;
+        }
         s->q_off += n;
     }
     s->q_len = s->q_off = 0;
@@ -332,7 +346,8 @@ static int poll_round(struct sess *s, int more, uint8_t *ibuf)
     int n = 0, isock, iin = -1, icancel = -1;
     p[n] = (struct pollfd){.fd = s->c->fd, .events = POLLIN | (s->q_len > s->q_off ? POLLOUT : 0)};
     isock = n++;
-    if (s->stdin_open && !s->sent_close && s->q_len - s->q_off < OUTQ_HIGH) {
+    size_t room = OUTQ_CAP - s->q_len + (s->send_pending ? 0 : s->q_off);
+    if (s->stdin_open && !s->sent_close && room >= STDIN_CHUNK + KUBE_WS_MAX_HEADER + 1 + OUTQ_RESERVE) {
         p[n] = (struct pollfd){.fd = s->o->fd_in, .events = POLLIN};
         iin = n++;
     }
@@ -362,7 +377,8 @@ void exec_session(struct exec_conn *c, const struct kube_exec_opts *o, struct ku
     struct sess s;
     session_init(&s, c, o, r);
     uint8_t *rbuf = malloc(RBUF), *ibuf = malloc(STDIN_CHUNK);
-    if (!rbuf || !ibuf) {
+    s.q = malloc(OUTQ_CAP);
+    if (!rbuf || !ibuf || !s.q) {
         kube_set_err(&r->message, "exec: out of memory");
         goto out;
     }

@@ -166,6 +166,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 start_server normal --cert "$W/cert.pem" --key "$W/key.pem" --token s3cret
 write_kc "https://127.0.0.1:$PORT" "$(base64 -w0 < "$W/cert.pem")" s3cret
 out=$(R -n w-0 'echo tls; exit 2'); check "HTTPS + token" "tls/2" "$out/$?"
+got=$(R w-0 'sha256sum' < "$W/in10" | cut -d' ' -f1; echo "rc=${PIPESTATUS[0]}")
+check "10 MB stdin over TLS (partial TLS writes retried with the same buffer)" "$(sha256sum < "$W/in10" | cut -d' ' -f1) rc=0" "$(echo $got)"
 write_kc "https://127.0.0.1:$PORT" "$(base64 -w0 < "$W/other.pem")" s3cret
 msg=$(R -n w-0 true 2>&1); rc=$?; check "wrong CA -> 255" 255 $rc
 [[ "$msg" == *[Cc]ertificate* || "$msg" == *TLS* || "$msg" == *verif* ]] && ok "wrong CA: $msg" || bad "wrong CA message: $msg"
