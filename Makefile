@@ -62,7 +62,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 
-.PHONY: all stage test unit integration asan fuzz fuzz-smoke bench deps demo install clean check-tools
+.PHONY: e2e all stage test unit integration asan fuzz fuzz-smoke bench deps demo install clean check-tools
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -102,6 +102,10 @@ integration: all stage $(if $(TEST_PROGS),test-progs)
 	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) tests/run-integration.sh
 
 test: all unit fuzz-smoke integration
+
+# The whole-system fault matrix, load and security runs (full; a bounded subset is in integration).
+e2e: all stage $(if $(TEST_PROGS),test-progs)
+	BINDIR=$(abspath $(BINDIR)) tests/e2e/run.sh
 
 asan:
 	$(MAKE) MODE=asan all unit integration
