@@ -38,7 +38,9 @@ static void flavour_env(const struct mpijob *j, json_t *c)
     long long conc = j->worker.replicas > 128 ? j->worker.replicas : 128;
     switch (j->impl) {
     case MPI_IMPL_OPENMPI:
-        env_add(c, "OMPI_MCA_plm_rsh_agent", AGENT_DIR "/mpi-rsh");
+        /* ": false": mpirun hands this to every orted, whose rsh component insists the agent
+         * exists even though it never launches (no tree spawn); workers fall back to `false`. */
+        env_add(c, "OMPI_MCA_plm_rsh_agent", AGENT_DIR "/mpi-rsh : false");
         env_add(c, "OMPI_MCA_orte_default_hostfile", CONFIG_DIR "/hostfile");
         env_add(c, "OMPI_MCA_plm_rsh_no_tree_spawn", "1");
         env_add(c, "OMPI_MCA_orte_leave_session_attached", "1");
