@@ -317,8 +317,21 @@ class Api:
         ctype = request.headers.get("Content-Type", "")
         raw = await request.read()
         skey = self.skey(r.info)
-        cur = self.store.get(skey, r.namespace, r.name)
         from . import patch as patchmod
+        cur = self.store.try_get(skey, r.namespace, r.name)
+        if cur is None:
+            if ctype.split(";")[0].strip() != patchmod.APPLY or r.sub:
+                raise errors.not_found(r.info.key, r.name)
+            # server-side apply of a new object creates it
+            obj = patchmod.parse_body(patchmod.APPLY, raw)
+            if not isinstance(obj, dict):
+                raise errors.bad_request("apply patch must be an object")
+            obj.setdefault("metadata", {})["name"] = r.name
+            obj = self.in_obj(r, obj)
+            if self.dry_run(request):
+                return self.respond_obj(request, r, obj, 201)
+            created = self.store.create(skey, r.namespace, obj)
+            return self.respond_obj(request, r, created, 201)
         wire = self.out(r.info, r.version, cur)
         new = patchmod.apply_patch(self.store, r.info, wire, ctype, raw)
         if not isinstance(new, dict):
