@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# timeout: 300
+# The seed's journey with the real kubectl, the operator running as a pod with
+# its own ServiceAccount and least-privilege RBAC (in-cluster config):
+#   kubectl create -f deploy/v1alpha2/mpi-operator.yaml; kubectl get crd;
+#   kubectl create -f examples/v1alpha2/pi.yaml; kubectl get pods;
+#   kubectl get -o yaml mpijobs pi  (Created / Running False / Succeeded, the seed's
+#   reasons and messages, replicaStatuses {Launcher: {succeeded: 1}, Worker: {}});
+#   kubectl logs on the pod selected by mpi_job_name=pi,mpi_role_type=launcher;
+#   the operator's /metrics: counters moved, job_info and the seed's job_infos
+#   join label, promtool check metrics.
+set -u
+. "$(dirname "$0")/controller_common.bash"
+ks_skip_unless_root
+command -v promtool >/dev/null || { echo "skip: promtool (Debian prometheus) not installed"; exit 77; }
+ks_up
+DEPLOY=$ROOT/deploy/v1alpha2/mpi-operator.yaml
+if kc api-resources --api-group=apps 2>/dev/null | grep -q '^deployments'; then
+  kc create -f "$DEPLOY" || ks_fail "kubectl create -f deploy/v1alpha2/mpi-operator.yaml"
+  sel=app=mpi-operator
+else
+  # kubesim without apps/v1: everything but the Deployment, then the Deployment's own pod template as a Pod.
+  echo "note: no apps/v1 Deployments on this kubesim; running the Deployment's pod template as a Pod"
+  python3 - "$DEPLOY" "$KS_DIR/split" <<'PY' || ks_fail "splitting the deploy manifest"
+import sys, yaml, json
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+rest = [d for d in docs if d["kind"] != "Deployment"]
+dep = [d for d in docs if d["kind"] == "Deployment"][0]
+pod = {"apiVersion": "v1", "kind": "Pod", "metadata": dict(dep["spec"]["template"]["metadata"],
+       name="mpi-operator-0", namespace=dep["metadata"]["namespace"]), "spec": dep["spec"]["template"]["spec"]}
+yaml.safe_dump_all(rest, open(sys.argv[2] + "-rest.yaml", "w"))
+json.dump(pod, open(sys.argv[2] + "-pod.json", "w"))
+PY
+  kc create -f "$KS_DIR/split-rest.yaml" >/dev/null || ks_fail "creating namespace/CRD/RBAC"
+  kc create -f "$KS_DIR/split-pod.json" >/dev/null || ks_fail "creating the operator pod"
+  sel=app=mpi-operator
+fi
+kc get crd | grep -q '^mpijobs.kubeflow.org ' || ks_fail "kubectl get crd does not show mpijobs.kubeflow.org"
+ks_wait_for "kc get pods -n mpi-operator -l $sel -o jsonpath='{.items[0].status.conditions[?(@.type==\"Ready\")].status}' | grep -q True" 60 \
+  || ks_fail "operator pod not Ready: $(kc get pods -n mpi-operator -o wide; kc logs -n mpi-operator -l $sel --tail 20)"
+OP=$(kc get pods -n mpi-operator -l $sel -o jsonpath='{.items[0].metadata.name}')
+OPIP=$(kc get pods -n mpi-operator "$OP" -o jsonpath='{.status.podIP}')
+
+kc create -f "$ROOT/examples/v1alpha2/pi.yaml" || ks_fail "kubectl create -f examples/v1alpha2/pi.yaml"
+ks_wait_for "[ \$(kc get pods -l mpi_job_name=pi -o name | wc -l) -ge 3 ]" 60 || ks_fail "launcher and workers not created"
+kc get pods | tee "$KS_DIR/pods.txt"
+grep -q '^pi-worker-0 ' "$KS_DIR/pods.txt" && grep -q '^pi-worker-1 ' "$KS_DIR/pods.txt" && grep -q '^pi-launcher-' "$KS_DIR/pods.txt" \
+  || ks_fail "kubectl get pods does not show the launcher and 2 workers"
+wait_cond pi Succeeded True 180
+kc get -o yaml mpijobs pi | tee "$KS_DIR/pi.yaml"
+types=$(kc get mpijob pi -o jsonpath='{range .status.conditions[*]}{.type}:{.status}:{.reason} {end}')
+[ "$types" = "Created:True:MPIJobCreated Running:False:MPIJobRunning Succeeded:True:MPIJobSucceeded " ] \
+  || ks_fail "conditions: $types"
+[ "$(cond pi Created message)" = "MPIJob default/pi is created." ] || ks_fail "Created message"
+[ "$(cond pi Running message)" = "MPIJob default/pi is running." ] || ks_fail "Running message"
+[ "$(cond pi Succeeded message)" = "MPIJob default/pi successfully completed." ] || ks_fail "Succeeded message"
+grep -A4 '^  replicaStatuses:' "$KS_DIR/pi.yaml" | tr -d ' ' | tr '\n' '|' | grep -q '^replicaStatuses:|Launcher:|succeeded:1|Worker:{}|' \
+  || ks_fail "replicaStatuses not {Launcher: {succeeded: 1}, Worker: {}}"
+for f in startTime completionTime launchPhases.mpirunStarted launchPhases.workersReady; do
+  [ -n "$(kc get mpijob pi -o jsonpath="{.status.$f}")" ] || ks_fail "status.$f missing"
+done
+# cleanPodPolicy Running (the example's): the workers are gone, the launcher pod stays for its log
+ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=pi,mpi_role_type=worker -o name)" ]' 30 || ks_fail "workers not cleaned up"
+PODNAME=$(kc get pods -l mpi_job_name=pi,mpi_role_type=launcher -o name)
+kc logs "$PODNAME" | tee "$KS_DIR/launcher.log" | tail -3
+grep -q 'pi is approximately 3.14' "$KS_DIR/launcher.log" || ks_fail "launcher log lacks the program's output"
+
+m=$(ks_run curl -sf "http://$OPIP:8080/metrics") || ks_fail "no /metrics on the operator pod"
+echo "$m" | promtool check metrics || ks_fail "promtool check metrics"
+echo "$m" | grep -qx 'mpi_operator_jobs_created_total [1-9][0-9]*' || ks_fail "created_total did not move"
+echo "$m" | grep -qx 'mpi_operator_jobs_successful_total [1-9][0-9]*' || ks_fail "successful_total did not move"
+echo "$m" | grep -qx 'mpi_operator_is_leader 1' || ks_fail "is_leader"
+lp=${PODNAME#pod/}
+echo "$m" | grep -qx "mpi_operator_job_infos{launcher=\"$lp\",namespace=\"default\"} 1" || ks_fail "job_infos lacks launcher=$lp"
+echo "$m" | grep -qx "mpi_operator_job_info{launcher=\"$lp\",namespace=\"default\"} 1" || ks_fail "job_info lacks launcher=$lp"
+echo "$m" | grep -q '^mpi_operator_launch_latency_seconds_count 1$' || ks_fail "launch latency not observed"
+kc delete -f "$ROOT/examples/v1alpha2/pi.yaml" >/dev/null
+echo "PASS: seed journey (operator pod $OP)"
