@@ -25,15 +25,14 @@ def make_pki(pki_dir):
           "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
           "-subj", "/CN=kubesim-ca", "-addext", "basicConstraints=critical,CA:TRUE",
           "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"], pki_dir)
-    with open(os.path.join(pki_dir, "san.ext"), "w") as f:
-        f.write("subjectAltName=%s\nextendedKeyUsage=serverAuth\n"
-                "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                "basicConstraints=CA:FALSE\n" % ",".join(SANS))
-    _run(["openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-          "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver"], pki_dir)
-    _run(["openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-          "-CAcreateserial", "-out", "server.crt", "-days", "3650", "-extfile", "san.ext"],
-         pki_dir)
+    # OpenSSL 3: req -x509 -CA signs the new server key with the CA in one step
+    _run(["openssl", "req", "-x509", "-CA", "ca.crt", "-CAkey", "ca.key", "-newkey", "ec",
+          "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key",
+          "-out", "server.crt", "-days", "3650", "-subj", "/CN=kube-apiserver",
+          "-addext", "subjectAltName=" + ",".join(SANS),
+          "-addext", "extendedKeyUsage=serverAuth",
+          "-addext", "keyUsage=critical,digitalSignature,keyEncipherment",
+          "-addext", "basicConstraints=CA:FALSE"], pki_dir)
 
 
 def server_context(pki_dir):
