@@ -116,11 +116,13 @@ char *rsh_remote_command(const char *command, const char *tag)
 char *rsh_kill_script(const char *tag, int grace_s)
 {
     /* every process whose command line (the sh -c) or environment (its children: orted, ranks)
-       carries the tag; the tag is split so that this script's own argv never matches */
+       carries the tag, found by one grep over /proc; the pattern brackets the tag's first
+       character, so neither this script nor grep itself carries the literal tag */
+    if (!tag[0]) return NULL;
     return kube_strdup_printf(
-        "t=MPI_RSH_SESSION=; s=%s; k() { for d in /proc/[0-9]*; do p=${d#/proc/}; [ \"$p\" = $$ ] && continue; "
-        "c=$(tr '\\000' ' ' < $d/cmdline; tr '\\000' ' ' < $d/environ); "
-        "case \"$c\" in *\"$t$s\"*) kill -$1 $p && n=$((n+1));; esac; done; }; "
-        "n=0; k TERM 2>/dev/null; [ $n -eq 0 ] && exit 0; sleep %d; n=0; k KILL 2>/dev/null; exit 0",
-        tag, grace_s);
+        "k() { n=0; for f in $(grep -l -s -e 'MPI_RSH_SESSION=[%c]%s' /proc/[0-9]*/cmdline "
+        "/proc/[0-9]*/environ); do p=${f#/proc/}; p=${p%%%%/*}; [ \"$p\" = $$ ] && continue; "
+        "kill -$1 $p 2>/dev/null && n=$((n+1)); done; }; "
+        "k TERM; [ $n -eq 0 ] && exit 0; sleep %d; k KILL; exit 0",
+        tag[0], tag + 1, grace_s);
 }
