@@ -633,10 +633,11 @@ class Api:
     # ---- scale (CRDs with a scale subresource) ---------------------------------
     async def scale(self, request, r):
         info = r.info
-        if info.crd is None:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        vs = crdmod.version_spec(info, r.version)
-        sc = (vs.get("subresources") or {}).get("scale") or {}
+        if info.crd is not None:
+            vs = crdmod.version_spec(info, r.version)
+            sc = (vs.get("subresources") or {}).get("scale") or {}
+        else:
+            sc = {}
         spec_path = sc.get("specReplicasPath", ".spec.replicas").lstrip(".").split(".")
         stat_path = sc.get("statusReplicasPath", ".status.replicas").lstrip(".").split(".")
         obj = self.store.get(info.key, r.namespace, r.name)
@@ -652,16 +653,24 @@ class Api:
             else:
                 from . import patch as patchmod
                 cur = {"spec": {"replicas": getp(obj, spec_path)}}
-                body = patchmod.apply_patch(self.store, info, cur,
-                                            request.headers.get("Content-Type", ""),
-                                            await request.read())
+                ctype = request.headers.get("Content-Type", "")
+                if "strategic" in ctype:
+                    ctype = "application/merge-patch+json"
+                body = patchmod.apply_patch(self.store, info, cur, ctype, await request.read())
                 want = (body.get("spec") or {}).get("replicas")
+
+            if not isinstance(want, int) or isinstance(want, bool) or want < 0:
+                raise errors.invalid("Scale", r.name, [("spec.replicas", "Invalid value: %s: "
+                                                        "must be greater than or equal to 0"
+                                                        % json.dumps(want))])
 
             def f(o):
                 t = o
                 for k in spec_path[:-1]:
                     t = t.setdefault(k, {})
                 t[spec_path[-1]] = want
+                if "generation" in o["metadata"]:
+                    o["metadata"]["generation"] += 1
             obj = self.store.mutate(info.key, r.namespace, r.name, f)
         md = obj["metadata"]
         return jresp({"kind": "Scale", "apiVersion": "autoscaling/v1",

@@ -1,10 +1,15 @@
-"""The subset of Kubernetes JSONPath used by printer columns: .a.b, [n], [*], ['key'],
-[?(@.k=="v")] filters."""
+"""The subset of Kubernetes JSONPath used by printer columns: .a.b, [n], [-n], [a:b], [*],
+['key'], [?(@.k=="v")] filters, .* wildcards."""
 import re
 
-_TOK = re.compile(r"""\.([A-Za-z0-9_\-/$]+)|\[(\d+|\*)\]|\['([^']*)'\]|\["([^"]*)"\]|"""
-                  r"""\[\?\(@\.([A-Za-z0-9_.\-]+)\s*(==|!=)\s*(?:"([^"]*)"|'([^']*)'|"""
-                  r"""([A-Za-z0-9_.\-]+))\)\]|\.\.?\*""")
+_TOK = re.compile(
+    r"""\.(?P<key>[A-Za-z0-9_\-/$]+)"""
+    r"""|\[(?P<idx>-?\d+|\*)\]"""
+    r"""|\[(?P<lo>-?\d*):(?P<hi>-?\d*)\]"""
+    r"""|\['(?P<sq>[^']*)'\]|\["(?P<dq>[^"]*)"\]"""
+    r"""|\[\?\(@\.(?P<fpath>[A-Za-z0-9_.\-]+)\s*(?P<op>==|!=)\s*"""
+    r"""(?:"(?P<v1>[^"]*)"|'(?P<v2>[^']*)'|(?P<v3>[A-Za-z0-9_.\-]+))\)\]"""
+    r"""|(?P<star>\.\.?\*)""")
 
 
 def _parse(path):
@@ -23,32 +28,45 @@ def _parse(path):
     return toks
 
 
+def _field(e, dotted):
+    v = e
+    for p in dotted.split("."):
+        v = v.get(p) if isinstance(v, dict) else None
+    return v
+
+
 def evaluate(obj, path):
     """Returns the list of values the path selects."""
     cur = [obj]
     for m in _parse(path):
+        g = m.groupdict()
+        key = g["key"] if g["key"] is not None else (g["sq"] if g["sq"] is not None
+                                                     else g["dq"])
         nxt = []
-        key = m.group(1) or m.group(3) or m.group(4)
         for c in cur:
             if key is not None:
                 if isinstance(c, dict) and key in c:
                     nxt.append(c[key])
-            elif m.group(2) is not None:
+            elif g["idx"] is not None:
                 if isinstance(c, list):
-                    if m.group(2) == "*":
+                    if g["idx"] == "*":
                         nxt.extend(c)
-                    elif int(m.group(2)) < len(c):
-                        nxt.append(c[int(m.group(2))])
-            elif m.group(5) is not None:
-                want = m.group(7) if m.group(7) is not None else (
-                    m.group(8) if m.group(8) is not None else m.group(9))
+                    else:
+                        i = int(g["idx"])
+                        if -len(c) <= i < len(c):
+                            nxt.append(c[i])
+            elif g["lo"] is not None:
+                if isinstance(c, list):
+                    lo = int(g["lo"]) if g["lo"] else None
+                    hi = int(g["hi"]) if g["hi"] else None
+                    nxt.extend(c[lo:hi])
+            elif g["fpath"] is not None:
+                want = next(x for x in (g["v1"], g["v2"], g["v3"]) if x is not None)
                 if isinstance(c, list):
                     for e in c:
-                        v = e
-                        for p in m.group(5).split("."):
-                            v = v.get(p) if isinstance(v, dict) else None
+                        v = _field(e, g["fpath"])
                         sv = v if isinstance(v, str) else ("" if v is None else str(v))
-                        if (m.group(6) == "==") == (sv == want):
+                        if (g["op"] == "==") == (sv == want):
                             nxt.append(e)
             else:
                 if isinstance(c, dict):

@@ -24,7 +24,8 @@ KEEP_ZERO = {
     "hostUsers", "priority", "allowed", "denied", "fsGroup", "gracePeriodSeconds",
     "orphanDependents", "successThreshold", "failureThreshold", "initialDelaySeconds",
     "periodSeconds", "timeoutSeconds", "port", "containerPort", "targetPort", "exitCode",
-    "publishNotReadyAddresses", "allocateLoadBalancerNodePorts", "readOnly"}
+    "publishNotReadyAddresses", "allocateLoadBalancerNodePorts", "readOnly",
+    "revisionHistoryLimit", "progressDeadlineSeconds"}
 
 
 def _varint(b, i):

@@ -18,6 +18,7 @@ from . import defaults, discovery, errors, rbac, tls
 from .api import Api, jresp, status_resp
 from .auth import Authenticator
 from .config import Config
+from .apps import AppsController
 from .crd import CRDController
 from .endpoints import EndpointsController
 from .errors import ApiError
@@ -62,6 +63,7 @@ class Server:
         self.crds = CRDController(self.store)
         self.gc = GarbageCollector(self.store, config.ca_pem)
         self.endpoints = EndpointsController(self.store)
+        self.apps = AppsController(self.store)
         self.jobs = JobController(self.store, float(ex.get("job_backoff_seconds", 1)))
         self.api = Api(self)
         self.inflight = {}

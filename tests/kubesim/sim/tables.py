@@ -190,7 +190,26 @@ def _crd_row(c):
     return [c["metadata"]["name"], c["metadata"].get("creationTimestamp", "")]
 
 
+def _deploy_row(d):
+    st = d.get("status") or {}
+    return [d["metadata"]["name"], "%d/%d" % (st.get("readyReplicas", 0),
+                                              (d.get("spec") or {}).get("replicas", 1)),
+            st.get("updatedReplicas", 0), st.get("availableReplicas", 0),
+            age(d["metadata"].get("creationTimestamp"))]
+
+
+def _rs_row(r):
+    st = r.get("status") or {}
+    return [r["metadata"]["name"], (r.get("spec") or {}).get("replicas", 1),
+            st.get("replicas", 0), st.get("readyReplicas", 0),
+            age(r["metadata"].get("creationTimestamp"))]
+
+
 _BUILTIN = {
+    "deployments.apps": ([NAME, _col("Ready"), _col("Up-to-date", "integer"),
+                          _col("Available", "integer"), AGE], _deploy_row),
+    "replicasets.apps": ([NAME, _col("Desired", "integer"), _col("Current", "integer"),
+                          _col("Ready", "integer"), AGE], _rs_row),
     "customresourcedefinitions.apiextensions.k8s.io": (
         [NAME, _col("Created At", "date")], _crd_row),
     "pods": (_POD_COLS, _pod_row),
@@ -212,7 +231,7 @@ def _cell(obj, col):
         return None
     if not vals:
         return None
-    v = vals[0] if len(vals) == 1 else ",".join(
+    v = vals[0] if len(vals) == 1 else " ".join(
         json.dumps(x) if isinstance(x, (dict, list)) else str(x) for x in vals)
     if col.get("type") == "date" and isinstance(v, str):
         return age(v)
