@@ -253,6 +253,9 @@ class PodWorker:
         else:
             self._cond("ContainersReady", True)
             self._cond("Ready", True)
+        for c in (pod.get("status") or {}).get("conditions") or []:
+            if c.get("type") == "PodScheduled":
+                self.conditions["PodScheduled"] = c
         order = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
                  "PodScheduled"]
         conds = [self.conditions[t] for t in order if t in self.conditions]
@@ -516,6 +519,8 @@ class PodWorker:
             raise Terminated()
         c.started_mono = time.monotonic()
         c.ever_ran = True
+        if "terminated" in c.state:
+            c.last_state = {"terminated": c.state["terminated"]}
         msg = await c.start_future
         if msg["ev"] == "startfail":
             c.running = False

@@ -116,7 +116,9 @@ def _data(obj, kind):
         for k, v in (obj.get("binaryData") or {}).items():
             d[k] = base64.b64decode(v)
         return d
-    return {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
+    d = {k: v.encode() for k, v in (obj.get("stringData") or {}).items()}
+    d.update({k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()})
+    return d
 
 
 def container_env(store, pod, c, base, node_alloc):
