@@ -215,6 +215,7 @@ static int run(const struct wl_ctx *c, const struct opts *o, struct wl_dev *d)
     if (c->rank == 0)
         printf("----------------------------------------------------------------\n"
                "total images/sec: %.2f\n", total);
+    MPI_Barrier(MPI_COMM_WORLD); /* the checksum lines follow the total, as in the seed's log */
     int rc = check_weights(c, &w, o->test_corrupt);
     cnn_work_free(&w);
     free(times);
