@@ -1,0 +1,378 @@
+# tests/e2e/lib.sh - the end-to-end harness's steps (sourced by tests/e2e/cases/*.sh and
+# tests/integration/e2e_*.sh). One case = one private kubesim instance under /tmp/e2e-*,
+# the operator (a process inside `kubesim run`, or a pod built from the deploy manifest),
+# MPIJobs made from a template, faults injected at the right moment, and assertions on the
+# MPIJob's final condition (type, reason, message substring, time to reach it) followed by
+# a leftover check (pods, processes, network namespaces, owned objects). Everything is
+# bounded; an EXIT trap stops what the case started (by PID) and tears kubesim down.
+#
+# A case prints its result as the last line "E2E-RESULT: <one-line detail>" (read by run.sh)
+# and exits 0 (pass), 1 (fail) or 77 (skip).
+set -u
+: "${ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${BINDIR:=$ROOT/bin}"
+KUBESIM=$ROOT/tests/kubesim/kubesim
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+E2E_CASE=${E2E_CASE:-$(basename "$0" .sh)}
+E2E_DIR=
+KS=
+E2E_PIDS=()
+E2E_DETAIL=()
+
+e2e_log() { printf '%s [%s] %s\n' "$(date -u +%H:%M:%S.%3N)" "$E2E_CASE" "$*" >&2; }
+e2e_now_ms() { date +%s%3N; }
+
+# e2e_note TEXT: adds TEXT to the one-line result detail.
+e2e_note() { E2E_DETAIL+=("$*"); }
+
+e2e_fail() {
+  e2e_log "FAIL: $*"
+  echo "E2E-RESULT: FAIL $* ${E2E_DETAIL[*]:-}"
+  exit 1
+}
+
+e2e_skip() {
+  echo "E2E-RESULT: SKIP $*"
+  echo "$*"
+  exit 77
+}
+
+e2e_pass() {
+  echo "E2E-RESULT: PASS ${E2E_DETAIL[*]:-} $*"
+  exit 0
+}
+
+_e2e_cleanup() {
+  local rc=$? p
+  trap - EXIT INT TERM
+  for p in "${E2E_PIDS[@]}"; do
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  for p in "${E2E_PIDS[@]}"; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  if [ -n "$KS" ] && [ -d "$KS" ]; then
+    if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+      e2e_log "--- last lines of apiserver.log"; tail -n 15 "$KS/apiserver.log" >&2 2>/dev/null || true
+      for f in "$E2E_DIR"/op-*.log; do [ -f "$f" ] && { e2e_log "--- $f"; tail -n 15 "$f" >&2; }; done
+    fi
+    timeout 90 "$KUBESIM" down --dir "$KS" >/dev/null 2>&1 || e2e_log "kubesim down failed"
+  fi
+  [ -n "${E2E_VARTMP:-}" ] && rm -rf "$E2E_VARTMP"
+  if [ -n "$E2E_DIR" ]; then
+    if [ -n "${E2E_KEEP:-}" ] || { [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -n "${E2E_KEEP_FAILED:-}" ]; }; then
+      e2e_log "kept $E2E_DIR"
+    else
+      rm -rf "$E2E_DIR"
+    fi
+  fi
+  exit $rc
+}
+
+# e2e_begin: the case's private directory (/tmp/e2e-CASE.XXXXXX) and the cleanup trap.
+e2e_begin() {
+  [ "$(id -u)" -eq 0 ] || e2e_skip "needs root (kubesim network namespaces)"
+  for b in mpi-operator mpi-agent mpi-rsh; do
+    [ -x "$BINDIR/$b" ] || e2e_skip "missing $BINDIR/$b (run make)"
+  done
+  [ -x "$ROOT/build/stage/usr/local/bin/mpi-agent" ] || e2e_skip "missing build/stage (run make stage)"
+  E2E_DIR=$(mktemp -d "/tmp/e2e-$E2E_CASE.XXXXXX") || exit 1
+  trap _e2e_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+# e2e_up [kubesim up args]: starts kubesim in $E2E_DIR/ks and installs what the deploy
+# manifest declares except the Deployment (kubesim serves no apps/v1): namespace, CRD,
+# ServiceAccount, ClusterRole and bindings.
+e2e_up() {
+  KS=$E2E_DIR/ks
+  timeout 60 "$KUBESIM" up --dir "$KS" "$@" >"$E2E_DIR/up.log" 2>&1 ||
+    { cat "$E2E_DIR/up.log" >&2; e2e_fail "kubesim up"; }
+  python3 - "$ROOT/deploy/v1alpha2/mpi-operator.yaml" >"$E2E_DIR/deploy-nodeploy.yaml" <<'PY' || e2e_fail "reading the deploy manifest"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") != "Deployment"]
+print(yaml.safe_dump_all(docs))
+PY
+  kc create -f "$E2E_DIR/deploy-nodeploy.yaml" >/dev/null || e2e_fail "kubectl create (deploy manifest)"
+  e2e_wait_for "kc get mpijobs" 20 || e2e_fail "mpijobs not served"
+}
+
+# kc ARGS...: the real kubectl against the instance, bounded.
+kc() { timeout 60 "$KUBESIM" run --dir "$KS" -- kubectl "$@"; }
+
+# ksrun CMD...: CMD where the API server and pod IPs are reachable, bounded by E2E_RUN_T (60).
+ksrun() { timeout -k 5 "${E2E_RUN_T:-60}" "$KUBESIM" run --dir "$KS" -- "$@"; }
+
+# e2e_fault KIND ARGS...: kubesim fault.
+e2e_fault() {
+  e2e_log "fault: $*"
+  timeout 60 "$KUBESIM" fault --dir "$KS" "$@" || e2e_fail "fault $* failed"
+}
+
+# e2e_wait_for 'CMD' SECONDS: polls CMD (eval'd) every 0.25 s, bounded.
+e2e_wait_for() {
+  local cmd=$1 end=$(( $(date +%s%N) + ${2:-30} * 1000000000 ))
+  while [ "$(date +%s%N)" -lt $end ]; do
+    if ( eval "$cmd" ) >/dev/null 2>&1; then return 0; fi
+    sleep 0.25
+  done
+  e2e_log "timed out after ${2:-30}s waiting for: $cmd"
+  return 1
+}
+
+# ---- the operator -----------------------------------------------------------------------
+# e2e_op_identity NAME: a ServiceAccount mpi-operator/op-NAME bound to the manifest's
+# ClusterRole and leader-election Role, and a kubeconfig with its token
+# ($E2E_DIR/op-NAME.kubeconfig). The operator runs with exactly the shipped permissions,
+# and the access log tells the operators apart (user system:serviceaccount:mpi-operator:op-NAME).
+e2e_op_identity() {
+  local sa=op-$1 tok
+  [ -f "$E2E_DIR/$sa.kubeconfig" ] && return 0
+  kc -n mpi-operator create sa "$sa" >/dev/null || e2e_fail "create sa $sa"
+  kc create clusterrolebinding "$sa" --clusterrole=mpi-operator --serviceaccount="mpi-operator:$sa" >/dev/null ||
+    e2e_fail "clusterrolebinding $sa"
+  kc -n mpi-operator create rolebinding "$sa" --role=mpi-operator-leader-election \
+    --serviceaccount="mpi-operator:$sa" >/dev/null || e2e_fail "rolebinding $sa"
+  tok=$(kc -n mpi-operator create token "$sa") || e2e_fail "token for $sa"
+  sed "s/^\( *token: \).*/\1$tok/" "$KS/kubeconfig" >"$E2E_DIR/$sa.kubeconfig"
+  chmod 600 "$E2E_DIR/$sa.kubeconfig"
+  echo "$tok" >"$E2E_DIR/$sa.token"
+}
+
+# e2e_op_start NAME [flags]: bin/mpi-operator as a process in the instance's network
+# namespace with its own ServiceAccount (e2e_op_identity); log $E2E_DIR/op-NAME.log.
+# Leader election on with short timings (lease 6 s, renew 4 s, retry 1 s) so the
+# controller cases converge in seconds; flags override. E2E_OP_ADMIN=1: admin kubeconfig.
+e2e_op_start() {
+  local name=$1 kcfg; shift
+  if [ -n "${E2E_OP_ADMIN:-}" ]; then kcfg=$KS/kubeconfig
+  else e2e_op_identity "$name"; kcfg=$E2E_DIR/op-$name.kubeconfig; fi
+  setsid "$KUBESIM" run --dir "$KS" -- "$BINDIR/mpi-operator" --kubeconfig "$kcfg" \
+    --lease-duration 6 --renew-deadline 4 --retry-period 1 "$@" \
+    >>"$E2E_DIR/op-$name.log" 2>&1 &
+  echo $! >"$E2E_DIR/op-$name.pid"
+  E2E_PIDS+=("$!")
+}
+
+# e2e_op_pid NAME: the operator process's PID (the exec'd kubesim run keeps the PID).
+e2e_op_pid() { cat "$E2E_DIR/op-$1.pid"; }
+
+# e2e_op_stop NAME [SIGNAL]: signals the operator, waits (bounded) for it to go.
+e2e_op_stop() {
+  local pid sig=${2:-TERM}
+  pid=$(e2e_op_pid "$1") || return 0
+  kill -"$sig" "$pid" 2>/dev/null || return 0
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# e2e_op_pod [extra args]: the operator as a pod with the manifest's ServiceAccount, made
+# from the deploy manifest's Deployment pod template (probes, ports, SA as shipped).
+e2e_op_pod() {
+  python3 - "$ROOT/deploy/v1alpha2/mpi-operator.yaml" "$@" >"$E2E_DIR/op-pod.yaml" <<'PY' || e2e_fail "operator pod from the manifest"
+import sys, yaml
+dep = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "Deployment"][0]
+t = dep["spec"]["template"]
+c = t["spec"]["containers"][0]
+c["args"] = list(c.get("args") or []) + ["--lease-duration=6", "--renew-deadline=4",
+                                          "--retry-period=1"] + sys.argv[2:]
+pod = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "mpi-operator", "namespace": dep["metadata"]["namespace"],
+                    "labels": t["metadata"]["labels"]},
+       "spec": t["spec"]}
+print(yaml.safe_dump(pod))
+PY
+  kc create -f "$E2E_DIR/op-pod.yaml" >/dev/null || e2e_fail "create operator pod"
+  e2e_wait_for "[ \"\$(kc -n mpi-operator get pod mpi-operator -o jsonpath='{.status.containerStatuses[0].ready}')\" = true ]" 60 ||
+    e2e_fail "operator pod not Ready: $(kc -n mpi-operator logs mpi-operator 2>&1 | tail -3)"
+}
+
+# ---- jobs --------------------------------------------------------------------------------
+# e2e_job NAME: an MPIJob (v2beta1 unless API=v1alpha2). Knobs (env):
+#   WORKERS (2), SLOTS (1), TRANSPORT (exec|ssh; exec), PROG (launcher command as a YAML
+#   flow list; default mpi-pi over all ranks under `timeout 90`), WORKER_IMAGE,
+#   WORKER_GPUS
+#   (nvidia.com/gpu limit of every worker), BACKOFF (backoffLimit), DEADLINE
+#   (activeDeadlineSeconds), WORKER_TIMEOUT, PROGRESS_TIMEOUT (annotations), CLEAN (cleanPodPolicy),
+#   WORKER_GRACE (terminationGracePeriodSeconds of the workers, 2), READY_FILE (workers are
+#   Ready only while this host file exists: see e2e_ready_file).
+e2e_job() {
+  local name=$1 n=${WORKERS:-2} slots=${SLOTS:-1}
+  local np=$(( n * slots ))
+  local prog=${PROG:-"[timeout, \"90\", mpirun, -np, \"$np\", --bind-to, none, mpi-pi, \"200000\"]"}
+  local wimg=${WORKER_IMAGE:-mpik8s/openmpi:latest}
+  local limits=""
+  [ -n "${WORKER_GPUS:-}" ] && limits="
+            resources: {limits: {nvidia.com/gpu: \"$WORKER_GPUS\"}}"
+  [ -n "${READY_FILE:-}" ] && limits="$limits
+            readinessProbe: {exec: {command: [test, -f, $READY_FILE]}, periodSeconds: 1}"
+  cat <<YAML
+apiVersion: kubeflow.org/${API:-v2beta1}
+kind: MPIJob
+metadata:
+  name: $name
+  annotations:
+    mpi-k8s.io/transport: "${TRANSPORT:-exec}"
+${WORKER_TIMEOUT:+    mpi-k8s.io/worker-timeout: \"$WORKER_TIMEOUT\"}
+${PROGRESS_TIMEOUT:+    mpi-k8s.io/progress-timeout: \"$PROGRESS_TIMEOUT\"}
+spec:
+  slotsPerWorker: $slots
+  runPolicy:
+    cleanPodPolicy: ${CLEAN:-Running}
+${BACKOFF:+    backoffLimit: $BACKOFF}
+${DEADLINE:+    activeDeadlineSeconds: $DEADLINE}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          terminationGracePeriodSeconds: 5
+          containers:
+          - name: launcher
+            image: mpik8s/openmpi:latest
+            command: $prog
+            env:
+            - {name: OMPI_MCA_pml, value: ob1}
+            - {name: OMPI_MCA_btl, value: "self,vader,tcp"}
+            - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
+            - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
+    Worker:
+      replicas: $n
+      template:
+        spec:
+          terminationGracePeriodSeconds: ${WORKER_GRACE:-2}
+          containers:
+          - name: worker
+            image: $wimg$limits
+YAML
+}
+
+# e2e_ready_file: sets READY_FILE to a path pods can see (not under their private /tmp);
+# its directory is removed by the cleanup trap.
+e2e_ready_file() {
+  E2E_VARTMP=$(mktemp -d "/var/tmp/e2e-$E2E_CASE.XXXXXX") || e2e_fail mktemp
+  READY_FILE=$E2E_VARTMP/ready
+}
+
+# e2e_create NAME: e2e_job NAME | kubectl create; records the creation time (ms) in T_CREATE.
+e2e_create() {
+  e2e_job "$1" >"$E2E_DIR/job-$1.yaml"
+  T_CREATE=$(e2e_now_ms)
+  kc create -f "$E2E_DIR/job-$1.yaml" >/dev/null || e2e_fail "kubectl create MPIJob $1"
+}
+
+# launcher_pod JOB: the name of the newest launcher pod (selected by the seed's labels).
+launcher_pod() {
+  kc get pods -l "mpi_job_name=$1,mpi_role_type=launcher" \
+    -o jsonpath='{range .items[*]}{.metadata.creationTimestamp} {.metadata.name}{"\n"}{end}' 2>/dev/null |
+    sort | tail -n1 | cut -d' ' -f2
+}
+
+# launcher_log JOB: the launcher's init and main container logs (newest launcher pod).
+launcher_log() {
+  local p; p=$(launcher_pod "$1")
+  [ -n "$p" ] || return 0
+  kc logs "$p" --all-containers 2>/dev/null || true
+}
+
+# e2e_wait_log JOB REGEX COUNT SECONDS: until the launcher log has COUNT lines matching REGEX.
+e2e_wait_log() {
+  e2e_wait_for "[ \"\$(launcher_log $1 | grep -cE '$2')\" -ge $3 ]" "$4" ||
+    { launcher_log "$1" | tail -n 20 >&2; e2e_fail "$1: launcher log never had $3 x /$2/ within $4 s"; }
+}
+
+# cond JOB TYPE FIELD: field (status|reason|message|lastTransitionTime) of condition TYPE.
+cond() {
+  kc get mpijob "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}" 2>/dev/null
+}
+
+# e2e_final JOB SECONDS: waits until Succeeded or Failed is True; sets FINAL (type),
+# FINAL_REASON, FINAL_MSG, T_FINAL (ms when observed). FINAL=timeout on no final state.
+e2e_final() {
+  local end=$(( $(date +%s) + $2 )) c
+  FINAL=timeout FINAL_REASON= FINAL_MSG= T_FINAL=
+  while [ "$(date +%s)" -lt $end ]; do
+    c=$(kc get mpijob "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{"\n"}{end}' 2>/dev/null)
+    for t in Succeeded Failed; do
+      if printf '%s\n' "$c" | grep -qx "$t"; then
+        T_FINAL=$(e2e_now_ms); FINAL=$t
+        FINAL_REASON=$(cond "$1" "$t" reason); FINAL_MSG=$(cond "$1" "$t" message)
+        return 0
+      fi
+    done
+    sleep 0.3
+  done
+  kc get mpijob "$1" -o yaml >"$E2E_DIR/final-timeout-$1.yaml" 2>&1 || true
+  return 1
+}
+
+# e2e_expect JOB TYPE REASON-REGEX MSG-REGEX T0_MS MAX_SECONDS: the final condition is TYPE
+# with a matching reason and message, reached within MAX_SECONDS of T0_MS (the cause).
+e2e_expect() {
+  local job=$1 type=$2 reason=$3 msg=$4 t0=$5 max=$6 secs
+  e2e_final "$job" $((max + 60)) || true
+  secs=$(awk -v a="${T_FINAL:-0}" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1000 }')
+  [ "$FINAL" = timeout ] && {
+    launcher_log "$job" | tail -n 15 >&2
+    e2e_fail "$job: no final condition within $((max + 60)) s (HANG)"
+  }
+  e2e_note "final=$FINAL/$FINAL_REASON in ${secs}s"
+  E2E_SECS=$secs
+  [[ "$FINAL" =~ ^($type)$ ]] || e2e_fail "$job: final $FINAL ($FINAL_REASON: $FINAL_MSG), want $type"
+  [[ "$FINAL_REASON" =~ $reason ]] || e2e_fail "$job: reason '$FINAL_REASON' !~ /$reason/"
+  [[ "$FINAL_MSG" =~ $msg ]] || e2e_fail "$job: message '$FINAL_MSG' !~ /$msg/"
+  awk -v s="$secs" -v m="$max" 'BEGIN { exit !(s <= m) }' ||
+    e2e_fail "$job: took ${secs}s to $FINAL (bound ${max}s)"
+  e2e_log "$job: $FINAL/$FINAL_REASON after ${secs}s: $FINAL_MSG"
+}
+
+# ---- leftovers ---------------------------------------------------------------------------
+# descendants REGEX: processes below the kubesim daemon or this case whose name matches.
+descendants() {
+  local roots="$$"
+  [ -f "$KS/kubesim.pid" ] && roots="$roots $(cat "$KS/kubesim.pid")"
+  ps -e -o pid=,ppid=,comm= | awk -v roots="$roots" -v re="$1" '
+    { pp[$1]=$2; comm[$1]=$3 }
+    END { n=split(roots, r, " "); for (i=1;i<=n;i++) root[r[i]]=1
+      for (k in pp) { if (k in root || comm[k] !~ re) continue
+        p=pp[k]; d=0; while (p>1 && d<64) { if (p in root) { print k, comm[k]; break } p=pp[p]; d++ } } }'
+}
+
+# pod_netns_count: network namespaces of this instance's pods.
+pod_netns_count() {
+  local h; h=$(cat "$KS/state/netns" 2>/dev/null) || { echo 0; return; }
+  ip netns list 2>/dev/null | awk '{print $1}' | grep -c "^${h%h}p" || true
+}
+
+# e2e_no_leftovers JOB SECONDS: after the final state: no Running pod of the job
+# (cleanPodPolicy Running), no mpirun/orted/mpi-rsh/mpi-pi process; then deletes the MPIJob
+# and checks that every owned object, pod and pod network namespace is gone.
+e2e_no_leftovers() {
+  local job=$1 max=${2:-30} left
+  e2e_wait_for "[ -z \"\$(kc get pods -l mpi_job_name=$job -o jsonpath='{range .items[?(@.status.phase==\"Running\")]}{.metadata.name} {end}')\" ]" "$max" ||
+    e2e_fail "$job: Running pods left after the final state: $(kc get pods -l mpi_job_name=$job --no-headers 2>&1 | tr '\n' ';')"
+  e2e_wait_for "[ -z \"\$(descendants '^(mpirun|orterun|orted|mpi-rsh|mpi-pi|prterun|prted)\$')\" ]" "$max" ||
+    e2e_fail "$job: processes left: $(descendants '^(mpirun|orterun|orted|mpi-rsh|mpi-pi)$' | tr '\n' ' ')"
+  kc delete mpijob "$job" --wait=false >/dev/null 2>&1 || e2e_fail "delete mpijob $job"
+  left() {
+    kc get pods,jobs,cm,sa,role,rolebinding,svc,secrets -l "training.kubeflow.org/job-name=$job" -o name 2>/dev/null
+    kc get pods -l "mpi_job_name=$job" -o name 2>/dev/null
+  }
+  e2e_wait_for "[ -z \"\$(left)\" ]" "$max" || e2e_fail "$job: objects left after delete: $(left | tr '\n' ' ')"
+  local npods
+  npods=$(kc get pods -A --no-headers 2>/dev/null | wc -l)
+  e2e_wait_for "[ \$(pod_netns_count) -le $npods ]" 20 ||
+    e2e_fail "$job: $(pod_netns_count) pod network namespaces for $npods pods"
+  e2e_note "leftovers=0"
+}
+
+# e2e_requests USER-REGEX: API requests in the kubesim access log made by matching users.
+e2e_requests() {
+  grep -cE "ms (${1})\$" "$KS/apiserver.log" || true
+}
+
+# peak_rss_kb PID: VmHWM of PID (kB), empty if gone.
+peak_rss_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
