@@ -133,6 +133,12 @@ static void cleanup_finished(struct sync_ctx *c)
     }
     if (c->obs->podgroup && obj_owned_by(c->obs->podgroup, c->j))
         plan_named(c->p, ACT_DELETE, RK_PODGROUP, obj_name(c->obs->podgroup), NULL);
+    /* Failed for a reason of ours (a worker, the deadline) while the launcher still runs:
+     * suspending its Job stops the launcher pod and keeps the Job for inspection. */
+    json_t *lj = c->obs->launcher_job;
+    if (c->j->clean_policy != CLEAN_NONE && lj && obj_owned_by(lj, c->j) && !job_finished(lj) &&
+        !json_is_true(ju_at(lj, "spec", "suspend")))
+        plan_named(c->p, ACT_PATCH, RK_JOB, obj_name(lj), json_pack("{s:{s:b}}", "spec", "suspend", 1));
 }
 
 static void ttl_after_finished(struct sync_ctx *c)

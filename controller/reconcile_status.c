@@ -35,6 +35,11 @@ static int job_cond(const json_t *job, const char *type, const char **reason, co
     return 0;
 }
 
+int job_finished(const json_t *job)
+{
+    return job_cond(job, "Complete", NULL, NULL) || job_cond(job, "Failed", NULL, NULL);
+}
+
 static void replica_statuses(struct sync_ctx *c, const json_t *lj)
 {
     json_t *l = json_object(), *w = json_object();
@@ -249,22 +254,22 @@ static void launch_phases(struct sync_ctx *c)
 
 static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
 {
-    long long running = 0;
-    for (long long i = 0; i < c->j->worker.replicas; i++)
-        running += c->workers[i] && !pod_terminating(c->workers[i]) &&
-                   strcmp(pod_phase(c->workers[i]), "Running") == 0;
-    if (c->launchers_running > 0 && running == c->j->worker.replicas) {
-        if (ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal")) {
-            int64_t created;
-            if (ju_time_parse(ju_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
-                c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;
-        }
-        return;
-    }
+    /* every new launcher failure the Job retries is a restart, even when the next
+     * launcher pod is already running by the time we look */
     long long was = json_integer_value(ju_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
     long long now = json_integer_value(ju_at(lj, "status", "failed"));
     if (now > was && ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, "is restarting.", "Warning"))
         c->p->restarted = 1;
+    long long running = 0;
+    for (long long i = 0; i < c->j->worker.replicas; i++)
+        running += c->workers[i] && !pod_terminating(c->workers[i]) &&
+                   strcmp(pod_phase(c->workers[i]), "Running") == 0;
+    if (c->launchers_running > 0 && running == c->j->worker.replicas &&
+        ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") && !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
+        int64_t created;
+        if (ju_time_parse(ju_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
+            c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;
+    }
 }
 
 void status_from_observed(struct sync_ctx *c)

@@ -312,6 +312,12 @@ static void test_worker_failed_and_evicted(void **state)
     json_object_set_new(json_object_get(get(&w, RK_POD, "pi-worker-1"), "status"), "message", json_string("OOMKilled"));
     sync1(&w, T0 + 5000);
     assert_string_equal(cond_field(&w, COND_FAILED, "message"), "MPIJob default/pi has failed: worker pod pi-worker-1 failed: OOMKilled");
+    /* cleanPodPolicy Running: the running worker goes and the still-running launcher Job is suspended */
+    struct plan p;
+    sync_at(&w, T0 + 6000, &p);
+    assert_int_equal(count(&p, ACT_DELETE, RK_POD), 1);
+    assert_int_equal(count(&p, ACT_PATCH, RK_JOB), 1);
+    plan_free(&p);
     world_free(&w);
 
     world_init(&w, job_json);

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# timeout: 300
+# Lifecycle on kubesim with real pods: cleanPodPolicy None/Running/All after
+# success, backoffLimit with a failing launcher (Failed/BackoffLimitExceeded
+# with the agent's termination message, Restarting seen), activeDeadlineSeconds
+# (Failed/DeadlineExceeded, launcher stopped), a failing worker
+# (Failed naming the pod, launcher Job suspended), suspend/resume
+# (Suspended/MPIJobSuspended, pods gone, MPIJobResumed, then Succeeded).
+set -u
+. "$(dirname "$0")/controller_common.bash"
+ctl_cluster
+ctl_start a --monitoring-port 18182 --leader-elect=false -v 1
+
+# mk NAME CLEAN LAUNCHER_SH WORKER_SH RUNPOLICY_EXTRA ANNOTATIONS
+mk() {
+  local wcmd=""
+  [ -n "$4" ] && wcmd="command: [sh, -c, '$4']"
+  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: $1
+  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "60" $6}
+spec:
+  runPolicy: {cleanPodPolicy: $2 $5}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - {name: l, image: mpik8s/openmpi, command: [sh, -c, '$3']}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - {name: w, image: mpik8s/openmpi, $wcmd}
+YAML
+}
+NOWRAP=', mpi-k8s.io/agent-run: "false"'
+# worker-1 finishes early (Succeeded) so that Running and All differ
+W1DONE='if [ "$(hostname)" = "${0}" ]; then sleep 6; exit 0; fi; exec sleep 365d'
+mk clean-none None 'sleep 9' "${W1DONE/\$\{0\}/clean-none-worker-1}" "" "$NOWRAP"
+mk clean-running Running 'sleep 9' "${W1DONE/\$\{0\}/clean-running-worker-1}" "" "$NOWRAP"
+mk clean-all All 'sleep 9' "${W1DONE/\$\{0\}/clean-all-worker-1}" "" "$NOWRAP"
+mk backoff Running 'sleep 3; echo boom >&2; exit 3' "" ", backoffLimit: 1" ""
+mk deadline Running 'sleep 300' "" ", activeDeadlineSeconds: 10" "$NOWRAP"
+mk wfail Running 'sleep 300' 'if [ "$(hostname)" = wfail-worker-1 ]; then sleep 6; exit 7; fi; exec sleep 365d' "" "$NOWRAP"
+mk susp Running 'sleep 10' "" "" "$NOWRAP"
+
+# --- suspend / resume ---
+wait_cond susp Running True 90
+kc patch mpijob susp --type merge -p '{"spec":{"runPolicy":{"suspend":true}}}' >/dev/null || ks_fail "suspend patch"
+wait_cond susp Suspended True 30
+[ "$(cond susp Suspended reason)" = MPIJobSuspended ] || ks_fail "Suspended reason"
+[ "$(cond susp Running status)/$(cond susp Running reason)" = False/MPIJobSuspended ] || ks_fail "Running not False/MPIJobSuspended"
+ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=susp -o jsonpath="{range .items[?(@.status.phase==\"Running\")]}{.metadata.name}{end}")" ]' 40 \
+  || ks_fail "pods still running while suspended: $(kc get pods -l mpi_job_name=susp)"
+[ "$(kc get job susp-launcher -o jsonpath='{.spec.suspend}')" = true ] || ks_fail "launcher Job not suspended"
+kc patch mpijob susp --type merge -p '{"spec":{"runPolicy":{"suspend":false}}}' >/dev/null || ks_fail "resume patch"
+wait_cond susp Suspended False 30
+[ "$(cond susp Suspended reason)" = MPIJobResumed ] || ks_fail "Suspended reason after resume: $(cond susp Suspended reason)"
+wait_cond susp Succeeded True 90
+
+# --- cleanPodPolicy ---
+for j in clean-none clean-running clean-all; do wait_cond $j Succeeded True 90; done
+sleep 3
+left() { kc get pods -l "mpi_job_name=$1,mpi_role_type=worker" -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{end}{range .items[*]}{.metadata.name}:{.status.phase}:{.metadata.deletionTimestamp} {end}' | tr ' ' '\n' | grep -v ':.\+T' | grep . | sed 's/:$//' | sort | tr '\n' ' '; }
+[ "$(left clean-none)" = "clean-none-worker-0:Running clean-none-worker-1:Succeeded " ] || ks_fail "None: $(left clean-none)"
+ks_wait_for '[ "$(left clean-running)" = "clean-running-worker-1:Succeeded " ]' 30 || ks_fail "Running: $(left clean-running)"
+ks_wait_for '[ -z "$(left clean-all)" ]' 30 || ks_fail "All: $(left clean-all)"
+kc get pods -l mpi_job_name=clean-all,mpi_role_type=launcher -o name | grep -q . || ks_fail "All removed the launcher pod (its log)"
+
+# --- backoffLimit with a failing launcher ---
+wait_cond backoff Failed True 120
+[ "$(cond backoff Failed reason)" = BackoffLimitExceeded ] || ks_fail "backoff reason: $(cond backoff Failed reason)"
+msg=$(cond backoff Failed message)
+case "$msg" in "MPIJob default/backoff has failed: BackoffLimitExceeded"*"launcher pod backoff-launcher-"*"exit"*) ;;
+  *) ks_fail "backoff message lacks the Job reason and the launcher's termination message: $msg";; esac
+[ "$(kc get job backoff-launcher -o jsonpath='{.status.failed}')" = 2 ] || ks_fail "backoffLimit 1 did not give 2 attempts"
+[ "$(metric 18182 mpi_operator_jobs_restarted_total)" -ge 1 ] || { kc get mpijob backoff -o yaml; kc get events; metrics 18182 | grep jobs_; ctl_log a | grep backoff; ks_fail "restarted_total did not move"; }
+
+# --- activeDeadlineSeconds ---
+wait_cond deadline Failed True 60
+[ "$(cond deadline Failed reason)" = DeadlineExceeded ] || ks_fail "deadline reason: $(cond deadline Failed reason)"
+ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=deadline,mpi_role_type=launcher --field-selector=status.phase=Running -o name)" ]' 40 \
+  || ks_fail "launcher still running after the deadline"
+
+# --- a failing worker ---
+wait_cond wfail Failed True 60
+msg=$(cond wfail Failed message)
+case "$msg" in *"worker pod wfail-worker-1 failed"*) ;; *) ks_fail "worker failure message: $msg";; esac
+ks_wait_for '[ "$(kc get job wfail-launcher -o jsonpath="{.spec.suspend}")" = true ]' 30 || ks_fail "launcher not stopped after worker failure"
+ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=wfail --field-selector=status.phase=Running -o name)" ]' 40 \
+  || ks_fail "pods still running after worker failure: $(kc get pods -l mpi_job_name=wfail)"
+
+metrics 18182 | promtool check metrics || ks_fail "promtool"
+[ "$(metric 18182 mpi_operator_jobs_failed_total)" -ge 3 ] || ks_fail "failed_total"
+[ "$(metric 18182 mpi_operator_jobs_successful_total)" -ge 4 ] || ks_fail "successful_total"
+echo "PASS: cleanPodPolicy x3, backoffLimit, activeDeadlineSeconds, worker failure, suspend/resume"
