@@ -26,16 +26,28 @@ bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 snapshot() {   # what this instance may leave behind, one item per line
   ip netns list | awk '{print "netns " $1}' | grep -E "^netns ks-$HASH-" || true
   grep -E "$D|ks-$HASH-" /proc/self/mountinfo | sed 's/^/mount /' || true
-  for p in /proc/[0-9]*; do
-    pid=${p#/proc/}
-    [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] && continue
-    cmd=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
-    case "$cmd" in *"$D"*) echo "proc $pid $cmd";; esac
-    if [ -s "$D.nsids" ]; then
-      ns=$(readlink "$p/ns/pid" 2>/dev/null; readlink "$p/ns/net" 2>/dev/null)
-      for id in $ns; do grep -qxF "$id" "$D.nsids" && echo "proc $pid in $id: $cmd"; done
-    fi
-  done
+  /usr/bin/python3 - "$D" "$D.nsids" $$ <<'PY'
+import os, sys
+d, idfile, me = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    ids = set(open(idfile).read().split())
+except OSError:
+    ids = set()
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or pid == me or int(pid) == os.getpid():
+        continue
+    try:
+        cmd = open("/proc/%s/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        ns = {os.readlink("/proc/%s/ns/pid" % pid), os.readlink("/proc/%s/ns/net" % pid)}
+    except OSError:
+        continue
+    if "/usr/bin/python3 -" == cmd.strip()[:18]:
+        continue
+    if d in cmd:
+        print("proc %s %s" % (pid, cmd))
+    elif ns & ids:
+        print("proc %s in %s: %s" % (pid, " ".join(sorted(ns & ids)), cmd))
+PY
   [ -e "/opt/kubesim-cleanup-$HASH" ] && echo "path /opt/kubesim-cleanup-$HASH"
   true
 }
