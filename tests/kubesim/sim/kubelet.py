@@ -896,6 +896,9 @@ class Kubelet:
         os.makedirs(self.pods_dir, exist_ok=True)
         for i in range(int(self.config.nodes or 1)):
             self.create_node("kubesim-node-%d" % i)
+        if str(self.config.extra.get("run_pods", "true")).lower() in ("false", "0", "no"):
+            log.warning("run_pods=false: pods are never scheduled nor run (API-only benches)")
+            return
         self.store.subscribe("pods", self.on_pod)
         self.store.subscribe("services", lambda t, o: self.hosts_changed())
         self.store.subscribe("configmaps", lambda t, o: self.volumes_changed())
