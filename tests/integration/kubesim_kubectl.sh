@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 280
+# timeout: 500
 # The real kubectl (the `kubectl` dispatcher and `kubectl.1.32` where present) against
 # kubesim: a matrix of commands, each with its exit code and output asserted. Covers
 # discovery, create/apply/re-apply/get/-o yaml/-o jsonpath/describe/label/annotate/patch,
@@ -162,6 +162,25 @@ matrix() {
   expect 0 '^default /var/run/secrets/kubernetes.io/serviceaccount$' get pod solo -n $m \
     -o 'jsonpath={.spec.serviceAccountName} {.spec.containers[0].volumeMounts[0].mountPath}'
   expect 0 'pod "solo" force deleted' delete pod solo -n $m --grace-period=0 --force
+  # -- apps/v1 and pod-dependent commands (need the node side's kubelet)
+  if [ -f "$ROOT/tests/kubesim/sim/kubelet.py" ]; then
+    expect 0 'deployment.apps/web created' create deployment web -n $m --image=busybox \
+      --replicas=2 -- sleep 300
+    expect 0 'deployment "web" successfully rolled out' rollout status deployment/web -n $m \
+      --timeout=60s
+    expect 0 'deployment.apps/web scaled' scale deployment web -n $m --replicas=1
+    expect 0 'deployment "web" successfully rolled out' rollout status deployment/web -n $m \
+      --timeout=60s
+    expect 0 '^web +1/1 +1 +1 ' get deploy web -n $m --no-headers
+    expect 3 'command terminated with exit code 3' exec deploy/web -n $m -- \
+      sh -c 'echo out; exit 3'
+    expect 0 'pod/logger created' run logger -n $m --image=busybox --restart=Never \
+      --labels=role=logger -- sh -c 'echo hello-logs'
+    expect 0 'condition met' wait --for=jsonpath='{.status.phase}'=Succeeded pod/logger -n $m \
+      --timeout=60s
+    expect 0 '^hello-logs$' logs -l role=logger -n $m
+    expect 0 'deployment.apps "web" deleted' delete deployment web -n $m
+  fi
   # -- namespace deletion removes what is left
   expect 0 "namespace \"$m\" deleted" delete ns $m --timeout=30s
   expect 1 "namespaces \"$m\" not found" get ns $m
@@ -181,4 +200,4 @@ for b in "${bins[@]}"; do
   ks_down
 done
 echo "kubesim_kubectl: $pass checks passed, $fail failed (${#bins[@]} kubectl binaries)"
-[ "$fail" -eq 0 ] && [ "$pass" -ge 60 ]
+[ "$fail" -eq 0 ] && [ "$pass" -ge 70 ]
