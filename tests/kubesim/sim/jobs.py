@@ -61,7 +61,11 @@ class JobController:
         store.subscribe("pods", self._on_pod)
 
     def start(self):
-        asyncio.ensure_future(self._loop())
+        self.task = asyncio.ensure_future(self._loop())
+
+    def stop(self):
+        if getattr(self, "task", None) is not None:
+            self.task.cancel()
 
     async def _loop(self):
         while True:

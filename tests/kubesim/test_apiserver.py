@@ -1,0 +1,451 @@
+"""Unit tests of kubesim's API-server half without a network: store semantics, patches,
+selectors, JSONPath, protobuf decoding, RBAC, CRD pruning/defaulting, and the controllers
+(GC, Job, endpoints, deployments) driven on an asyncio loop.
+Run: /usr/bin/python3 -m unittest discover -s tests/kubesim -p 'test_*.py'"""
+import asyncio
+import base64
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from sim import defaults, patch, protobuf, rbac  # noqa: E402
+from sim.apps import AppsController  # noqa: E402
+from sim.auth import Authenticator, sa_user, User  # noqa: E402
+from sim.crd import CRDController, prepare  # noqa: E402
+from sim.endpoints import EndpointsController  # noqa: E402
+from sim.errors import ApiError  # noqa: E402
+from sim.gc import GarbageCollector  # noqa: E402
+from sim.jobs import JobController  # noqa: E402
+from sim.jsonpath import evaluate  # noqa: E402
+from sim.selectors import match_labels, match_fields  # noqa: E402
+from sim.store import Store  # noqa: E402
+
+
+def new_store(window=100):
+    s = Store(watch_window=window)
+    defaults.install(s)
+    s.create("namespaces", None, {"metadata": {"name": "default"}})
+    s.create("serviceaccounts", "default", {"metadata": {"name": "default"}})
+    return s
+
+
+def pod(name, labels=None, node=None, **spec):
+    p = {"metadata": {"name": name, "labels": labels or {}},
+         "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+    if node:
+        p["spec"]["nodeName"] = node
+    return p
+
+
+class StoreTest(unittest.TestCase):
+    def test_create_sets_metadata_and_rejects_duplicates(self):
+        s = new_store()
+        cm = s.create("configmaps", "default", {"metadata": {"name": "a"}, "data": {"k": "v"}})
+        md = cm["metadata"]
+        self.assertTrue(md["uid"] and md["creationTimestamp"] and md["resourceVersion"])
+        self.assertNotIn("generation", md)
+        with self.assertRaises(ApiError) as e:
+            s.create("configmaps", "default", {"metadata": {"name": "a"}})
+        self.assertEqual((e.exception.code, e.exception.message),
+                         (409, 'configmaps "a" already exists'))
+
+    def test_not_found_wording(self):
+        s = new_store()
+        with self.assertRaises(ApiError) as e:
+            s.get("jobs.batch", "default", "x")
+        self.assertEqual(e.exception.message, 'jobs.batch "x" not found')
+        with self.assertRaises(ApiError) as e:
+            s.create("configmaps", "nope", {"metadata": {"name": "a"}})
+        self.assertEqual(e.exception.message, 'namespaces "nope" not found')
+
+    def test_generate_name_and_invalid_name(self):
+        s = new_store()
+        cm = s.create("configmaps", "default", {"metadata": {"generateName": "x-"}})
+        self.assertRegex(cm["metadata"]["name"], r"^x-[a-z0-9]{5}$")
+        with self.assertRaises(ApiError) as e:
+            s.create("configmaps", "default", {"metadata": {"name": "Bad_Name"}})
+        self.assertEqual(e.exception.code, 422)
+
+    def test_optimistic_concurrency_and_generation(self):
+        s = new_store()
+        j = s.create("jobs.batch", "default", {"metadata": {"name": "j"}, "spec": {
+            "template": {"spec": {"restartPolicy": "Never",
+                                  "containers": [{"name": "c", "image": "i"}]}}}})
+        self.assertEqual(j["metadata"]["generation"], 1)
+        j["metadata"]["labels"] = {"a": "b"}
+        j2 = s.update("jobs.batch", "default", j)
+        self.assertEqual(j2["metadata"]["generation"], 1)
+        with self.assertRaises(ApiError) as e:
+            s.update("jobs.batch", "default", j)  # stale resourceVersion
+        self.assertEqual(e.exception.code, 409)
+        self.assertIn("the object has been modified", e.exception.message)
+        j2["spec"]["suspend"] = True
+        j3 = s.update("jobs.batch", "default", j2)
+        self.assertEqual(j3["metadata"]["generation"], 2)
+        # a no-op update keeps the resourceVersion
+        self.assertEqual(s.update("jobs.batch", "default", j3)["metadata"]["resourceVersion"],
+                         j3["metadata"]["resourceVersion"])
+
+    def test_status_subresource_separation(self):
+        s = new_store()
+        p = s.create("pods", "default", pod("p"))
+        p["status"] = {"phase": "Running"}
+        p = s.update("pods", "default", p)
+        self.assertEqual(p["status"]["phase"], "Pending")  # main resource ignores status
+        p["status"] = {"phase": "Running"}
+        p = s.update("pods", "default", p, subresource="status")
+        self.assertEqual(p["status"]["phase"], "Running")
+
+    def test_graceful_pod_deletion_waits_for_kubelet(self):
+        s = new_store()
+        s.create("pods", "default", pod("bound", node="n1"))
+        s.create("pods", "default", pod("unbound"))
+        obj, removed = s.delete("pods", "default", "bound")
+        self.assertFalse(removed)
+        self.assertEqual(obj["metadata"]["deletionGracePeriodSeconds"], 30)
+        self.assertIsNotNone(s.try_get("pods", "default", "bound"))
+        s.remove("pods", "default", "bound")
+        self.assertIsNone(s.try_get("pods", "default", "bound"))
+        _, removed = s.delete("pods", "default", "unbound")
+        self.assertTrue(removed)
+
+    def test_finalizers_hold_objects(self):
+        s = new_store()
+        s.create("configmaps", "default", {"metadata": {"name": "f", "finalizers": ["x/y"]}})
+        obj, removed = s.delete("configmaps", "default", "f")
+        self.assertFalse(removed)
+        self.assertTrue(obj["metadata"]["deletionTimestamp"])
+        obj["metadata"]["finalizers"] = []
+        s.update("configmaps", "default", obj)
+        self.assertIsNone(s.try_get("configmaps", "default", "f"))
+
+    def test_preconditions(self):
+        s = new_store()
+        s.create("configmaps", "default", {"metadata": {"name": "a"}})
+        with self.assertRaises(ApiError) as e:
+            s.delete("configmaps", "default", "a", preconditions={"uid": "other"})
+        self.assertEqual(e.exception.code, 409)
+
+    def test_watch_history_and_compaction(self):
+        s = new_store(window=5)
+        rv0 = s.rv
+        for i in range(10):
+            s.create("configmaps", "default", {"metadata": {"name": "c%d" % i}})
+        with self.assertRaises(ApiError) as e:
+            s.events_since(rv0)
+        self.assertEqual(e.exception.code, 410)
+        self.assertEqual(len(s.events_since(s.rv - 2)), 2)
+
+    def test_subscribe_reentrancy_order(self):
+        s = new_store()
+        seen = []
+
+        def cb(t, o):
+            seen.append((t, o["metadata"]["name"]))
+            if o["metadata"]["name"] == "a" and t == "ADDED":
+                s.create("configmaps", "default", {"metadata": {"name": "b"}})
+        h = s.subscribe("configmaps", cb)
+        s.create("configmaps", "default", {"metadata": {"name": "a"}})
+        s.unsubscribe(h)
+        self.assertEqual(seen, [("ADDED", "a"), ("ADDED", "b")])
+
+    def test_pod_admission_mounts_token(self):
+        s = new_store()
+        p = s.create("pods", "default", pod("p"))
+        vols = [v for v in p["spec"]["volumes"] if v["name"].startswith("kube-api-access-")]
+        self.assertEqual(len(vols), 1)
+        self.assertEqual(p["spec"]["containers"][0]["volumeMounts"][0]["mountPath"],
+                         "/var/run/secrets/kubernetes.io/serviceaccount")
+        p2 = s.create("pods", "default", pod("q", automountServiceAccountToken=False))
+        self.assertNotIn("volumes", p2["spec"])
+        with self.assertRaises(ApiError) as e:
+            s.create("pods", "default", pod("r", serviceAccountName="ghost"))
+        self.assertEqual(e.exception.code, 403)
+
+    def test_record_event_aggregates(self):
+        s = new_store()
+        p = s.create("pods", "default", pod("p"))
+        s.record_event(None, p, "Normal", "Pulled", "done", "kubelet")
+        e = s.record_event(None, p, "Normal", "Pulled", "done", "kubelet")
+        self.assertEqual(e["count"], 2)
+        self.assertEqual(len(s.list("events", "default",
+                                    field_selector="involvedObject.name=p")), 1)
+
+
+class PatchTest(unittest.TestCase):
+    def test_merge_patch(self):
+        self.assertEqual(patch.merge_patch({"a": 1, "b": {"c": 2, "d": 3}},
+                                           {"b": {"c": None, "e": 4}, "f": [1]}),
+                         {"a": 1, "b": {"d": 3, "e": 4}, "f": [1]})
+
+    def test_json_patch(self):
+        doc = {"a": [1, 2], "b": {"c": "x"}}
+        out = patch.json_patch(doc, [{"op": "add", "path": "/a/-", "value": 3},
+                                     {"op": "replace", "path": "/b/c", "value": "y"},
+                                     {"op": "test", "path": "/b/c", "value": "y"},
+                                     {"op": "move", "from": "/b/c", "path": "/d"},
+                                     {"op": "remove", "path": "/a/0"}])
+        self.assertEqual(out, {"a": [2, 3], "b": {}, "d": "y"})
+        with self.assertRaises(ApiError):
+            patch.json_patch(doc, [{"op": "test", "path": "/b/c", "value": "z"}])
+
+    def test_strategic_merge_lists_by_key(self):
+        cur = {"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "2"}],
+                        "finalizers": ["x"]}}
+        p = {"spec": {"containers": [{"name": "b", "image": "3"}, {"name": "c", "image": "4"},
+                                     {"name": "a", "$patch": "delete"}],
+                      "finalizers": ["y"]}}
+        out = patch.strategic_merge(cur, p)
+        self.assertEqual(out["spec"]["containers"], [{"name": "b", "image": "3"},
+                                                     {"name": "c", "image": "4"}])
+        self.assertEqual(out["spec"]["finalizers"], ["x", "y"])
+
+
+class SelectorTest(unittest.TestCase):
+    def test_labels(self):
+        lb = {"app": "x", "tier": "db"}
+        self.assertTrue(match_labels("app=x,tier!=web", lb))
+        self.assertTrue(match_labels("tier in (db,cache),!missing", lb))
+        self.assertFalse(match_labels("app notin (x)", lb))
+        self.assertFalse(match_labels("missing", lb))
+
+    def test_fields(self):
+        o = {"metadata": {"name": "n"}, "status": {"phase": "Running"}}
+        self.assertTrue(match_fields("metadata.name=n,status.phase!=Failed", o))
+        self.assertFalse(match_fields("status.phase=Failed", o))
+
+
+class JsonPathTest(unittest.TestCase):
+    def test_filters_and_slices(self):
+        o = {"s": {"c": [{"t": "A", "v": "False"}, {"t": "B", "v": "True"}]}}
+        self.assertEqual(evaluate(o, '.s.c[?(@.v=="True")].t'), ["B"])
+        self.assertEqual(evaluate(o, ".s.c[-1:].t"), ["B"])
+        self.assertEqual(evaluate(o, "{.s.c[0].t}"), ["A"])
+        self.assertEqual(evaluate(o, ".s.c[*].t"), ["A", "B"])
+
+
+def _pb_field(num, wt, payload):
+    def varint(v):
+        out = b""
+        while True:
+            b = v & 0x7F
+            v >>= 7
+            out += bytes([b | (0x80 if v else 0)])
+            if not v:
+                return out
+    key = varint((num << 3) | wt)
+    if wt == 0:
+        return key + varint(payload)
+    return key + varint(len(payload)) + payload
+
+
+class ProtobufTest(unittest.TestCase):
+    def test_configmap_envelope(self):
+        meta = _pb_field(1, 2, b"cfg") + _pb_field(3, 2, b"ns") + \
+            _pb_field(11, 2, _pb_field(1, 2, b"app") + _pb_field(2, 2, b"x"))
+        cm = _pb_field(1, 2, meta) + _pb_field(2, 2, _pb_field(1, 2, b"k") + _pb_field(2, 2, b"v"))
+        tm = _pb_field(1, 2, b"v1") + _pb_field(2, 2, b"ConfigMap")
+        body = protobuf.MAGIC + _pb_field(1, 2, tm) + _pb_field(2, 2, cm)
+        obj = protobuf.decode(body)
+        self.assertEqual(obj, {"apiVersion": "v1", "kind": "ConfigMap",
+                               "metadata": {"name": "cfg", "namespace": "ns",
+                                            "labels": {"app": "x"}},
+                               "data": {"k": "v"}})
+
+    def test_pointer_zero_kept(self):
+        spec = _pb_field(7, 0, 0)  # JobSpec.backoffLimit = 0 (a *int32)
+        job = _pb_field(2, 2, spec)
+        tm = _pb_field(1, 2, b"batch/v1") + _pb_field(2, 2, b"Job")
+        obj = protobuf.decode(protobuf.MAGIC + _pb_field(1, 2, tm) + _pb_field(2, 2, job))
+        self.assertEqual(obj["spec"], {"backoffLimit": 0})
+
+    def test_garbage_is_400(self):
+        with self.assertRaises(ApiError) as e:
+            protobuf.decode(protobuf.MAGIC + b"\xff\xff\xff")
+        self.assertEqual(e.exception.code, 400)
+
+
+class RbacTest(unittest.TestCase):
+    def setUp(self):
+        self.s = new_store()
+        roles, bindings = rbac.bootstrap_roles()
+        for r in roles:
+            self.s.create("clusterroles.rbac.authorization.k8s.io", None, r)
+        for b in bindings:
+            self.s.create("clusterrolebindings.rbac.authorization.k8s.io", None, b)
+        self.s.create("serviceaccounts", "default", {"metadata": {"name": "a"}})
+        self.s.create("roles.rbac.authorization.k8s.io", "default", {
+            "metadata": {"name": "r"}, "rules": [
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"],
+                 "resourceNames": ["p1"]},
+                {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]}]})
+        self.s.create("rolebindings.rbac.authorization.k8s.io", "default", {
+            "metadata": {"name": "rb"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+            "subjects": [{"kind": "ServiceAccount", "name": "a"}]})
+        self.u = sa_user("default", "a")
+
+    def allowed(self, verb, res, name="", sub="", ns="default", group=""):
+        return rbac.authorize(self.s, self.u, rbac.Attrs(verb, group, res, sub, name, ns))
+
+    def test_rules(self):
+        self.assertTrue(self.allowed("get", "pods", "p1"))
+        self.assertFalse(self.allowed("get", "pods", "p2"))
+        self.assertFalse(self.allowed("list", "pods"))
+        self.assertTrue(self.allowed("create", "pods", "p2", "exec"))
+        self.assertFalse(self.allowed("get", "pods", "p1", "exec"))
+        self.assertFalse(self.allowed("get", "pods", "p1", ns="other"))
+        self.assertTrue(rbac.authorize(self.s, self.u, rbac.Attrs("get", path="/version")))
+        self.assertTrue(rbac.authorize(self.s, User("x", ["system:masters"]),
+                                       rbac.Attrs("delete", "", "nodes", "", "n", "")))
+
+    def test_token_lifecycle(self):
+        auth = Authenticator(self.s, "admin-token")
+        tok = auth.token_for("default", "a")
+        self.assertEqual(auth.authenticate("Bearer " + tok).name,
+                         "system:serviceaccount:default:a")
+        self.s.delete("serviceaccounts", "default", "a")
+        with self.assertRaises(ApiError) as e:
+            auth.authenticate("Bearer " + tok)
+        self.assertEqual(e.exception.code, 401)
+
+    def test_legacy_token_secret(self):
+        auth = Authenticator(self.s, "admin-token", "CA")
+        auth.install(self.s)
+        sec = self.s.create("secrets", "default", {
+            "metadata": {"name": "t", "annotations": {
+                "kubernetes.io/service-account.name": "a"}},
+            "type": "kubernetes.io/service-account-token"})
+        tok = base64.b64decode(sec["data"]["token"]).decode()
+        self.assertEqual(auth.authenticate("Bearer " + tok).name,
+                         "system:serviceaccount:default:a")
+
+
+CRD = {"metadata": {"name": "things.example.com"}, "spec": {
+    "group": "example.com", "scope": "Namespaced",
+    "names": {"plural": "things", "kind": "Thing"},
+    "versions": [{"name": "v1", "served": True, "storage": True,
+                  "subresources": {"status": {}},
+                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                      "spec": {"type": "object", "properties": {
+                          "size": {"type": "integer", "minimum": 1, "default": 2},
+                          "mode": {"type": "string", "enum": ["a", "b"]},
+                          "free": {"type": "object",
+                                   "x-kubernetes-preserve-unknown-fields": True}}}}}}}]}}
+
+
+class LoopTest(unittest.TestCase):
+    """Controllers need an event loop: run the loop briefly after each step."""
+
+    def setUp(self):
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        self.s = new_store()
+
+    def tearDown(self):
+        self.loop.close()
+
+    def settle(self, secs=0.2):
+        self.loop.run_until_complete(asyncio.sleep(secs))
+
+    def test_crd_registration_pruning_defaults(self):
+        CRDController(self.s)
+        self.s.create("customresourcedefinitions.apiextensions.k8s.io", None, CRD)
+        info = self.s.registry.get("things.example.com")
+        self.assertIsNotNone(info)
+        obj = prepare(info, "v1", {"metadata": {"name": "t"}, "spec": {
+            "mode": "a", "junk": 1, "free": {"any": {"x": 1}}}})
+        self.assertEqual(obj["spec"], {"mode": "a", "size": 2, "free": {"any": {"x": 1}}})
+        with self.assertRaises(ApiError) as e:
+            prepare(info, "v1", {"metadata": {"name": "t"}, "spec": {"mode": "c", "size": 0}})
+        self.assertEqual(e.exception.code, 422)
+        self.assertIn('spec.mode: Unsupported value: "c"', e.exception.message)
+        self.s.create("things.example.com", "default", obj)
+        self.s.delete("customresourcedefinitions.apiextensions.k8s.io", None,
+                      "things.example.com")
+        self.settle()
+        self.assertIsNone(self.s.registry.get("things.example.com"))
+        self.assertEqual(self.s.data.get("things.example.com"), {})
+
+    def test_gc_background_foreground_orphan(self):
+        GarbageCollector(self.s)
+        for mode in ("Background", "Foreground", "Orphan"):
+            n = mode.lower()
+            owner = self.s.create("configmaps", "default", {"metadata": {"name": "o-" + n}})
+            ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o-" + n,
+                   "uid": owner["metadata"]["uid"], "blockOwnerDeletion": True}
+            self.s.create("configmaps", "default",
+                          {"metadata": {"name": "d-" + n, "ownerReferences": [ref]}})
+            self.s.delete("configmaps", "default", "o-" + n, propagation=mode)
+            self.settle()
+            self.assertIsNone(self.s.try_get("configmaps", "default", "o-" + n))
+            dep = self.s.try_get("configmaps", "default", "d-" + n)
+            if mode == "Orphan":
+                self.assertNotIn("ownerReferences", dep["metadata"])
+            else:
+                self.assertIsNone(dep)
+
+    def test_job_success_and_backoff(self):
+        jc = JobController(self.s, backoff_base=0, resync=0.05)
+        jc.start()
+        self.s.create("jobs.batch", "default", {"metadata": {"name": "j"}, "spec": {
+            "backoffLimit": 1, "template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}})
+        self.settle()
+
+        def pods():
+            return self.s.list("pods", "default", label_selector="job-name=j")
+        self.assertEqual(len(pods()), 1)
+        p = pods()[0]
+        self.assertIn("batch.kubernetes.io/job-tracking", p["metadata"]["finalizers"])
+        self.s.update_status("pods", "default", p["metadata"]["name"], {"phase": "Failed"})
+        self.settle()
+        live = [x for x in pods() if x["status"]["phase"] != "Failed"]
+        self.assertEqual(len(live), 1)
+        self.s.update_status("pods", "default", live[0]["metadata"]["name"], {"phase": "Failed"})
+        self.settle()
+        j = self.s.get("jobs.batch", "default", "j")
+        types = {c["type"]: c for c in j["status"]["conditions"]}
+        self.assertEqual(types["Failed"]["reason"], "BackoffLimitExceeded")
+        self.assertEqual(j["status"]["failed"], 2)
+        jc.stop()
+        self.settle(0.01)
+
+    def test_endpoints_for_headless_service(self):
+        EndpointsController(self.s)
+        self.s.create("services", "default", {"metadata": {"name": "w"}, "spec": {
+            "clusterIP": "None", "selector": {"app": "w"}, "ports": [{"port": 22}]}})
+        p = self.s.create("pods", "default", pod("w-0", {"app": "w"}, hostname="w-0",
+                                                 subdomain="w"))
+        self.s.update_status("pods", "default", "w-0", {
+            "phase": "Running", "podIP": "10.250.1.2",
+            "conditions": [{"type": "Ready", "status": "True"}]})
+        self.settle()
+        ep = self.s.get("endpoints", "default", "w")
+        addr = ep["subsets"][0]["addresses"][0]
+        self.assertEqual((addr["ip"], addr["hostname"], addr["targetRef"]["uid"]),
+                         ("10.250.1.2", "w-0", p["metadata"]["uid"]))
+        self.assertEqual(ep["subsets"][0]["ports"], [{"port": 22, "protocol": "TCP"}])
+
+    def test_deployment_creates_replicaset_and_pods(self):
+        AppsController(self.s)
+        self.s.create("deployments.apps", "default", {"metadata": {"name": "d"}, "spec": {
+            "replicas": 2, "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}},
+                         "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+        self.settle()
+        rss = self.s.list("replicasets.apps", "default")
+        self.assertEqual(len(rss), 1)
+        self.assertEqual(len(self.s.list("pods", "default", label_selector="app=d")), 2)
+        with self.assertRaises(ApiError) as e:
+            self.s.create("deployments.apps", "default", {"metadata": {"name": "bad"}, "spec": {
+                "selector": {"matchLabels": {"app": "x"}},
+                "template": {"metadata": {"labels": {"app": "y"}},
+                             "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+        self.assertEqual(e.exception.code, 422)
+
+
+if __name__ == "__main__":
+    unittest.main()
