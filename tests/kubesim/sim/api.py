@@ -20,6 +20,37 @@ from .store import deepcopy, now
 log = logging.getLogger("kubesim.api")
 EVENTS_V1 = "events.events.k8s.io"
 
+# Field selectors each resource supports (others: metadata.name, metadata.namespace);
+# anything else is a 400, as the real registry strategies answer.
+_FIELDS = {
+    "pods": {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+             "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+             "status.podIPs", "status.nominatedNodeName"},
+    "events": {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+               "involvedObject.uid", "involvedObject.apiVersion",
+               "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+               "reportingComponent", "source", "type"},
+    EVENTS_V1: {"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
+                "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath",
+                "reason", "reportingController", "type"},
+    "secrets": {"type"},
+    "nodes": {"spec.unschedulable"},
+    "namespaces": {"status.phase"},
+    "jobs.batch": {"status.successful"},
+    "replicasets.apps": {"status.replicas"},
+}
+
+
+def check_field_selector(info, reqs):
+    allowed = {"metadata.name", "metadata.namespace"} | _FIELDS.get(info.key, set())
+    if info.crd is not None:
+        for v in (info.crd.get("spec") or {}).get("versions") or []:
+            for f in v.get("selectableFields") or []:
+                allowed.add(f.get("jsonPath", "").lstrip("."))
+    for path, _op, _val in reqs:
+        if path not in allowed:
+            raise errors.bad_request('field label not supported: %s' % path)
+
 
 def jresp(obj, status=200):
     return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=status,
@@ -226,7 +257,12 @@ class Api:
         raw = await request.read()
         if not raw:
             raise errors.bad_request("the body of the request was empty")
-        ctype = request.headers.get("Content-Type", "application/json").split(";")[0]
+        ctype = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        if ctype not in ("application/json", "application/yaml", "application/x-yaml",
+                         "text/yaml", "application/vnd.kubernetes.protobuf", ""):
+            raise ApiError(415, "UnsupportedMediaType", 'the body of the request was in an '
+                           'unknown format - accepted media types include: application/json, '
+                           'application/yaml, application/vnd.kubernetes.protobuf')
         if ctype == "application/vnd.kubernetes.protobuf":
             from . import protobuf
             return protobuf.decode(raw)
@@ -397,9 +433,10 @@ class Api:
         grace, prop, pre, dry = self.delete_options(request, await self.read_delete_body(
             request))
         skey = self.skey(r.info)
+        fs = parse_field_selector(request.query.get("fieldSelector", ""))
+        check_field_selector(r.info, fs)
         objs = self.store.list(skey, r.namespace or None,
-                               request.query.get("labelSelector"),
-                               request.query.get("fieldSelector"))
+                               request.query.get("labelSelector"), fs)
         out = []
         for o in objs:
             md = o["metadata"]
@@ -421,6 +458,10 @@ class Api:
         skey = self.skey(r.info)
         ls = parse_label_selector(q.get("labelSelector", ""))
         fs = parse_field_selector(q.get("fieldSelector", ""))
+        check_field_selector(r.info, fs)
+        if r.info.key == EVENTS_V1:
+            fs = [(p.replace("regarding.", "involvedObject.").replace(
+                "reportingController", "reportingComponent"), o, v) for p, o, v in fs]
         objs = self.store.list(skey, r.namespace or None, ls, fs)
         start = 0
         if q.get("continue"):
@@ -465,6 +506,10 @@ class Api:
         skey = self.skey(r.info)
         ls = parse_label_selector(q.get("labelSelector", ""))
         fs = parse_field_selector(q.get("fieldSelector", ""))
+        check_field_selector(r.info, fs)
+        if r.info.key == EVENTS_V1:
+            fs = [(p.replace("regarding.", "involvedObject.").replace(
+                "reportingController", "reportingComponent"), o, v) for p, o, v in fs]
         ns = r.namespace
         as_table = self.wants_table(request)
         rv = q.get("resourceVersion", "")

@@ -111,14 +111,22 @@ def parse_field_selector(s):
     return reqs
 
 
+# field labels whose value is not the object's field at the same path, or has a default
+_ALIAS = {"status.successful": "status.succeeded", "source": "source.component"}
+_DEFAULT = {"status.successful": "0", "spec.hostNetwork": "false",
+            "spec.unschedulable": "false", "status.replicas": "0"}
+
+
 def field_value(obj, path):
+    default = _DEFAULT.get(path, "")
+    path = _ALIAS.get(path, path)
     cur = obj
     for p in path.split("."):
         if not isinstance(cur, dict):
-            return ""
+            return default
         cur = cur.get(p)
         if cur is None:
-            return ""
+            return default
     if isinstance(cur, bool):
         return "true" if cur else "false"
     return str(cur)
