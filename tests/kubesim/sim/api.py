@@ -181,6 +181,8 @@ class Api:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         self.check(request, r)
         info = r.info
+        if not r.sub and r.verb not in info.verbs:
+            raise errors.method_not_allowed()
         if r.sub in ("exec", "log") and info.key == "pods":
             return await self.pod_stream(request, r)
         if r.sub == "binding" and request.method == "POST":

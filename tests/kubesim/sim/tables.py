@@ -205,7 +205,25 @@ def _rs_row(r):
             age(r["metadata"].get("creationTimestamp"))]
 
 
+def _ep_row(e):
+    eps = []
+    for sub in e.get("subsets") or []:
+        ports = [p.get("port") for p in sub.get("ports") or []] or [None]
+        for a in sub.get("addresses") or []:
+            for p in ports:
+                eps.append(a["ip"] if p is None else "%s:%s" % (a["ip"], p))
+    text = ",".join(eps[:3]) + (" + %d more..." % (len(eps) - 3) if len(eps) > 3 else "")
+    return [e["metadata"]["name"], text or "<none>", age(e["metadata"].get("creationTimestamp"))]
+
+
+def _sa_row(a):
+    return [a["metadata"]["name"], len(a.get("secrets") or []),
+            age(a["metadata"].get("creationTimestamp"))]
+
+
 _BUILTIN = {
+    "endpoints": ([NAME, _col("Endpoints"), AGE], _ep_row),
+    "serviceaccounts": ([NAME, _col("Secrets", "integer"), AGE], _sa_row),
     "deployments.apps": ([NAME, _col("Ready"), _col("Up-to-date", "integer"),
                           _col("Available", "integer"), AGE], _deploy_row),
     "replicasets.apps": ([NAME, _col("Desired", "integer"), _col("Current", "integer"),
