@@ -87,13 +87,16 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
 
 int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p)
 {
+    /* API changes first; Events only once they all went through, so that a retried sync
+     * (e.g. after a status Conflict) does not report the same transition twice. */
     int rc = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        if (run_action(c, job, &p->a[i]) < 0) {
+    for (size_t i = 0; i < p->n && rc == 0; i++) {
+        if (p->a[i].kind != ACT_EVENT && run_action(c, job, &p->a[i]) < 0)
             rc = -1;
-            if (p->a[i].kind == ACT_STATUS || p->a[i].kind == ACT_UPDATE)
-                break;
-        }
+    }
+    for (size_t i = 0; i < p->n && rc == 0; i++) {
+        if (p->a[i].kind == ACT_EVENT)
+            run_action(c, job, &p->a[i]);
     }
     return rc;
 }
