@@ -18,7 +18,7 @@ D=$(mktemp -d /tmp/kubesim-cleanup.XXXXXX) || ks_fail mktemp
 HASH=$(printf '%s' "$D" | sha1sum | cut -c1-8)
 NSRE="^ks-$HASH-"
 MP=/opt/kubesim-cleanup-$HASH/deep/dir
-trap 'timeout 60 "$KUBESIM" down --dir "$D" >/dev/null 2>&1; rm -rf "$D"' EXIT
+trap 'timeout 60 "$KUBESIM" down --dir "$D" >/dev/null 2>&1; rm -rf "$D" "$D.nsids"' EXIT
 k() { timeout 60 "$KUBESIM" run --dir "$D" -- kubectl "$@"; }
 fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }

@@ -292,9 +292,29 @@ class PodWorker:
     def start(self):
         self.main_task = asyncio.ensure_future(self.run())
 
+    async def setup_retrying(self):
+        """setup(), retried with back-off when the sandbox cannot be created."""
+        delay = 1.0
+        while True:
+            try:
+                await self.setup()
+                return
+            except (Terminated, asyncio.CancelledError):
+                raise
+            except Exception as e:
+                log.exception("sandbox of %s/%s", self.ns, self.name)
+                self.event("Warning", "FailedCreatePodSandBox",
+                           "Failed to create pod sandbox: %s" % e)
+                sb, self.sandbox = self.sandbox, None
+                self.sandbox_ready = False
+                if sb is not None:
+                    await sb.destroy()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30)
+
     async def run(self):
         try:
-            await self.setup()
+            await self.setup_retrying()
             for c in self.inits:
                 while True:
                     code = await self.run_once(c)

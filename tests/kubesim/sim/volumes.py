@@ -211,7 +211,10 @@ def _source_files(store, config, pod, src, default_mode):
     if "serviceAccountToken" in src:
         sat = src["serviceAccountToken"]
         sa = pod["spec"].get("serviceAccountName") or "default"
-        tok = config.token_for(ns, sa) if config.token_for else ""
+        try:
+            tok = config.token_for(ns, sa) if config.token_for else ""
+        except Exception as e:   # the ServiceAccount is gone (ApiError 404)
+            raise VolumeError("failed to fetch token: %s" % getattr(e, "message", e))
         return [(sat.get("path", "token"), tok.encode(), default_mode)]
     raise VolumeError("unsupported volume source %s" % ",".join(sorted(src)))
 
