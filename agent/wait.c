@@ -81,12 +81,35 @@ static int wait_synced(struct agent_session *s, int64_t deadline, char **err)
     return -1;
 }
 
+/* Decides after one assessment: 1 all ready, -1 failed/timed out/signalled (*err), 0 wait on. */
+static int wait_decide(struct agent_session *s, const char *rep, size_t nready, int failed,
+                       int64_t now, int64_t deadline, double timeout_s, char **err)
+{
+    size_t total = s->hosts.n;
+    if (nready == total) {
+        agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_READY);
+        return 1;
+    }
+    int sig = pending_stop_signal();
+    if (failed)
+        kube_set_err(err, "worker failed while waiting (%zu/%zu ready):\n%s", nready, total, rep);
+    else if (sig)
+        kube_set_err(err, "received %s while waiting for workers (%zu/%zu ready):\n%s",
+                     strsignal(sig), nready, total, rep);
+    else if (now >= deadline)
+        kube_set_err(err, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s",
+                     timeout_s, nready, total, rep);
+    else
+        return 0;
+    return -1;
+}
+
 int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
 {
     int64_t start = kube_now_ms(), deadline = start + (int64_t)(timeout_s * 1000);
     if (agent_watch_start(s, err) < 0 || wait_synced(s, deadline, err) < 0)
         return -1;
-    size_t total = s->hosts.n, last_ready = (size_t)-1;
+    size_t last_ready = (size_t)-1;
     int64_t last_print = 0;
     uint64_t gen = kube_informer_generation(s->inf);
     for (;;) {
@@ -98,41 +121,24 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
             return -1;
         }
         int64_t now = kube_now_ms();
-        if (nready == total) {
-            agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_READY);
-            KLOG_INFO("%zu/%zu workers ready (%.1f s)", nready, total, (now - start) / 1000.0);
+        int d = wait_decide(s, rep, nready, failed, now, deadline, timeout_s, err);
+        if (d != 0) {
+            if (d > 0)
+                KLOG_INFO("%zu/%zu workers ready (%.1f s)", nready, s->hosts.n,
+                          (now - start) / 1000.0);
             free(rep);
-            return 0;
-        }
-        if (failed) {
-            kube_set_err(err, "worker failed while waiting (%zu/%zu ready):\n%s", nready, total, rep);
-            free(rep);
-            return -1;
-        }
-        int sig = pending_stop_signal();
-        if (sig) {
-            kube_set_err(err, "received %s while waiting for workers (%zu/%zu ready):\n%s",
-                         strsignal(sig), nready, total, rep);
-            free(rep);
-            return -1;
-        }
-        if (now >= deadline) {
-            kube_set_err(err, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s",
-                         timeout_s, nready, total, rep);
-            free(rep);
-            return -1;
+            return d > 0 ? 0 : -1;
         }
         if ((nready != last_ready && now - last_print >= PROGRESS_MIN_MS) ||
             now - last_print >= PROGRESS_IDLE_MS) {
             char first[512];
             first_line(rep, first, sizeof(first));
-            KLOG_INFO("%zu/%zu workers ready; waiting for %s", nready, total, first);
+            KLOG_INFO("%zu/%zu workers ready; waiting for %s", nready, s->hosts.n, first);
             last_print = now;
             last_ready = nready;
         }
         free(rep);
-        int64_t wake = deadline - now;
-        int64_t until_print = last_print + PROGRESS_MIN_MS - now;
+        int64_t wake = deadline - now, until_print = last_print + PROGRESS_MIN_MS - now;
         if (until_print > 0 && until_print < wake)
             wake = until_print + 1;
         if (wake > WAKE_MAX_MS)

@@ -10,9 +10,10 @@
 #     the kubesim host namespace, workers already Ready): time until every rank
 #     has printed and total wall time, through mpi-rsh (exec API), kubexec.sh
 #     (`kubectl exec`, the seed's agent) and a direct nsenter agent (the floor).
-# Usage: bench/agent.sh [N...]   (default 2 8 32; BENCH_REPS=3). Needs root (netns).
+# Usage: bench/agent.sh [N...]   (default 2 8 32; BENCH_REPS=3; BENCH_ONLY=1a,1b,2 picks
+# sections). Needs root (netns).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 BINDIR=${BINDIR:-$ROOT/bin}
 KS=$ROOT/tests/kubesim/kubesim
 NS_LIST=${*:-2 8 32}
@@ -56,6 +57,34 @@ t1 = time.time()
 assert r.status == 200, r.status
 print(int(t0 * 1000), int(t1 * 1000))
 PY
+cat > "$D/watchready.py" <<'PY'
+# watchready.py POD: watches POD over HTTP and prints the wall ms when it turns Ready.
+import json, ssl, sys, time, http.client, yaml, os, base64
+cfg = yaml.safe_load(open(os.environ["KUBECONFIG"]))
+cl = cfg["clusters"][0]["cluster"]
+srv = cl["server"].split("//")[1]
+tok = cfg["users"][0]["user"]["token"]
+if "certificate-authority-data" in cl:
+    ctx = ssl.create_default_context(cadata=base64.b64decode(cl["certificate-authority-data"]).decode())
+else:
+    ctx = ssl.create_default_context(cafile=cl.get("certificate-authority"))
+c = http.client.HTTPSConnection(srv, context=ctx, timeout=120)
+c.request("GET", "/api/v1/namespaces/default/pods?watch=1", headers={"Authorization": "Bearer " + tok})
+r = c.getresponse()
+was = False  # the bench made sure it is not Ready before watching
+while True:
+    line = r.readline()
+    if not line:
+        break
+    ev = json.loads(line)
+    if ev["object"].get("metadata", {}).get("name") != sys.argv[1]:
+        continue
+    conds = ev["object"].get("status", {}).get("conditions", []) or []
+    ready = any(x.get("type") == "Ready" and x.get("status") == "True" for x in conds)
+    if ready and was is False:
+        print(int(time.time() * 1000)); break
+    was = ready
+PY
 cat > "$D/tsrun.py" <<'PY'
 # tsrun.py CMD...: runs CMD, prints "ms_to_last_line total_ms lines rc" (ms from start).
 import subprocess, sys, time
@@ -81,6 +110,9 @@ exec nsenter -t "\$pid" -n -u -i -m -p -- /bin/sh -c "\$*"
 SH
 chmod +x "$D/kubexec.sh" "$D/nsenter.sh"
 
+want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
+A1=n/a A2=n/a
+
 ghost() { cat <<YAML
 apiVersion: v1
 kind: Pod
@@ -91,6 +123,7 @@ spec:
 YAML
 }
 
+if want 1a; then
 echo "== 1a. last worker Ready (status PATCH) -> mpirun started, mpi-agent run --no-reach-check"
 for i in 0 1; do ghost lat-worker-$i lat; echo ---; done | k create -f - >/dev/null
 ksrun python3 "$D/patch.py" lat-worker-0 >/dev/null
@@ -109,6 +142,7 @@ printf '%s\n' "${lat[@]}" | awk '{print $1}' | med > "$D/m1"; printf '%s\n' "${l
 echo "   patch reply -> mpirunStarted: median $(cat "$D/m1") ms over 10 runs (all: $(printf '%s\n' "${lat[@]}" | awk '{printf "%s ", $1}')); the PATCH itself took $(cat "$D/m2") ms"
 A1=$(cat "$D/m1")
 k delete pod lat-worker-0 lat-worker-1 --grace-period=0 --force >/dev/null 2>&1 || true
+fi
 
 wpod() { cat <<YAML
 apiVersion: v1
@@ -124,22 +158,17 @@ $3
 YAML
 }
 
+if want 1b; then
 echo "== 1b. real pods: last worker Ready (readiness probe, seen on a watch) -> mpirun started, with the exec reach check"
 wpod rl-worker-0 rl "" > "$D/rl.yaml"; echo --- >> "$D/rl.yaml"
 wpod rl-worker-1 rl "    readinessProbe: {exec: {command: [test, -f, /tmp/go]}, periodSeconds: 1}" >> "$D/rl.yaml"
 k create -f "$D/rl.yaml" >/dev/null
 k wait --for=condition=Ready pod/rl-worker-0 --timeout=120s >/dev/null
 lat2=()
-for r in $(seq 5); do
+for r in $(seq 3); do
   k exec rl-worker-1 -- rm -f /tmp/go
   k wait --for=condition=Ready=false pod/rl-worker-1 --timeout=30s >/dev/null
-  ksrun python3 -u -c '
-import subprocess, sys, time
-p = subprocess.Popen(["kubectl", "get", "pod", "rl-worker-1", "-w", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}"], stdout=subprocess.PIPE, text=True)
-for line in p.stdout:
-    if line.strip() == "True":
-        print(int(time.time() * 1000)); p.kill(); break
-' > "$D/readyat" & wp=$!
+  ksrun python3 -u "$D/watchready.py" rl-worker-1 > "$D/readyat" & wp=$!
   MPI_JOB_NAME=rl MPI_JOB_WORKERS=2 MPI_JOB_WORKER_CONTAINER=worker MPI_AGENT_TERMINATION_LOG=$D/term-rl \
     ksrun "$BINDIR/mpi-agent" run --timeout 60s --dest "$D/none" -- true 2>"$D/rl.log" & ap=$!
   sleep 1.5
@@ -150,10 +179,13 @@ for line in p.stdout:
   lat2+=("$((ms - ready)) $reach")
 done
 printf '%s\n' "${lat2[@]}" | awk '{print $1}' | med > "$D/m3"
-echo "   Ready on watch -> mpirunStarted: median $(cat "$D/m3") ms over 5 runs (all: $(printf '%s\n' "${lat2[@]}" | awk '{printf "%s ", $1}')); of which reach check: $(printf '%s\n' "${lat2[@]}" | awk '{print $2}' | med) ms"
+echo "   Ready on watch -> mpirunStarted: median $(cat "$D/m3") ms over 3 runs (all: $(printf '%s\n' "${lat2[@]}" | awk '{printf "%s ", $1}')); of which reach check: $(printf '%s\n' "${lat2[@]}" | awk '{print $2}' | med) ms"
 A2=$(cat "$D/m3")
 k delete pod rl-worker-0 rl-worker-1 --grace-period=0 --force >/dev/null 2>&1 || true
+fi
 
+want 2 || NS_LIST=
+[ -z "$NS_LIST" ] || {
 echo "== 2. full launch: mpirun -np N hostname (workers Ready), $REPS runs each, median ms"
 maxn=0; for n in $NS_LIST; do [ "$n" -gt $maxn ] && maxn=$n; done
 : > "$D/pods.yaml"
@@ -191,6 +223,7 @@ for n in $NS_LIST; do
     RES[$path,$n]="$(awk '{print $1}' "$D/r" | med) $(awk '{print $2}' "$D/r" | med) $bad"
   done
 done
+}
 printf '   %-10s' "path"; for n in $NS_LIST; do printf '%26s' "N=$n last-line/total"; done; echo
 for path in nsenter mpi-rsh kubexec; do
   printf '   %-10s' "$path"

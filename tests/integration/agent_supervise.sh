@@ -72,4 +72,13 @@ ksrun "${RUN[@]}" -- sh -c "sleep 4; echo finished-ok" >"$D/o6" 2>&1 & BG_PIDS+=
 sleep 1.5; timeout 60 "$KS" fault --dir "$D" restart-apiserver >/dev/null
 wait $pid || fail "run failed across an API server restart"
 expect_in "$D/o6" "finished-ok" "command exited 0"
+log "6. --no-wait (init already waited): still watches; CLI basics"
+ksrun "${RUN[@]}" --no-wait -- sh -c 'echo nowait-ok' >"$D/o7" 2>&1 || fail "run --no-wait failed"
+expect_in "$D/o7" "nowait-ok" "command exited 0"
+grep -q "workers ready" "$D/o7" && fail "--no-wait waited"
+"$AGENT" --help | grep -q "discover-hosts" || fail "--help lacks a command"
+rc=0; "$AGENT" bogus >/dev/null 2>&1 || rc=$?; [ $rc -eq 2 ] || fail "unknown command: rc $rc"
+rc=0; "$AGENT" run --timeout soon -- true 2>"$D/o8" || rc=$?; [ $rc -eq 2 ] || fail "bad --timeout: rc $rc"
+expect_in "$D/o8" "--timeout: expected a duration"
+rc=0; "$AGENT" run 2>"$D/o9" || rc=$?; [ $rc -eq 2 ] || fail "run without CMD: rc $rc"
 log "PASS"
