@@ -145,7 +145,7 @@ static int run_ssh(struct rsh_opts *o)
     int rc = kube_ssh_run(&s, o->host, o->command, o->no_stdin || stdin_is_devnull() ? -1 : 0, 1, 2, &code, &err);
     if (rc == KUBE_SSH_ERR_CANCELLED) code = 128 + (got_signal ? got_signal : SIGTERM);
     else if (rc != 0) {
-        die_msg(o, o->host, err ? err : kube_ssh_stage_name(rc));
+        fprintf(stderr, "mpi-rsh: ssh: %s\n", err ? err : kube_ssh_stage_name(rc));
         if (code == 0) code = 255;
     }
     free(err);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench/rsh.sh - mpi-rsh against its anchors, measured in one run on kubesim over HTTPS
+# with a bearer token: `mpi-rsh POD true` vs `kubectl exec POD -- true` (same pod, same
+# command; kubectl.1.32 called directly, warm discovery cache) vs OpenSSH `ssh` and
+# mpi-rsh's SSH transport to the same worker's sshd: hyperfine mean ± sd, peak RSS
+# (/usr/bin/time %M), CPU-seconds per GB of stdout, and binary / bundle sizes.
+# Prints a Markdown table. BENCH_RUNS (default 30), BENCH_MB (default 512).
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+BINDIR=${BINDIR:-$ROOT/bin}
+RUNS=${BENCH_RUNS:-30}
+MB=${BENCH_MB:-512}
+. "$ROOT/tests/lib/kubesim.sh"
+ks_skip_unless_root
+for t in hyperfine /usr/bin/time /usr/sbin/sshd ssh-keygen; do command -v $t >/dev/null || { echo "bench/rsh.sh: $t missing"; exit 1; }; done
+KUBECTL=$(command -v kubectl.1.32 || ls /usr/lib/google-cloud-sdk/bin/kubectl.1.32 2>/dev/null || command -v kubectl)
+RSH=$BINDIR/mpi-rsh
+ks_up
+M=$(mktemp -d "$ROOT/build/bench-rsh.XXXXXX")
+ks_on_exit 'rm -rf "$M"'
+NETNS=$(cat "$KS_DIR/state/netns")
+export KUBECONFIG=$KS_DIR/kubeconfig KUBECACHEDIR=$M/kube-cache
+unset MPI_JOB_NAMESPACE MPI_JOB_WORKER_CONTAINER MPI_JOB_TRANSPORT
+IN() { nsenter --net=/run/netns/$NETNS -- "$@"; }
+grep -q 'server: https://' "$KUBECONFIG" && grep -q 'token:' "$KUBECONFIG" || ks_fail "kubeconfig is not HTTPS + token"
+
+K=$M/ssh; mkdir -p "$K" /run/sshd
+ssh-keygen -q -t ed25519 -N '' -C bench -f "$K/id"
+cp "$K/id" "$K/ssh-privatekey"; cp "$K/id.pub" "$K/ssh-publickey"; cp "$K/id.pub" "$K/authorized_keys"
+printf 'Port 2222\nHostKey %s/ssh-privatekey\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n' "$K" "$K" > "$M/sshd_config"
+cat > "$M/pod.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: bench-0}
+spec:
+  containers: [{name: main, image: debian, command: [/usr/sbin/sshd, -D, -e, -f, $M/sshd_config]}]
+EOF
+IN "$KUBECTL" apply --validate=false -f "$M/pod.yaml" >/dev/null || ks_fail "apply"
+ks_wait_for '[ "$(IN "$KUBECTL" get pod bench-0 -o jsonpath={.status.phase})" = Running ]' 60 || ks_fail "pod"
+IP=$(IN "$KUBECTL" get pod bench-0 -o jsonpath='{.status.podIP}')
+ks_wait_for "IN bash -c 'exec 3<>/dev/tcp/$IP/2222'" 30 || ks_fail "sshd"
+IN "$KUBECTL" exec bench-0 -- true || ks_fail "kubectl exec"   # warms the discovery cache
+
+# the remote shell for ssh: the login shell of root may source heavy rc files; use /bin/sh
+SSHO="-q -p 2222 -i $K/id -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o BatchMode=yes"
+declare -A CMD=(
+  [mpi-rsh exec]="$RSH -n bench-0 true"
+  [kubectl exec]="$KUBECTL exec bench-0 -- true"
+  [mpi-rsh ssh]="env MPI_JOB_TRANSPORT=ssh MPI_JOB_SSH_DIR=$K $RSH -n $IP true"
+  [OpenSSH ssh]="ssh $SSHO -n $IP true"
+)
+ORDER=("mpi-rsh exec" "kubectl exec" "mpi-rsh ssh" "OpenSSH ssh")
+IN hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$M/hf.json" \
+  "${CMD[mpi-rsh exec]}" "${CMD[kubectl exec]}" "${CMD[mpi-rsh ssh]}" "${CMD[OpenSSH ssh]}" >"$M/hf.txt" 2>&1 \
+  || { cat "$M/hf.txt"; ks_fail "hyperfine"; }
+mapfile -t HF < <(python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["results"]: print("%.1f %.1f" % (r["mean"]*1000, r["stddev"]*1000))' "$M/hf.json")
+
+rss() { IN /usr/bin/time -f %M $1 2>&1 >/dev/null | tail -1; }
+# CPU seconds (user+sys of the client only) to receive MB of stdout, scaled to 1 GB
+cpu_gb() { local out
+  out=$(IN /usr/bin/time -f '%U %S %e' $1 "head -c $((MB*1048576)) /dev/zero" 2>&1 >/dev/null | tail -1)
+  python3 -c 'import sys; u,s,e=map(float,sys.argv[1].split()); mb=int(sys.argv[2]); print("%.2f %.2f" % ((u+s)*1024/mb, mb/1024/e))' "$out" "$MB"; }
+declare -A RSS CPU
+RSS[mpi-rsh exec]=$(rss "${CMD[mpi-rsh exec]}");  CPU[mpi-rsh exec]=$(cpu_gb "$RSH -n bench-0")
+RSS[kubectl exec]=$(rss "${CMD[kubectl exec]}");  CPU[kubectl exec]=$(cpu_gb "$KUBECTL exec bench-0 -- sh -c")
+RSS[mpi-rsh ssh]=$(rss "${CMD[mpi-rsh ssh]}");    CPU[mpi-rsh ssh]=$(cpu_gb "env MPI_JOB_TRANSPORT=ssh MPI_JOB_SSH_DIR=$K $RSH -n $IP")
+RSS[OpenSSH ssh]=$(rss "${CMD[OpenSSH ssh]}");    CPU[OpenSSH ssh]=$(cpu_gb "ssh $SSHO -n $IP")
+
+cc -std=gnu11 -Os -static -s -o "$M/launcher" "$ROOT/rsh/launcher/launcher.c"
+"$ROOT/rsh/mkbundle.sh" "$M/bundle" "$M/launcher" "$RSH" >/dev/null
+SIZE_RSH=$(stat -c %s "$RSH"); SIZE_STRIP=$(stat -c %s "$M/bundle/libexec/mpi-rsh")
+SIZE_BUNDLE=$(du -sb "$M/bundle" | cut -f1); SIZE_KUBECTL=$(stat -L -c %s "$KUBECTL"); SIZE_SSH=$(stat -L -c %s "$(command -v ssh)")
+
+echo "## mpi-rsh benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), kubesim HTTPS + token)"
+echo
+echo "| client | \`true\` round trip (ms, mean ± sd, $RUNS runs) | peak RSS (KB) | CPU-s per GB stdout | GB/s (${MB} MB) |"
+echo "|---|---|---|---|---|"
+for i in 0 1 2 3; do
+  n=${ORDER[$i]}; set -- ${HF[$i]} ; m=$1 sd=$2; set -- ${CPU[$n]}
+  echo "| $n | $m ± $sd | ${RSS[$n]} | $1 | $2 |"
+done
+set -- ${HF[0]}; e=$1; set -- ${HF[1]}; k=$1; set -- ${HF[2]}; s=$1; set -- ${HF[3]}; o=$1
+python3 - "$e" "$k" "$s" "$o" "${RSS[mpi-rsh exec]}" "${RSS[kubectl exec]}" <<'EOF'
+import sys
+e, k, s, o, re_, rk = map(float, sys.argv[1:])
+print()
+print("- exec: mpi-rsh is **%.1f×** faster than kubectl exec (target ≥ 10×), RSS **1/%.1f** of kubectl's (target ≤ 1/10)" % (k / e, rk / re_))
+print("- ssh: mpi-rsh's SSH transport takes **%.2f×** OpenSSH ssh's time (target ≤ 1.2×)" % (s / o))
+EOF
+echo "- sizes: bin/mpi-rsh $SIZE_RSH B ($SIZE_STRIP B stripped); bundle (launcher + loader + libraries, mpi-rsh only) $SIZE_BUNDLE B; kubectl $SIZE_KUBECTL B; ssh $SIZE_SSH B"
+echo "- command: \`make bench\` (bench/rsh.sh; BENCH_RUNS=$RUNS BENCH_MB=$MB); kubectl = $KUBECTL"
