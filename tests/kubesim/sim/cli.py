@@ -113,6 +113,10 @@ def cmd_up(a):
     pid = _pid(d)
     if pid and _alive(pid) and _is_ours(pid, d):
         die("already running in %s (pid %d); run `kubesim down --dir %s` first" % (d, pid, d))
+    if os.path.exists(os.path.join(d, "state", "config.json")):
+        # a previous instance in this DIR was not taken down (crash): clean it up first
+        sys.stderr.write("kubesim: cleaning up a previous instance in %s\n" % d)
+        cmd_down(argparse.Namespace(dir=d))
     os.makedirs(os.path.join(d, "state"), exist_ok=True)
     extra = {}
     for kv in a.set or []:
@@ -250,7 +254,9 @@ def cmd_down(a):
             sys.stderr.write("kubesim: ip netns del %s: %s\n" % (ns, r.stdout.decode().strip()))
             rc = 1
     shutil.rmtree(os.path.join(d, "kube-cache"), ignore_errors=True)
-    for f in ("kubesim.pid", "control.sock", "state/netns"):
+    done = ("kubesim.pid", "control.sock", "state/netns") + (("state/config.json",) if rc == 0
+                                                            else ())
+    for f in done:
         try:
             os.unlink(os.path.join(d, f))
         except FileNotFoundError:
