@@ -207,14 +207,21 @@ class JobController:
         if md.get("deletionTimestamp"):
             finished = True
         if not finished:
+            # As pkg/controller/job pastBackoffLimitOnFailure: with OnFailure, the
+            # restarts of init and main containers of Pending/Running pods count.
             restarts = 0
-            if (spec.get("template", {}).get("spec") or {}).get("restartPolicy") == "OnFailure":
+            on_failure = (spec.get("template", {}).get("spec") or {}).get("restartPolicy") == "OnFailure"
+            if on_failure:
                 for p in active:
-                    for cs in (p.get("status") or {}).get("containerStatuses") or []:
+                    pst = p.get("status") or {}
+                    for cs in (pst.get("initContainerStatuses") or []) + \
+                            (pst.get("containerStatuses") or []):
                         restarts += cs.get("restartCount", 0)
+            past_restarts = on_failure and (restarts > 0 if backoff_limit == 0
+                                            else restarts >= backoff_limit)
             if is_true(st, "FailureTarget") or is_true(st, "SuccessCriteriaMet"):
                 pass
-            elif st.get("failed", 0) + restarts > backoff_limit:
+            elif st.get("failed", 0) > backoff_limit or past_restarts:
                 set_cond(st, "FailureTarget", "True", "BackoffLimitExceeded",
                          "Job has reached the specified backoff limit")
             elif spec.get("activeDeadlineSeconds") is not None and st.get("startTime") and \
