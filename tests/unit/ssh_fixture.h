@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -138,6 +139,7 @@ FX_FN int fx_start(struct sshd_fixture *fx)
     if (fx->pid < 0)
         fx_die("fork");
     if (fx->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);   /* never outlive a crashed or killed test */
         execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-f", cfg, "-E", log, (char *)NULL);
         _exit(127);
     }

