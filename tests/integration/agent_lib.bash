@@ -17,7 +17,7 @@ fail() { log "FAIL: $*"; exit 1; }
 skip() { echo "$*"; exit 77; }
 
 ks_cleanup() {
-  local rc=$?
+  local rc=${1:-$?}
   for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   if [ -n "$D" ]; then
     if [ $rc -ne 0 ] && [ -f "$D/apiserver.log" ]; then
@@ -108,7 +108,8 @@ no_orphans() {
 # `mpi-agent run -- mpirun ...` (no init container). Knobs (env): WORKER_IMAGE, WORKER_CMD
 # (YAML list), WORKER_RESTART; for the last worker only: LAST_IMAGE, LAST_CMD, WORKER_GPUS,
 # LAST_PROBE (readiness: file must exist); AGENT_TIMEOUT, MPI_PROG (YAML list items),
-# LAUNCH_TIMEOUT (bound on mpirun), EXTRA_AGENT_ARGS (YAML list items, run mode).
+# LAUNCH_TIMEOUT (bound on mpirun), EXTRA_AGENT_ARGS (YAML list items, run mode),
+# TRANSPORT (exec|ssh), SSH_DIR (the job's key directory, for ssh).
 job_yaml() {
   local job=$1 n=$2 mode=$3 i
   local wimg=${WORKER_IMAGE:-mpik8s/openmpi} wcmd='[sleep, "3600"]' prog='mpi-pi, "2000000"'
@@ -192,7 +193,8 @@ YAML
   local env="
     - {name: MPI_JOB_NAME, value: $job}
     - {name: MPI_JOB_NAMESPACE, value: default}
-    - {name: MPI_JOB_TRANSPORT, value: exec}
+    - {name: MPI_JOB_TRANSPORT, value: ${TRANSPORT:-exec}}
+    - {name: MPI_JOB_SSH_DIR, value: \"${SSH_DIR:-}\"}
     - {name: MPI_JOB_WORKER_CONTAINER, value: worker}
     - {name: MPI_JOB_WORKERS, value: \"$n\"}
     - {name: MPI_JOB_SLOTS, value: \"1\"}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# agent_ssh: the SSH transport end to end: worker pods run real OpenSSH sshd
+# (port 2222, host key = the job's Ed25519 key, like upstream v2 images); the
+# launcher's init container `mpi-agent init` (MPI_JOB_TRANSPORT=ssh) checks each
+# worker with an SSH handshake against the pinned host key and writes the IP
+# map; mpirun then runs through /opt/kube/mpi-rsh over SSH. A worker without
+# sshd fails init naming the pod and the stage.
+# timeout: 300
+. "$(dirname "$0")/agent_lib.bash"
+[ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null || skip "OpenSSH not installed"
+ks_up
+M=$(mktemp -d "$ROOT/build/agent-ssh.XXXXXX")   # pods see the host's files, but not its /tmp
+trap 'rc=$?; rm -rf "$M"; ks_cleanup $rc' EXIT
+K=$M/ssh; mkdir -p "$K"
+ssh-keygen -q -t ed25519 -N '' -C job -f "$K/id"
+cp "$K/id" "$K/ssh-privatekey"; cp "$K/id.pub" "$K/ssh-publickey"; cp "$K/id.pub" "$K/authorized_keys"
+chmod 600 "$K/ssh-privatekey"
+cat > "$M/sshd_config" <<CFG
+Port 2222
+HostKey $K/ssh-privatekey
+AuthorizedKeysFile $K/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxStartups 100
+PidFile none
+CFG
+mkdir -p /run/sshd
+# sshd sessions do not get the image PATH: name the program by its path
+export MPI_PROG="$ROOT/build/stage/usr/local/bin/mpi-pi, \"2000000\""
+export TRANSPORT=ssh SSH_DIR=$K WORKER_CMD="[/usr/sbin/sshd, -D, -e, -f, $M/sshd_config]"
+
+log "1. init over ssh + mpirun through mpi-rsh (ssh), 2 workers"
+job_yaml s 2 init | k create -f - >/dev/null
+ph=$(wait_launcher s 180)
+launcher_logs s > "$D/o-s"
+[ "$ph" = Succeeded ] || fail "launcher $ph"
+expect_in "$D/o-s" "2/2 workers reachable through ssh" "pi is approximately"
+delete_job s
+
+log "2. a worker without sshd: init fails naming the pod and the stage"
+LAST_CMD='[sleep, "3600"]' AGENT_TIMEOUT=5 job_yaml t 2 init | k create -f - >/dev/null
+ph=$(wait_launcher t 120)
+launcher_logs t > "$D/o-t"
+[ "$ph" = Failed ] || fail "launcher $ph, want Failed"
+expect_in "$D/o-t" "1 worker(s) Ready but not reachable through ssh" "t-worker-1: ssh"
+grep -qiE "t-worker-1: ssh .*connect" "$D/o-t" || fail "no connect stage named"
+log "PASS"
