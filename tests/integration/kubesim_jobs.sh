@@ -31,11 +31,20 @@ apiVersion: batch/v1
 kind: Job
 metadata: {name: ok}
 spec:
-  ttlSecondsAfterFinished: 8
   template:
     spec:
       restartPolicy: Never
       containers: [{name: main, image: busybox, command: [sh, -c, "echo done; exit 0"]}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: ttl}
+spec:
+  ttlSecondsAfterFinished: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: ["true"]}]
 ---
 apiVersion: batch/v1
 kind: Job
@@ -75,8 +84,8 @@ is "done" k logs job/ok
 is "1" k get job ok -o 'jsonpath={.status.succeeded}'
 is "True True" k get job ok \
   -o 'jsonpath={.status.conditions[?(@.type=="SuccessCriteriaMet")].status} {.status.conditions[?(@.type=="Complete")].status}'
-ks_wait_for "! k get job ok" 40 && ok || bad "ttlSecondsAfterFinished did not delete job ok"
-ks_wait_for "[ -z \"\$(k get pods -l job-name=ok -o name)\" ]" 20 && ok || bad "pods of job ok left behind"
+ks_wait_for "! k get job ttl" 40 && ok || bad "ttlSecondsAfterFinished did not delete job ttl"
+ks_wait_for "[ -z \"\$(k get pods -l job-name=ttl -o name)\" ]" 20 && ok || bad "pods of job ttl left behind"
 
 # failures
 is "job.batch/bad condition met" k wait --for=condition=Failed job/bad --timeout=60s
