@@ -75,11 +75,6 @@ job("m-no-spec", "ctl", "spec", spec="omit")
 job("m-specs-list", "ctl", "spec.mpiReplicaSpecs", mutate=lambda s: s.update(mpiReplicaSpecs=[W, L]))
 job("m-image-number", "ctl", "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].image",
     mutate=lambda s: s["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0].update(image=7))
-# invalid as a pod only: the API server refuses the pod; the job must still end Failed,
-# naming what is wrong, without a retry loop or half of its objects
-job("m-env-noname", "ctl", "env", mutate=lambda s: wc(s).update(env=[{"value": "x"}]))
-job("m-bad-quantity", "ctl", "nvidia.com/gpu",
-    mutate=lambda s: wc(s).update(resources={"limits": {"nvidia.com/gpu": "lots"}}))
 os.makedirs(out, exist_ok=True)
 with open(os.path.join(out, "cases.tsv"), "w") as f:
     for name, kind, want, obj in cases:

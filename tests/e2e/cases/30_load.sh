@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# 30: load. LOAD_N (default 20; the issue's target is 100, see docs/reliability.md) MPIJobs
+# of 2, 3 and 4 workers (cycling), created at once, each running a tiny MPI program
+# (mpi-pi over all ranks). All must end Succeeded within LOAD_BOUND seconds (default
+# 120 + 6 per job). Reports the wall time, API requests per job from kubesim's access log
+# (operator, launchers' agents/mpi-rsh, exec upgrades), and the peak RSS of each of our
+# programs (VmHWM sampled from /proc), then checks nothing is left after deleting them.
+# timeout: 1200
+. "$(dirname "$0")/../lib.sh"
+N=${LOAD_N:-20}
+BOUND=${LOAD_BOUND:-$((120 + 6 * N))}
+e2e_begin
+e2e_up --set job_backoff_seconds=1
+e2e_op_start a --threadiness 4
+python3 "$ROOT/tests/e2e/data/rss_sampler.py" "$E2E_DIR/rss.json" 0.3 &
+sampler=$!; E2E_PIDS+=("$sampler")
+: >"$E2E_DIR/load.yaml"
+ranks=0
+for i in $(seq 1 "$N"); do
+  w=$(( 2 + (i - 1) % 3 ))
+  ranks=$((ranks + w))
+  { WORKERS=$w PROG="[timeout, \"120\", mpirun, -np, \"$w\", --bind-to, none, mpi-pi, \"20000\"]" e2e_job "l$i"; echo "---"; } >>"$E2E_DIR/load.yaml"
+done
+reqs_before=$(wc -l <"$KS/apiserver.log")
+t0=$(e2e_now_ms)
+kc create -f "$E2E_DIR/load.yaml" >/dev/null || e2e_fail "creating $N jobs"
+t_created=$(e2e_now_ms)
+states() { kc get mpijobs -o jsonpath='{range .items[*]}{.status.conditions[-1:].type}{"\n"}{end}' 2>/dev/null | sort | uniq -c | tr '\n' ' '; }
+done_count() { kc get mpijobs -o jsonpath='{range .items[*]}{.status.conditions[-1:].type}{"\n"}{end}' 2>/dev/null | grep -cE '^(Succeeded|Failed)$'; }
+end=$(( $(date +%s) + BOUND ))
+while [ "$(date +%s)" -lt $end ]; do
+  [ "$(done_count)" -ge "$N" ] && break
+  sleep 2
+done
+t_done=$(e2e_now_ms)
+st=$(states)
+e2e_log "states after $(( (t_done - t0) / 1000 )) s: $st"
+kill -TERM "$sampler"; wait "$sampler" 2>/dev/null
+op_hwm=$(peak_rss_kb "$(e2e_op_pid a)")
+ok=$(kc get mpijobs -o jsonpath='{range .items[*]}{.status.conditions[-1:].type}{"\n"}{end}' | grep -c '^Succeeded$' || true)
+tail -n +"$reqs_before" "$KS/apiserver.log" >"$E2E_DIR/load-access.log"
+count() { grep -cE "$1" "$E2E_DIR/load-access.log" || true; }
+r_op=$(count 'ms system:serviceaccount:mpi-operator:op-a$')
+r_op_nolease=$(grep -E 'ms system:serviceaccount:mpi-operator:op-a$' "$E2E_DIR/load-access.log" | grep -vc '/leases/' || true)
+r_launch=$(count 'ms system:serviceaccount:default:l[0-9]+-launcher$')
+r_exec=$(count ' /api/v1/namespaces/default/pods/l[0-9]+-worker-[0-9]+/exec')
+r_all=$(wc -l <"$E2E_DIR/load-access.log")
+per() { awk -v a="$1" -v n="$N" 'BEGIN { printf "%.1f", a / n }'; }
+rss=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s=%.1fMB(%d procs)" % (k, v["peak_kb"]/1024, v["processes"]) for k, v in d.items()))' "$E2E_DIR/rss.json" 2>/dev/null)
+wall=$(awk -v a="$t_done" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1000 }')
+e2e_note "jobs=$N ranks=$ranks succeeded=$ok wall=${wall}s create=$(( (t_created - t0) / 1000 ))s req/job: all=$(per "$r_all") operator=$(per "$r_op_nolease") (+lease $(( r_op - r_op_nolease ))) launcher=$(per "$r_launch") exec=$(per "$r_exec"); peak RSS: operator=$((${op_hwm:-0} / 1024))MB $rss"
+echo "LOAD: ${E2E_DETAIL[*]}" >&2
+[ "$ok" -eq "$N" ] || e2e_fail "only $ok of $N jobs Succeeded (states: $st)"
+kc delete mpijobs --all --wait=false >/dev/null || e2e_fail "delete all"
+e2e_wait_for '[ -z "$(kc get pods -o name 2>/dev/null)" ]' 120 || e2e_fail "pods left: $(kc get pods --no-headers | wc -l)"
+e2e_wait_for '[ -z "$(descendants "^(mpirun|orted|mpi-rsh|mpi-pi)\$")" ]' 30 || e2e_fail "processes left"
+e2e_pass
