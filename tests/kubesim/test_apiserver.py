@@ -447,5 +447,160 @@ class LoopTest(unittest.TestCase):
         self.assertEqual(e.exception.code, 422)
 
 
+class HttpTest(unittest.TestCase):
+    """The HTTP layer through aiohttp's test server (plain HTTP, no namespace, no root)."""
+
+    def setUp(self):
+        import json
+        import tempfile
+        from aiohttp import web
+        from aiohttp.test_utils import TestClient, TestServer
+        from sim import tls
+        from sim.config import Config
+        from sim.server import Server
+        self.json = json
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        self.tmp = tempfile.TemporaryDirectory(prefix="kubesim-unit-")
+        cfg = Config(self.tmp.name, extra={"watch_window": "30", "bookmark_interval": "0.2"})
+        os.makedirs(cfg.state_dir)
+        tls.make_pki(os.path.join(cfg.dir, "pki"))
+        self.server = Server(cfg)
+        self.server.bootstrap()
+        app = web.Application()
+        app["kubelet"] = None
+        app.router.add_route("*", "/{tail:.*}", self.server.handle)
+        self.client = TestClient(TestServer(app), loop=self.loop)
+        self.loop.run_until_complete(self.client.start_server())
+        self.admin = {"Authorization": "Bearer " + self.server.admin_token}
+
+    def tearDown(self):
+        self.loop.run_until_complete(self.client.close())
+        self.loop.close()
+        self.tmp.cleanup()
+
+    def req(self, method, path, body=None, headers=None, raw=False):
+        async def go():
+            h = dict(self.admin)
+            h["Content-Type"] = "application/json"
+            h.update(headers or {})
+            data = body if isinstance(body, (bytes, type(None))) else self.json.dumps(body)
+            r = await self.client.request(method, path, data=data, headers=h)
+            text = await r.read()
+            return r.status, (text if raw else (self.json.loads(text) if text else None))
+        return self.loop.run_until_complete(go())
+
+    def test_discovery(self):
+        code, v = self.req("GET", "/version")
+        self.assertEqual((code, v["minor"]), (200, "32"))
+        _, groups = self.req("GET", "/apis")
+        names = [g["name"] for g in groups["groups"]]
+        for g in ("batch", "apps", "rbac.authorization.k8s.io", "apiextensions.k8s.io"):
+            self.assertIn(g, names)
+        _, core = self.req("GET", "/api/v1")
+        res = {r["name"]: r for r in core["resources"]}
+        self.assertEqual(res["pods/exec"]["verbs"], ["create", "get"])
+        self.assertEqual(res["pods"]["shortNames"], ["po"])
+        _, oa = self.req("GET", "/openapi/v3")
+        self.assertIn("apis/batch/v1", oa["paths"])
+
+    def test_errors_and_auth(self):
+        code, st = self.req("GET", "/api/v1/namespaces/default/pods/x")
+        self.assertEqual((code, st["reason"], st["message"]), (404, "NotFound",
+                                                               'pods "x" not found'))
+        code, st = self.req("GET", "/api/v1/pods", headers={"Authorization": "Bearer bad"})
+        self.assertEqual((code, st["reason"]), (401, "Unauthorized"))
+        tok = self.server.auth.token_for("default", "default")
+        code, st = self.req("GET", "/api/v1/namespaces/default/pods",
+                            headers={"Authorization": "Bearer " + tok})
+        self.assertEqual(code, 403)
+        self.assertEqual(st["message"], 'pods is forbidden: User "system:serviceaccount:'
+                         'default:default" cannot list resource "pods" in API group "" in the '
+                         'namespace "default"')
+        code, _ = self.req("GET", "/version", headers={"Authorization": "Bearer " + tok})
+        self.assertEqual(code, 200)
+
+    def test_pagination_and_table(self):
+        for i in range(3):
+            self.req("POST", "/api/v1/namespaces/default/configmaps",
+                     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c%d" % i}})
+        names, cont = [], ""
+        for _ in range(10):
+            q = "?limit=2" + ("&continue=" + cont if cont else "")
+            _, lst = self.req("GET", "/api/v1/namespaces/default/configmaps" + q)
+            names += [o["metadata"]["name"] for o in lst["items"]]
+            cont = lst["metadata"].get("continue")
+            if not cont:
+                break
+        self.assertEqual(names, ["c0", "c1", "c2", "kube-root-ca.crt"])
+        _, t = self.req("GET", "/api/v1/namespaces/default/configmaps", headers={
+            "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"})
+        self.assertEqual(t["kind"], "Table")
+        self.assertEqual([c["name"] for c in t["columnDefinitions"]], ["Name", "Data", "Age"])
+        self.assertEqual(t["rows"][0]["cells"][:2], ["c0", 0])
+
+    def test_watch_bookmarks_and_expiry(self):
+        _, lst = self.req("GET", "/api/v1/namespaces/default/configmaps")
+        rv = lst["metadata"]["resourceVersion"]
+
+        async def watch(q):
+            r = await self.client.get("/api/v1/namespaces/default/configmaps?watch=1&" + q,
+                                      headers=self.admin)
+            body = await r.read()
+            return [self.json.loads(x) for x in body.splitlines() if x.strip()]
+
+        async def create_later():
+            await asyncio.sleep(0.1)
+            self.server.store.create("configmaps", "default", {"metadata": {"name": "late"}})
+
+        async def both():
+            t = asyncio.ensure_future(create_later())
+            evs = await watch("resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=1"
+                              % rv)
+            await t
+            return evs
+        evs = self.loop.run_until_complete(both())
+        types = [e["type"] for e in evs]
+        self.assertEqual(types[0], "ADDED")
+        self.assertEqual(evs[0]["object"]["metadata"]["name"], "late")
+        self.assertIn("BOOKMARK", types)
+        for i in range(40):
+            self.server.store.create("configmaps", "default", {"metadata": {"name": "x%d" % i}})
+        evs = self.loop.run_until_complete(watch("resourceVersion=%s&timeoutSeconds=1" % rv))
+        self.assertEqual(evs[0]["type"], "ERROR")
+        self.assertEqual((evs[0]["object"]["code"], evs[0]["object"]["reason"]),
+                         (410, "Expired"))
+
+    def test_protobuf_create_and_unsupported_media(self):
+        meta = _pb_field(1, 2, b"pb")
+        body = protobuf.MAGIC + _pb_field(1, 2, _pb_field(1, 2, b"v1") + _pb_field(
+            2, 2, b"ConfigMap")) + _pb_field(2, 2, _pb_field(1, 2, meta))
+        code, obj = self.req("POST", "/api/v1/namespaces/default/configmaps", body,
+                             {"Content-Type": "application/vnd.kubernetes.protobuf"})
+        self.assertEqual((code, obj["metadata"]["name"]), (201, "pb"))
+        code, st = self.req("POST", "/api/v1/namespaces/default/configmaps", b"x",
+                            {"Content-Type": "application/cbor"})
+        self.assertEqual(code, 415)
+
+    def test_delete_propagation_and_patch_types(self):
+        code, _ = self.req("POST", "/api/v1/namespaces/default/configmaps",
+                           {"metadata": {"name": "p"}, "data": {"a": "1"}})
+        self.assertEqual(code, 201)
+        code, obj = self.req("PATCH", "/api/v1/namespaces/default/configmaps/p",
+                             {"data": {"b": "2"}},
+                             {"Content-Type": "application/strategic-merge-patch+json"})
+        self.assertEqual((code, obj["data"]), (200, {"a": "1", "b": "2"}))
+        code, st = self.req("PATCH", "/api/v1/namespaces/default/configmaps/p", {"x": 1},
+                            {"Content-Type": "text/plain"})
+        self.assertEqual(code, 415)
+        code, st = self.req("DELETE", "/api/v1/namespaces/default/configmaps/p",
+                            {"propagationPolicy": "Sideways"})
+        self.assertEqual(code, 400)
+        code, st = self.req("DELETE", "/api/v1/namespaces/default/configmaps/p")
+        self.assertEqual((code, st["status"]), (200, "Success"))
+        code, _ = self.req("DELETE", "/api/v1/namespaces")
+        self.assertEqual(code, 405)
+
+
 if __name__ == "__main__":
     unittest.main()
