@@ -68,6 +68,19 @@ class StoreTest(unittest.TestCase):
             s.create("configmaps", "default", {"metadata": {"name": "Bad_Name"}})
         self.assertEqual(e.exception.code, 422)
 
+    def test_label_and_name_validation(self):
+        s = new_store()
+        with self.assertRaises(ApiError) as e:
+            s.create("configmaps", "default", {"metadata": {"name": "a",
+                                                            "labels": {"k": "v" * 64}}})
+        self.assertEqual(e.exception.code, 422)
+        self.assertIn("must be no more than 63 characters", e.exception.message)
+        with self.assertRaises(ApiError) as e:
+            s.create("services", "default", {"metadata": {"name": "1svc"}, "spec": {}})
+        self.assertIn("DNS-1035", e.exception.message)
+        s.create("configmaps", "default", {"metadata": {"name": "b", "labels": {
+            "app.kubernetes.io/name": "x", "training.kubeflow.org/replica-index": "0"}}})
+
     def test_optimistic_concurrency_and_generation(self):
         s = new_store()
         j = s.create("jobs.batch", "default", {"metadata": {"name": "j"}, "spec": {

@@ -248,24 +248,100 @@ def secret_create(store, info, s):
     s.setdefault("type", "Opaque")
 
 
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_CM_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+_RBAC = ("roles.rbac.authorization.k8s.io", "clusterroles.rbac.authorization.k8s.io",
+         "rolebindings.rbac.authorization.k8s.io",
+         "clusterrolebindings.rbac.authorization.k8s.io")
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                  "characters, '-' or '.', and must start and end with an alphanumeric "
+                  "character (e.g. 'example.com', regex used for validation is "
+                  "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric "
+              "characters or '-', and must start and end with an alphanumeric character "
+              "(e.g. 'my-name',  or '123-abc', regex used for validation is "
+              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+
+
+def _label_key_errors(k):
+    prefix, _, name = k.rpartition("/")
+    errs = []
+    if prefix and (not _DNS1123.match(prefix) or len(prefix) > 253):
+        errs.append("prefix part " + _SUBDOMAIN_MSG)
+    if not name or not _LABEL_NAME.match(name):
+        errs.append("name part must consist of alphanumeric characters, '-', '_' or '.', and "
+                    "must start and end with an alphanumeric character (e.g. 'MyName',  or "
+                    "'my.name',  or '123-abc', regex used for validation is "
+                    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    return errs
+
+
+def _label_value_errors(v):
+    if not isinstance(v, str):
+        return ["must be a string"]
+    if len(v) > 63:
+        return ["must be no more than 63 characters"]
+    if v and not _LABEL_NAME.match(v):
+        return ["a valid label must be an empty string or consist of alphanumeric characters, "
+                "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+                "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+                "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"]
+    return []
+
+
+def _dns_label(v):
+    return isinstance(v, str) and len(v) <= 63 and bool(_LABEL.match(v))
+
+
 def name_validate(store, info, obj, old):
-    name = obj["metadata"].get("name", "")
-    if info.key in ("events", "events.events.k8s.io") or old is not None:
-        return
-    check = name if info.key not in ("roles.rbac.authorization.k8s.io",
-                                     "clusterroles.rbac.authorization.k8s.io",
-                                     "rolebindings.rbac.authorization.k8s.io",
-                                     "clusterrolebindings.rbac.authorization.k8s.io") else None
-    if check is not None and (not _DNS1123.match(check) or len(check) > 253):
-        raise errors.invalid(info.kind, name, [("metadata.name", 'Invalid value: "%s": a '
-                             "lowercase RFC 1123 subdomain must consist of lower case "
-                             "alphanumeric characters, '-' or '.', and must start and end with "
-                             "an alphanumeric character (e.g. 'example.com', regex used for "
-                             "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
-                             "[a-z0-9])?)*')" % name)])
-    for k, v in (obj["metadata"].get("labels") or {}).items():
+    """Object names, label keys/values, and a few per-kind name rules, with Kubernetes'
+    messages (422 Invalid)."""
+    md = obj["metadata"]
+    name = md.get("name", "")
+    causes = []
+    if info.key not in ("events", "events.events.k8s.io") and old is None:
+        if info.key == "services":
+            if not _DNS1035.match(name) or len(name) > 63:
+                causes.append(("metadata.name", 'Invalid value: "%s": a DNS-1035 label must '
+                               "consist of lower case alphanumeric characters or '-', start "
+                               "with an alphabetic character, and end with an alphanumeric "
+                               "character (e.g. 'my-name',  or 'abc-123', regex used for "
+                               "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')" % name))
+        elif info.key not in _RBAC and (not _DNS1123.match(name) or len(name) > 253):
+            causes.append(("metadata.name", 'Invalid value: "%s": %s' % (name, _SUBDOMAIN_MSG)))
+    for k, v in (md.get("labels") or {}).items():
+        for e in _label_key_errors(k):
+            causes.append(("metadata.labels", 'Invalid value: "%s": %s' % (k, e)))
+        for e in _label_value_errors(v):
+            causes.append(("metadata.labels", 'Invalid value: "%s": %s' % (v, e)))
+    for k, v in (md.get("annotations") or {}).items():
+        for e in _label_key_errors(k):
+            causes.append(("metadata.annotations", 'Invalid value: "%s": %s' % (k, e)))
         if not isinstance(v, str):
-            raise errors.bad_request("metadata.labels: Invalid value: labels must be strings")
+            causes.append(("metadata.annotations", "Invalid value: must be a string"))
+    if info.key in ("configmaps", "secrets"):
+        for fld in ("data", "binaryData", "stringData"):
+            for k in (obj.get(fld) or {}):
+                if not _CM_KEY.match(k) or len(k) > 253:
+                    causes.append(("%s[%s]" % (fld, k), 'Invalid value: "%s": a valid config key '
+                                   "must consist of alphanumeric characters, '-', '_' or '.' "
+                                   "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex "
+                                   "used for validation is '[-._a-zA-Z0-9]+')" % k))
+    if info.key == "pods":
+        spec = obj.get("spec") or {}
+        for fld in ("hostname", "subdomain"):
+            if spec.get(fld) and not _dns_label(spec[fld]):
+                causes.append(("spec." + fld, 'Invalid value: "%s": %s' % (spec[fld],
+                                                                            _LABEL_MSG)))
+        for i, c in enumerate(spec.get("containers") or []):
+            if c.get("name") and not _dns_label(c["name"]):
+                causes.append(("spec.containers[%d].name" % i, 'Invalid value: "%s": %s'
+                               % (c["name"], _LABEL_MSG)))
+    if causes:
+        raise errors.invalid(info.kind, name, causes)
 
 
 def install(store):
