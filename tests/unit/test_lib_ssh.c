@@ -199,7 +199,7 @@ static void test_big_stdout_intact(void **state)
     (void)state;
     NEED_SSHD();
     /* 9 bytes per line (8 digits, padded): big_mb MiB of distinct, ordered lines */
-    snprintf(gen, sizeof(gen), "seq -w 1 %ld", big_mb() * 1024 * 1024 / 9 + 1000);
+    snprintf(gen, sizeof(gen), "seq -f %%08.0f 1 %ld", big_mb() * 1024 * 1024 / 9 + 1000);
     struct kube_ssh_opts o = opts();
     int fo = tmpfile_fd("big", po, sizeof(po)), fe = tmpfile_fd("err", pe, sizeof(pe));
     assert_int_equal(kube_ssh_run(&o, "127.0.0.1", gen, -1, fo, fe, &code, &msg), 0);
