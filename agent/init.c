@@ -14,6 +14,7 @@
 #include "logx.h"
 #include "podstate.h"
 #include "reach.h"
+#include "reach_early.h"
 #include "wait.h"
 #include "kube/json.h"
 #include "kube/log.h"
@@ -24,15 +25,22 @@
 int agent_prepare_workers(struct agent_session *s, char **err)
 {
     int64_t t0 = kube_now_ms();
-    if (agent_wait_workers(s, s->o->timeout_s, err) < 0)
+    int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
+    if (!s->o->no_reach)
+        s->early = agent_reach_early_new(s, reach_deadline); /* NULL: checked after the wait */
+    if (agent_wait_workers(s, s->o->timeout_s, err) < 0) {
+        agent_reach_early_cancel(s->early);
+        s->early = NULL;
         return -1;
+    }
     if (s->o->no_reach) {
         agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
         return 0;
     }
-    double left = s->o->timeout_s - (kube_now_ms() - t0) / 1000.0;
     struct agent_reach_result *rr = NULL;
-    int bad = agent_reach_all(s, left > REACH_MIN_S ? left : REACH_MIN_S, &rr);
+    int bad = s->early ? agent_reach_early_finish(s->early, &rr)
+                       : agent_reach_all(s, (reach_deadline - kube_now_ms()) / 1000.0, &rr);
+    s->early = NULL;
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
         kube_set_err(err, "%d worker(s) Ready but not reachable through %s:\n%s", bad,
@@ -46,8 +54,8 @@ int agent_prepare_workers(struct agent_session *s, char **err)
         worst = rr[i].rtt_ms > worst ? rr[i].rtt_ms : worst;
     agent_reach_results_free(rr, s->hosts.n);
     agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
-    KLOG_INFO("%zu/%zu workers reachable through %s (slowest %.0f ms)", s->hosts.n, s->hosts.n,
-              s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", worst);
+    KLOG_INFO("%zu/%zu workers reachable through %s (slowest %.0f ms, checked while waiting)",
+              s->hosts.n, s->hosts.n, s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", worst);
     return 0;
 }
 

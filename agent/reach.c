@@ -4,6 +4,7 @@
  * handshake, host key and auth (kube_ssh_check). Threads, bounded by a deadline. */
 #include "reach.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 
 #define REACH_MAX_THREADS 32
 #define RETRY_FIRST_MS 200
-#define RETRY_MAX_MS 2000
+#define RETRY_MAX_MS 500 /* short: a check that succeeds late must not delay the launch */
 
 struct reach_job {
     struct agent_session *s;
@@ -27,7 +28,8 @@ struct reach_job {
 };
 
 /* One exec of `true`; 0 ok, -1 with *err. */
-static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, char **err)
+static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, int cancel_fd,
+                    char **err)
 {
     struct kube_exec_opts eo;
     kube_exec_opts_default(&eo);
@@ -43,6 +45,7 @@ static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, 
     eo.connect_timeout_ms = left > 10000 ? 10000 : (left > 1000 ? (int)left : 1000);
     eo.handshake_timeout_ms = eo.connect_timeout_ms;
     eo.linger_ms = 500;
+    eo.cancel_fd = cancel_fd;
     struct kube_exec_result r = { 0 };
     int code = kube_exec_run(kube_client_config(s->client), &eo, &r);
     int rc = 0;
@@ -80,18 +83,23 @@ static int try_ssh(struct agent_session *s, const char *host, int64_t deadline, 
     return 0;
 }
 
-/* Checks one worker, retrying until the deadline. */
-static void check_one(struct reach_job *j, size_t i)
+/* Returns 1 when fd (a pipe's read end, > 0) has been made readable: cancelled. */
+static int cancelled(int fd)
 {
-    struct agent_session *s = j->s;
-    struct agent_reach_result *r = &j->res[i];
+    struct pollfd p = { fd, POLLIN, 0 };
+    return fd > 0 && poll(&p, 1, 0) > 0;
+}
+
+void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int cancel_fd,
+                     struct agent_reach_result *r)
+{
     int64_t delay = RETRY_FIRST_MS;
     for (;;) {
         char *err = NULL;
         int64_t t0 = kube_now_ms();
         int rc = s->o->transport == AGENT_TRANSPORT_SSH
-                     ? try_ssh(s, s->hosts.v[i].host, j->deadline, &err)
-                     : try_exec(s, s->hosts.v[i].pod, j->deadline, &err);
+                     ? try_ssh(s, s->hosts.v[i].host, deadline, &err)
+                     : try_exec(s, s->hosts.v[i].pod, deadline, cancel_fd, &err);
         r->tries++;
         r->rtt_ms = (double)(kube_now_ms() - t0);
         free(r->error);
@@ -101,9 +109,11 @@ static void check_one(struct reach_job *j, size_t i)
             return;
         }
         KLOG_DEBUG("%s not reachable yet (try %d): %s", s->hosts.v[i].pod, r->tries, err);
-        if (kube_now_ms() + delay >= j->deadline)
+        if (kube_now_ms() + delay >= deadline || cancelled(cancel_fd))
             return;
-        kube_sleep_ms(delay);
+        struct pollfd p = { cancel_fd, POLLIN, 0 };
+        if (cancel_fd > 0 ? poll(&p, 1, (int)delay) > 0 : (kube_sleep_ms(delay), 0))
+            return;
         delay = delay * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : delay * 2;
     }
 }
@@ -117,7 +127,7 @@ static void *worker_thread(void *arg)
         pthread_mutex_unlock(&j->mu);
         if (i >= j->s->hosts.n)
             return NULL;
-        check_one(j, i);
+        agent_reach_one(j->s, i, j->deadline, -1, &j->res[i]);
     }
 }
 

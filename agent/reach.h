@@ -19,6 +19,10 @@ struct agent_reach_result {
  * each). results gets s->hosts.n entries (caller frees with agent_reach_results_free).
  * Returns the number of unreachable workers, or -1 on allocation failure. */
 int agent_reach_all(struct agent_session *s, double deadline_s, struct agent_reach_result **results);
+/* Checks worker i, retrying until deadline (monotonic ms) or until cancel_fd (> 0) becomes
+ * readable; fills r (tries, rtt of the last try, ok or error). */
+void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int cancel_fd,
+                     struct agent_reach_result *r);
 /* Formats the failures as one "  pod: error" line each (new string, "" if none). */
 char *agent_reach_report(const struct agent_session *s, const struct agent_reach_result *r);
 /* Frees an array from agent_reach_all. */

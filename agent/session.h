@@ -10,6 +10,8 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 
+struct agent_reach_early;
+
 struct agent_session {
     struct agent_opts *o;
     struct kube_client *client;
@@ -17,6 +19,7 @@ struct agent_session {
     struct agent_hostlist hosts; /* the workers, in hostfile order */
     struct kube_informer *inf;   /* pods of the job (or namespace), started by agent_watch_start */
     struct agent_phases phases;
+    struct agent_reach_early *early; /* checks started during the wait (or NULL) */
 };
 
 /* Connects: loads the config (flag, env, in-cluster, ~/.kube/config) and creates the client;

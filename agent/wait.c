@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "podstate.h"
+#include "reach_early.h"
+#include "kube/json.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -44,6 +46,18 @@ char *agent_unready_report(struct agent_session *s, size_t *nready, int *any_fai
         return NULL;
     }
     return buf;
+}
+
+/* Starts the early reachability check of every worker whose pod is Running. */
+static void kick_running(struct agent_session *s)
+{
+    for (size_t i = 0; s->early && i < s->hosts.n; i++) {
+        json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
+        const char *ph = kube_json_str(pod, "status.phase");
+        if (ph && !strcmp(ph, "Running") && !kube_json_str(pod, "metadata.deletionTimestamp"))
+            agent_reach_early_kick(s->early, i);
+        json_decref(pod);
+    }
 }
 
 /* A termination signal pending while blocked (mpi-agent run blocks them for its supervisor). */
@@ -120,6 +134,7 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
             kube_set_err(err, "out of memory");
             return -1;
         }
+        kick_running(s);
         int64_t now = kube_now_ms();
         int d = wait_decide(s, rep, nready, failed, now, deadline, timeout_s, err);
         if (d != 0) {

@@ -134,9 +134,9 @@ expect_objects() {
   echo "$env" | grep -qE "$envrx" && ok "$job: launcher env has /$envrx/" || bad "$job: launcher env lacks /$envrx/: $(echo $env)"
   cleanup_job "$job"
 }
-expect_objects examples/v1alpha2/tensorflow-benchmarks.yaml tensorflow-benchmarks 1 2 '^OMPI_MCA_plm_rsh_agent=/opt/kube/mpi-rsh$'
-expect_objects examples/v1alpha2/nccl-benchmarks.yaml nccl-benchmarks 2 4 '^OMPI_MCA_plm_rsh_agent=/opt/kube/mpi-rsh$'
-expect_objects examples/v2beta1/nccl-benchmarks.yaml nccl-benchmarks 2 4 '^OMPI_MCA_plm_rsh_agent=/opt/kube/mpi-rsh$'
+expect_objects examples/v1alpha2/tensorflow-benchmarks.yaml tensorflow-benchmarks 1 2 '^OMPI_MCA_plm_rsh_agent=/opt/kube/mpi-rsh( : false)?$'
+expect_objects examples/v1alpha2/nccl-benchmarks.yaml nccl-benchmarks 2 4 '^OMPI_MCA_plm_rsh_agent=/opt/kube/mpi-rsh( : false)?$'
+expect_objects examples/v2beta1/nccl-benchmarks.yaml nccl-benchmarks 2 4 '^OMPI_MCA_plm_rsh_agent=/opt/kube/mpi-rsh( : false)?$'
 expect_objects examples/v1alpha2/pi-intel.yaml pi-intel 2 0 '^I_MPI_HYDRA_BOOTSTRAP_EXEC=/opt/kube/mpi-rsh$'
 expect_objects examples/v2beta1/pi-intel.yaml pi-intel 2 0 '^I_MPI_HYDRA_BOOTSTRAP_EXEC=/opt/kube/mpi-rsh$'
 
