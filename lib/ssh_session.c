@@ -92,10 +92,12 @@ static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_ss
         kube_sshi_err(errmsg, "config: port %d out of range 1-65535", c->port);
         return KUBE_SSH_ERR_CONFIG;
     }
-    if (!user || !*user) {
-        struct passwd *pw = getpwuid(geteuid());
-        user = pw ? pw->pw_name : getenv("USER");
-    }
+    char pwbuf[4096];
+    struct passwd pwd, *pw = NULL;
+    if ((!user || !*user) && getpwuid_r(geteuid(), &pwd, pwbuf, sizeof(pwbuf), &pw) == 0 && pw)
+        user = pw->pw_name;            /* getpwuid_r: the agent checks workers from threads */
+    if (!user || !*user)
+        user = getenv("USER");
     if (!user || !*user || strlen(user) >= sizeof(c->user)) {
         kube_sshi_err(errmsg, "config: no usable remote user name");
         return KUBE_SSH_ERR_CONFIG;
