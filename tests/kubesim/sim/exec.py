@@ -75,10 +75,11 @@ def resolve_exe(root, path_env, cwd, arg0):
 
 def nsenter_argv(w, c, hostpid, argv):
     """nsenter command line that runs argv in container c's namespaces and working dir."""
-    a = ["/usr/bin/nsenter", "-t", str(w.sandbox.inner), "-n", "-u", "-i", "-p",
+    a = ["/usr/bin/nsenter", "-t", str(w.sandbox.inner)] + \
+        (["-n"] if os.geteuid() == 0 else ["-U", "--preserve-credentials"]) + ["-u", "-i", "-p",
          "--mount=/proc/%d/ns/mnt" % hostpid,
          "--wd=/proc/%d/root%s" % (hostpid, c.cwd or "/")]
-    if c.uid is not None:
+    if c.uid is not None and os.geteuid() == 0:
         a += ["-S", str(c.uid), "-G", str(c.gid if c.gid is not None else c.uid)]
     return a + ["--"] + list(argv)
 

@@ -356,11 +356,11 @@ class PodWorker:
                            'MountVolume.SetUp failed for volume "%s" : %s' % e.args)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30)
-        self.write_hosts(self.k.hosts_entries())
         index = self.k.alloc_index()
         self.sandbox = Sandbox(self.k.config, index, self.uid, self.hostname, self.dir,
                                self.on_sandbox_event)
         self.ip = self.sandbox.ip
+        self.write_hosts(self.k.hosts_entries())
         await self.sandbox.create()
         self.sandbox_ready = True
         self.start_time = rfc3339()
@@ -671,12 +671,28 @@ class PodWorker:
         tpath = c.spec.get("terminationMessagePath") or "/dev/termination-log"
         mounts.append({"src": c.term_file, "dst": tpath, "ro": False})
         mounts.sort(key=lambda m: m["dst"].rstrip("/").count("/"))
+        kept = []
         for m in mounts:
             if not _under(m["dst"], PRIVATE_PREFIXES):
-                self.k.host_paths.ensure(m["dst"], os.path.isfile(m["src"]))
+                try:
+                    self.k.host_paths.ensure(m["dst"], os.path.isfile(m["src"]))
+                except PermissionError:
+                    if os.geteuid() == 0:
+                        raise
+                    # without root the host path cannot be created: say so, go on
+                    self.event("Warning", "FailedMount", "kubesim (not root): cannot create "
+                               "mount point %s on the host; not mounted" % m["dst"],
+                               self.field_path(c))
+                    continue
+            kept.append(m)
+        mounts = kept
         cwd = c.spec.get("workingDir") or "/"
         if not _under(cwd, PRIVATE_PREFIXES) and not os.path.exists(cwd):
             self.k.host_paths.ensure(cwd, False)
+        if os.geteuid() != 0 and uid not in (None, 0):
+            self.event("Warning", "Failed", "kubesim (not root): runAsUser %s ignored" % uid,
+                       self.field_path(c))
+            uid = gid = None
         c.env, c.cwd, c.uid, c.gid = env, cwd, uid, gid
         return {"op": "start", "id": c.name, "argv": argv, "env": env, "cwd": cwd,
                 "uid": uid, "gid": gid, "mounts": mounts, "log": c.log_file}

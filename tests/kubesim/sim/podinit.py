@@ -33,6 +33,7 @@ import sys
 import time
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
@@ -177,7 +178,11 @@ class Init:
                 open(dst, "a").close()
             mount(src, dst, None, MS_BIND | MS_REC)
             if m.get("ro"):
-                mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+                # keep the flags a user namespace may not drop (nosuid, nodev, noexec)
+                fl = os.statvfs(dst).f_flag
+                keep = (MS_NOSUID if fl & os.ST_NOSUID else 0) | \
+                    (MS_NODEV if fl & os.ST_NODEV else 0) | (MS_NOEXEC if fl & os.ST_NOEXEC else 0)
+                mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
         if hostfd is not None:
             os.close(hostfd)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -380,6 +385,16 @@ def setup_pid1(hostname, hosts_file, tmp_dir):
         mount("tmpfs", tmp_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
 
 
+def enter_user_namespace():
+    """Without root: a user namespace where we are root (uid 0 = our uid), so the pod still
+    gets its own mount, UTS, IPC and PID namespaces; it shares the host's network."""
+    uid, gid = os.geteuid(), os.getegid()
+    _check(libc.unshare(CLONE_NEWUSER), "unshare user namespace")
+    for f, text in (("setgroups", "deny"), ("uid_map", "0 %d 1" % uid), ("gid_map", "0 %d 1" % gid)):
+        with open("/proc/self/" + f, "w") as fh:
+            fh.write(text)
+
+
 def main():
     netns, hostname, hosts_file, tmp_dir = sys.argv[1:5]
     global POD_TMP
@@ -399,6 +414,8 @@ def main():
         fd = os.open(netns, os.O_RDONLY)
         _check(libc.setns(fd, CLONE_NEWNET), "setns net")
         os.close(fd)
+    if os.geteuid() != 0:
+        enter_user_namespace()
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID), "unshare")
     pid = os.fork()
     if pid == 0:

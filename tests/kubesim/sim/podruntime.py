@@ -21,7 +21,9 @@ log = logging.getLogger("kubesim.node")
 
 PODINIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "podinit.py")
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-REGISTRY = "/run/kubesim-created"
+# Mount points kubesim creates on the host may be shared by several instances (root or
+# not): each user leaves a marker file here; the last one removes the path.
+REGISTRY = "/tmp/.kubesim-created"
 
 
 def starttime(pid):
@@ -92,15 +94,21 @@ class HostPaths:
         self.paths = read_json(self.file, [])
 
     def ensure(self, path, is_file):
-        """Create path (and missing parents) if absent; record what was created."""
-        if os.path.lexists(path):
-            return
-        missing = []
+        """Create path (and missing parents) if absent; record what was created, and
+        register as a user of components another kubesim instance created."""
+        comps = []
         p = path
-        while p != "/" and not os.path.lexists(p):
-            missing.append(p)
+        while p != "/":
+            comps.append(p)
             p = os.path.dirname(p)
-        for q in reversed(missing):
+        changed = False
+        for q in reversed(comps):
+            if os.path.lexists(q):
+                if q not in self.paths and os.path.isdir(_entry(q)):
+                    self._register(q)      # created by another instance: we use it too
+                    self.paths.append(q)
+                    changed = True
+                continue
             self._register(q)
             if q == path and is_file:
                 open(q, "a").close()
@@ -108,12 +116,29 @@ class HostPaths:
                 os.mkdir(q, 0o755)
             if q not in self.paths:
                 self.paths.append(q)
-        write_json(self.file, self.paths)
+            changed = True
+        if changed:
+            write_json(self.file, self.paths)
 
     def _register(self, p):
-        d = os.path.join(REGISTRY, hashlib.sha1(p.encode()).hexdigest())
-        os.makedirs(d, exist_ok=True)
+        if not os.path.isdir(REGISTRY):
+            os.makedirs(REGISTRY, exist_ok=True)
+            try:
+                os.chmod(REGISTRY, 0o1777)
+            except PermissionError:
+                pass
+        d = _entry(p)
+        if not os.path.isdir(d):
+            os.makedirs(d, exist_ok=True)
+            try:
+                os.chmod(d, 0o1777)
+            except PermissionError:
+                pass
         open(os.path.join(d, self.instance), "a").close()
+
+
+def _entry(p):
+    return os.path.join(REGISTRY, hashlib.sha1(p.encode()).hexdigest())
 
 
 def remove_created(state_dir, instance):
@@ -121,7 +146,7 @@ def remove_created(state_dir, instance):
     f = os.path.join(state_dir, "node", "created.json")
     paths = read_json(f, [])
     for p in sorted(paths, key=lambda x: -x.count("/")):
-        d = os.path.join(REGISTRY, hashlib.sha1(p.encode()).hexdigest())
+        d = _entry(p)
         try:
             os.unlink(os.path.join(d, instance))
         except OSError:
