@@ -13,7 +13,7 @@
 #include "kube/util.h"
 
 #define POOL_MAX 8
-#define MAX_BODY (512u << 20)
+#define MAX_BODY (64u << 20) /* one reply; lists are paged, objects are <= 1.5 MiB in etcd */
 
 struct kube_client {
     struct kube_config *cfg;

@@ -6,7 +6,7 @@
 #include "kube/util.h"
 #include "kube/watch.h"
 
-#define DEFAULT_MAX_LINE (64u << 20)
+#define DEFAULT_MAX_LINE (16u << 20) /* one watch event; etcd caps objects at 1.5 MiB */
 
 static const char *const g_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
 
