@@ -67,8 +67,15 @@ json_t *agent_list_worker_pods(struct agent_session *s, char **err)
         kube_set_err(err, "out of memory");
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_array_get(items, i);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *it = json_array_get(items, i);
+        if (kube_obj_name(it))
+            v[kept++] = it;
+        else
+            kube_log(KUBE_LOG_WARN, "ignoring worker pods list item %zu: metadata.name is not a string", i);
+    }
+    n = kept;
     qsort(v, n, sizeof(*v), cmp_pods);
     json_t *out = json_array();
     for (size_t i = 0; out && i < n; i++)
