@@ -96,7 +96,7 @@ unit: $(UNIT_TESTS)
 
 # The install tree kubesim's image map resolves mpik8s/* images to.
 stage: all
-	rm -rf build/stage && $(MAKE) --no-print-directory install DESTDIR=$(abspath build/stage) PREFIX=/usr/local >/dev/null
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath build/stage) PREFIX=/usr/local >/dev/null
 
 integration: all stage $(if $(TEST_PROGS),test-progs)
 	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) tests/run-integration.sh

@@ -20,6 +20,10 @@ bundle: $(PROGS) $(BUNDLE_LAUNCHER) rsh/mkbundle.sh
 	rsh/mkbundle.sh $(BUNDLE_DIR) $(BUNDLE_LAUNCHER) $(BUNDLE_PROGS)
 
 install-rsh-bundle: bundle
-	rm -rf $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle
 	install -d $(DESTDIR)$(PREFIX)/lib/mpi-k8s
-	cp -a $(BUNDLE_DIR) $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle
+	rm -rf $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.new $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.old
+	cp -a $(BUNDLE_DIR) $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.new
+	# swapped in, not rebuilt in place: pods of a running kubesim copy from the staged tree
+	if [ -e $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle ]; then mv $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.old; fi
+	mv $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.new $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle
+	rm -rf $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.old
