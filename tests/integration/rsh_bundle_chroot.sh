@@ -2,10 +2,10 @@
 # rsh_bundle_chroot.sh - self-contained delivery proof: the bundle (static launcher,
 # bundled loader + libraries, mpi-rsh/mpi-agent) copied into an otherwise empty
 # root filesystem (only busybox-static for /bin/sh, no /proc, no /dev, no /lib)
-# runs an exec through the Kubernetes exec API from inside a chroot. Uses kubesim
-# over HTTPS with a service-account token when it is available, else the aiohttp
-# exec peer (rsh_wsserver.py) over HTTPS with a token.
-# timeout: 200
+# runs an exec through the Kubernetes exec API from inside a chroot: against the
+# aiohttp exec peer (rsh_wsserver.py) over HTTPS with a token, then against kubesim
+# (HTTPS, a service-account token, chroot entered inside kubesim's network namespace).
+# timeout: 300
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BINDIR=${BINDIR:-$ROOT/bin}
@@ -13,7 +13,7 @@ BINDIR=${BINDIR:-$ROOT/bin}
 [ -x /bin/busybox ] || { echo "busybox-static not installed"; exit 77; }
 W=$(mktemp -d /tmp/rsh-chroot.XXXXXX)
 SRV_PID=
-cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"; }
+cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; rm -rf "$W"; }
 trap cleanup EXIT
 set -e
 # 1. the bundle, built from this tree's binaries with the shipped script
@@ -54,5 +54,28 @@ if [ -x "$R/opt/kube/mpi-agent" ]; then
   env -i /usr/sbin/chroot "$R" /opt/kube/mpi-agent --help >"$W/agent.out" 2>&1
   grep -qi usage "$W/agent.out" && echo "ok   bundled mpi-agent starts" || { echo "FAIL mpi-agent: $(head -3 "$W/agent.out")"; fails=1; }
 fi
+# 4. the same against kubesim: a worker pod, a token for a service account allowed to exec
+kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+. "$ROOT/tests/lib/kubesim.sh"
+ks_up   # replaces the EXIT trap: hand our cleanup to kubesim.sh
+ks_on_exit 'rm -rf "$W"'
+NETNS=$(cat "$KS_DIR/state/netns")
+KC() { nsenter --net=/run/netns/$NETNS -- env KUBECONFIG="$KS_DIR/kubeconfig" kubectl "$@"; }
+KC run w-0 --image=debian --restart=Never --command -- sleep infinity >/dev/null || ks_fail "kubectl run"
+KC create sa launcher >/dev/null && KC create role exec --verb=get,create --resource=pods/exec >/dev/null &&
+  KC create rolebinding launcher --role=exec --serviceaccount=default:launcher >/dev/null || ks_fail "rbac"
+ks_wait_for '[ "$(KC get pod w-0 -o jsonpath={.status.phase})" = Running ]' 60 || ks_fail "pod"
+cat > "$R/kc" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$(sed -n 's/^ *server: //p' "$KS_DIR/kubeconfig")", certificate-authority-data: $(base64 -w0 < "$KS_DIR/pki/ca.crt")}}]
+contexts: [{name: c, context: {cluster: c, user: u, namespace: default}}]
+current-context: c
+users: [{name: u, user: {token: "$(KC create token launcher)"}}]
+KC
+out=$(env -i KUBECONFIG=/kc nsenter --net=/run/netns/$NETNS /usr/sbin/chroot "$R" /opt/kube/mpi-rsh -n w-0 'echo "in $(hostname)"; exit 5' 2>&1)
+rc=$?
+if [ "$rc" = 5 ] && [ "$out" = "in w-0" ]; then echo "ok   chroot exec against kubesim: rc 5, output [$out]"
+else echo "FAIL chroot exec against kubesim: rc $rc [$out]"; fails=1; fi
 echo "bundle size: $(du -sk "$W/bundle" | cut -f1) KiB, $(ls "$W/bundle/lib" | wc -l) libraries"
 exit $fails
