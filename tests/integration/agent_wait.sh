@@ -19,11 +19,11 @@ sleep 1.5
 set_ready w-worker-0
 sleep 1
 kill -0 $pid || fail "agent ended before the last worker was Ready"
-t0=$(now_ms); set_ready w-worker-1
+set_ready w-worker-1; t0=$(now_ms)   # t0: the PATCH has been applied (kubectl returned)
 wait $pid || { cat "$D/o1" >&2; fail "init did not succeed"; }
 dt=$(( $(now_ms) - t0 ))
-log "   agent exited $dt ms after the last worker was set Ready"
-[ $dt -lt 3000 ] || fail "agent took $dt ms to notice readiness"
+log "   agent exited $dt ms after the last worker's Ready PATCH returned"
+[ $dt -lt 5000 ] || fail "agent took $dt ms to notice readiness"
 expect_in "$D/o1" "1/2 workers ready; waiting for w-worker-1" "2/2 workers ready"
 expect_in "$D/term" "init: 2 worker(s) ready and reachable" 'phases: {"workersReady":"' '"workersReachable":"'
 # progress lines are rate-limited: never more than one per 2 s
@@ -35,7 +35,7 @@ t0=$(now_ms)
 rc=0; ksrun "$AGENT" init --no-deliver --no-reach-check --hostfile "$hf" --timeout 60s >"$D/o2" 2>&1 || rc=$?
 dt=$(( $(now_ms) - t0 ))
 [ $rc -ne 0 ] || fail "init succeeded with a crash-looping worker"
-[ $dt -lt 5000 ] || fail "init took $dt ms to fail on CrashLoopBackOff (timeout was 60 s)"
+[ $dt -lt 10000 ] || fail "init took $dt ms to fail on CrashLoopBackOff (timeout was 60 s)"
 expect_in "$D/o2" "worker failed while waiting (1/2 ready)" "w-worker-1: phase Running: container worker: CrashLoopBackOff (restarted 4 times, last exit code 3)"
 expect_in "$D/term" "init failed: worker failed while waiting" "phases: {}"
 
@@ -45,7 +45,7 @@ t0=$(now_ms)
 rc=0; ksrun "$AGENT" init --no-deliver --no-reach-check --hostfile "$hf" --timeout 2s >"$D/o3" 2>&1 || rc=$?
 dt=$(( $(now_ms) - t0 ))
 [ $rc -ne 0 ] || fail "init succeeded with an unschedulable worker"
-[ $dt -lt 6000 ] || fail "a 2 s timeout took $dt ms"
+[ $dt -lt 12000 ] || fail "a 2 s timeout took $dt ms"
 expect_in "$D/o3" "timed out after 2 s waiting for workers (1/2 ready)" \
   "w-worker-1: phase Pending: Unschedulable: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
 
