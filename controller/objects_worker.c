@@ -10,15 +10,18 @@
 #include <string.h>
 
 /* sshd on the job's key: the private key doubles as host key, so mpi-rsh can
- * verify the worker against the public key the job distributes. */
+ * verify the worker against the public key the job distributes. Images that ship
+ * mpi-sshd (images/openmpi) get it: it also hands the container's environment to
+ * sessions; otherwise plain sshd with the Secret mounted 0600. */
 static json_t *sshd_command(const struct mpijob *j)
 {
     char *script = NULL;
     const char *d = j->ssh_auth_mount_path;
     if (asprintf(&script,
+                 "if command -v mpi-sshd >/dev/null 2>&1; then exec mpi-sshd --dir %s --port %lld; fi; "
                  "mkdir -p /run/sshd && exec /usr/sbin/sshd -De -p %lld -h %s/ssh-privatekey "
                  "-o AuthorizedKeysFile=%s/authorized_keys -o StrictModes=no -o PidFile=none",
-                 j->ssh_port, d, d) < 0)
+                 d, j->ssh_port, j->ssh_port, d, d) < 0)
         return NULL;
     json_t *cmd = json_pack("[s, s, s]", "/bin/sh", "-c", script);
     free(script);
