@@ -4,8 +4,8 @@
 # serves a Secret-like dir (files mode 0644, as a default Secret mount) as host key and
 # authorized_keys on its own port; the real ssh client pinning ssh-publickey gets in,
 # sees the container's environment (SetEnv), gets exit codes; bin/mpi-rsh (SSH
-# transport, libssh2) does the same and refuses a different host key. Bad input fails
-# with a one-line reason. Own temp dir and port; sshd killed by PID on exit.
+# transport, libssh2) does the same and refuses a different host key; as a non-root user
+# it serves key logins too. Bad input fails with a one-line reason. Own temp dir and port; sshd killed by PID on exit.
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BINDIR=${BINDIR:-$ROOT/bin}
@@ -85,5 +85,29 @@ if [ -x "$BINDIR/mpi-rsh" ]; then
   [[ $err == *"host key"*"127.0.0.1"* ]] || fail "mpi-rsh wrong pin message: $err"
 else
   echo "note: $BINDIR/mpi-rsh not built; libssh2 side covered by tests/unit/test_lib_ssh*.c"
+fi
+# 5. not root (as upstream's mpiuser images): sshd as user "daemon" on its own port serves
+#    the same dir; a key login as daemon passes auth and reaches its shell (nologin: exit 1).
+#    (Not "nobody": nss-systemd answers getspnam(nobody) with a locked entry when
+#    /etc/shadow is unreadable, so a non-root sshd refuses it as "account is locked".)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id daemon >/dev/null 2>&1; then
+  chmod 0755 "$work" "$secret"
+  port2=$(free_port)
+  MPI_JOB_SSH_DIR=$secret MPI_JOB_SSH_PORT=$port2 HOME=/tmp TMPDIR=/tmp \
+    setpriv --reuid=daemon --regid=daemon --clear-groups "$ENTRY" >"$work/sshd2.log" 2>&1 &
+  pid2=$!
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port2") 2>/dev/null && break
+    kill -0 "$pid2" 2>/dev/null || { cat "$work/sshd2.log"; fail "mpi-sshd as daemon exited"; }
+    sleep 0.1
+  done
+  echo "[127.0.0.1]:$port2 $(cat "$secret/ssh-publickey")" >> "$work/known_hosts"
+  out=$(ssh -p "$port2" -i "$work/key" -o UserKnownHostsFile="$work/known_hosts" \
+        -o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=30 daemon@127.0.0.1 true 2>&1 </dev/null); rc=$?
+  kill "$pid2" 2>/dev/null; wait "$pid2" 2>/dev/null
+  grep -q "Accepted publickey for daemon" "$work/sshd2.log" || { cat "$work/sshd2.log"; fail "non-root sshd: no key login ($rc: $out)"; }
+  [ "$rc" = 1 ] || fail "non-root sshd: want nologin's exit 1, got $rc: $out"
+else
+  echo "note: not root or no setpriv/daemon user; skipped the non-root sshd check"
 fi
 echo "PASS: mpi-sshd serves the Secret as host key + authorized key; env, exit codes, stdin"
