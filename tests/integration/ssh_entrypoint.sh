@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# timeout: 240
+# timeout: 420
 # images/openmpi/mpi-sshd (the worker pods' sshd entrypoint) against real OpenSSH:
 # serves a Secret-like dir (files mode 0644, as a default Secret mount) as host key and
 # authorized_keys on its own port; the real ssh client pinning ssh-publickey gets in,
 # sees the container's environment (SetEnv), gets exit codes; bin/mpi-rsh (SSH
 # transport, libssh2) does the same and refuses a different host key; as a non-root user
-# it serves key logins too. Bad input fails with a one-line reason. Own temp dir and port; sshd killed by PID on exit.
+# it serves key logins too. Bad input fails with a one-line reason. Own temp dir and
+# port; sshd killed by PID on exit.
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BINDIR=${BINDIR:-$ROOT/bin}
