@@ -13,9 +13,9 @@ set -u
 ks_skip_unless_root
 command -v kubectl >/dev/null || { echo "skip: kubectl not installed"; exit 77; }
 command -v mpirun >/dev/null || { echo "skip: mpirun not installed"; exit 77; }
-PROG=$ROOT/build/release/tests/mpi/allreduce_check
+PROG=$ROOT/build/${MODE:-release}/tests/mpi/allreduce_check
 if [ ! -x "$PROG" ]; then
-  make -C "$ROOT" --no-print-directory test-progs >/dev/null || ks_fail "cannot build $PROG"
+  make -C "$ROOT" --no-print-directory MODE="${MODE:-release}" test-progs >/dev/null || ks_fail "cannot build $PROG"
 fi
 
 ks_up
