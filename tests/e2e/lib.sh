@@ -58,6 +58,11 @@ _e2e_cleanup() {
       e2e_log "--- last lines of apiserver.log"; tail -n 15 "$KS/apiserver.log" >&2 2>/dev/null || true
       for f in "$E2E_DIR"/op-*.log; do [ -f "$f" ] && { e2e_log "--- $f"; tail -n 15 "$f" >&2; }; done
     fi
+    # the operator's requests, for the ClusterRole usage summary (tests/e2e/data/rbac_usage.py)
+    if [ -n "${E2E_OUT:-}" ] && [ -f "$KS/apiserver.log" ]; then
+      mkdir -p "$E2E_OUT/opreq" &&
+        grep -E 'ms system:serviceaccount:mpi-operator:[a-z0-9-]+$' "$KS/apiserver.log" >"$E2E_OUT/opreq/$E2E_CASE.log" || true
+    fi
     timeout 90 "$KUBESIM" down --dir "$KS" >/dev/null 2>&1 || e2e_log "kubesim down failed"
   fi
   [ -n "${E2E_VARTMP:-}" ] && rm -rf "$E2E_VARTMP"
@@ -197,6 +202,8 @@ PY
 #   WORKER_GPUS
 #   (nvidia.com/gpu limit of every worker), BACKOFF (backoffLimit), DEADLINE
 #   (activeDeadlineSeconds), WORKER_TIMEOUT, PROGRESS_TIMEOUT (annotations), CLEAN (cleanPodPolicy),
+#   LAUNCHER_RESTART (the launcher template's restartPolicy: Never keeps a failed launcher
+#   pod and its log; the default OnFailure restarts it and the Job deletes it on failure),
 #   WORKER_GRACE (terminationGracePeriodSeconds of the workers, 2), READY_FILE (workers are
 #   Ready only while this host file exists: see e2e_ready_file).
 e2e_job() {
@@ -230,6 +237,7 @@ ${DEADLINE:+    activeDeadlineSeconds: $DEADLINE}
       template:
         spec:
           terminationGracePeriodSeconds: 5
+${LAUNCHER_RESTART:+          restartPolicy: $LAUNCHER_RESTART}
           containers:
           - name: launcher
             image: mpik8s/openmpi:latest

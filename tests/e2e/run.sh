@@ -12,6 +12,8 @@ export ROOT=$PWD
 export BINDIR=${BINDIR:-$PWD/bin}
 out=$PWD/build/e2e
 mkdir -p "$out/logs"
+export E2E_OUT=$out
+rm -rf "$out/opreq"
 jobs=${JOBS:-1}
 known=tests/e2e/known-failing
 
@@ -68,6 +70,12 @@ pass=0 fail=0 skip=0 kfail=0 xpass=0
   done
   echo
   echo "Totals: $pass passed, $fail failed, $kfail known-failing, $xpass unexpectedly passing, $skip skipped."
+  if [ -d "$out/opreq" ]; then
+    echo
+    echo "Operator requests over these cases by ClusterRole rule (tests/e2e/data/rbac_usage.py):"
+    echo
+    python3 tests/e2e/data/rbac_usage.py deploy/v1alpha2/mpi-operator.yaml "$out"/opreq/*.log
+  fi
 } >"$out/results.md"
 cat "$out/results.md"
 for t in "${cases[@]}"; do

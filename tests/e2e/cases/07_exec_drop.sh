@@ -9,15 +9,17 @@ e2e_begin
 e2e_up
 e2e_op_start a
 e2e_ready_file
-BACKOFF=0 READY_FILE=$READY_FILE PROG='[sh, -c, "echo launch; /opt/kube/mpi-rsh j7-worker-0 seq 1 40000 > /tmp/out; rc=$?; echo bytes=$(wc -c < /tmp/out) rc=$rc; exit $rc"]' e2e_create j7
+# (the launcher pod may be gone after the failure: the result goes to a host file)
+res=$E2E_VARTMP/result
+LAUNCHER_RESTART=Never BACKOFF=0 READY_FILE=$READY_FILE PROG="[sh, -c, \"/opt/kube/mpi-rsh j7-worker-0 seq 1 40000 > /tmp/out 2> /tmp/err; rc=\$?; echo bytes=\$(wc -c < /tmp/out) rc=\$rc \$(tail -n1 /tmp/err) >> $res; exit \$rc\"]" e2e_create j7
 e2e_wait_log j7 'workers? ready|waiting' 1 90
 e2e_fault exec-drop-after 3000
 touch "$READY_FILE"
 t0=$(e2e_now_ms)
 e2e_expect j7 Failed '.+' '.+' "$t0" 30
-out=$(launcher_log j7 | grep -E '^bytes=' | tail -1)
+out=$(tail -n1 "$res" 2>/dev/null)
 e2e_fault exec-drop-after 0
-case $out in *rc=0*|"") e2e_fail "mpi-rsh: '$out' (want non-zero rc)";; esac
+case $out in *rc=0\ *|"") e2e_fail "mpi-rsh: '$out' (want non-zero rc)";; esac
 e2e_note "launcher: $out"
 e2e_no_leftovers j7 30
 e2e_pass

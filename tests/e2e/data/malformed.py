@@ -56,6 +56,7 @@ job("m-ttl-negative", "api", "spec.runPolicy.ttlSecondsAfterFinished",
 job("m-suspend-string", "api", "spec.runPolicy.suspend", mutate=lambda s: s.update(runPolicy={"suspend": "yes"}))
 job("m-launch-policy", "api", "spec.launcherCreationPolicy",
     mutate=lambda s: s.update(launcherCreationPolicy="Later"))
+job("m-specs-list", "api", "spec.mpiReplicaSpecs", mutate=lambda s: s.update(mpiReplicaSpecs=[W, L]))
 # --- accepted by the schema, judged by the controller ---
 job("m-huge-slots", "ctl", "spec.slotsPerWorker", mutate=lambda s: s.update(slotsPerWorker=100000000))
 job("dot.ted", "ctl", "metadata.name")
@@ -72,7 +73,6 @@ job("m-cname-number", "ctl", "spec.mpiReplicaSpecs.Worker.template.spec.containe
     mutate=lambda s: wc(s).update(name=5))
 job("m-empty-specs", "ctl", "spec.mpiReplicaSpecs.Launcher", mutate=lambda s: s.update(mpiReplicaSpecs={}))
 job("m-no-spec", "ctl", "spec", spec="omit")
-job("m-specs-list", "ctl", "spec.mpiReplicaSpecs", mutate=lambda s: s.update(mpiReplicaSpecs=[W, L]))
 job("m-image-number", "ctl", "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].image",
     mutate=lambda s: s["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0].update(image=7))
 os.makedirs(out, exist_ok=True)

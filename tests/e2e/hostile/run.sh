@@ -7,7 +7,8 @@
 # peak RSS under RSS_MAX_KB, and a clean error: at most MAX_ERR_LINES lines of stderr,
 # none longer than MAX_LINE bytes, no raw control characters.
 # Usage: run.sh [MODE...]   (default: all). Prints a table; exit 1 if any check failed.
-# Needs no root and no kubesim. Env: BINDIR, BOUND (s, default 60), RSS_MAX_KB (65536).
+# Needs no root and no kubesim. Env: BINDIR, BOUND (s, default 60), RSS_MAX_KB (65536),
+# CLIENTS (default "agent rsh operator"), OP_SECS (how long the operator runs, 12).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=${ROOT:-$(cd "$here/../../.." && pwd)}
@@ -39,7 +40,7 @@ for m in "${modes[@]}"; do
   rm -f "$W/port"
   python3 "$here/server.py" "$m" "$W/port" 2>"$W/server-$m.log" &
   SRV=$!
-  for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.05; done
+  for _ in $(seq 400); do [ -s "$W/port" ] && break; sleep 0.05; done
   [ -s "$W/port" ] || { echo "hostile server ($m) did not start"; cat "$W/server-$m.log"; exit 1; }
   port=$(cat "$W/port")
   cat >"$W/kubeconfig" <<EOF
@@ -50,7 +51,7 @@ users: [{name: h, user: {token: hostile-secret-token-0123456789}}]
 contexts: [{name: h, context: {cluster: h, user: h, namespace: default}}]
 current-context: h
 EOF
-  for c in agent rsh operator; do
+  for c in ${CLIENTS:-agent rsh operator}; do
     case $c in
       agent) cmd=("$BINDIR/mpi-agent" status -n default --kubeconfig "$W/kubeconfig" j); lim=$BOUND ;;
       rsh) cmd=("$BINDIR/mpi-rsh" --kubeconfig "$W/kubeconfig" --namespace default j-worker-0 true); lim=$BOUND ;;
@@ -68,7 +69,7 @@ EOF
       kill -TERM "$opid" 2>/dev/null
       for _ in $(seq 50); do kill -0 "$opid" 2>/dev/null || break; sleep 0.2; done
       termed=1; kill -0 "$opid" 2>/dev/null && { termed=0; kill -KILL "$opid"; }
-      wait "$opid"; rc=$?
+      { wait "$opid"; } 2>/dev/null; rc=$?
       sig=; [ $rc -gt 128 ] && [ $rc -lt 160 ] && [ $rc -ne 143 ] && [ $rc -ne 137 ] && sig=$((rc - 128))
     else
       MPI_JOB_TRANSPORT=exec MPI_JOB_WORKER_CONTAINER=worker \
