@@ -158,6 +158,10 @@ int main(int argc, char **argv)
     struct rsh_opts o;
     char *err = NULL;
     kube_log_set_component("mpi-rsh");
+    if (setup_signals() < 0) { /* first, so a signal during start-up is never lost */
+        fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
+        return 255;
+    }
     if (rsh_parse_args(argc, argv, &o, &err) < 0 || rsh_apply_env(&o, &err) < 0) {
         fprintf(stderr, "mpi-rsh: %s\n", err ? err : "bad arguments");
         free(err);
@@ -165,11 +169,6 @@ int main(int argc, char **argv)
         return 255;
     }
     kube_log_set_level(o.verbose ? KUBE_LOG_INFO + o.verbose : KUBE_LOG_WARN);
-    if (setup_signals() < 0) {
-        fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
-        rsh_opts_free(&o);
-        return 255;
-    }
     int code;
     if (o.transport == RSH_SSH) {
         code = run_ssh(&o);

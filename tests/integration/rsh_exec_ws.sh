@@ -153,8 +153,13 @@ sleep 0.3
 kill -TERM $rp; wait $rp; check "SIGTERM -> 143" 143 $?
 for _ in $(seq 30); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$rpid" 2>/dev/null; then bad "remote process $rpid survived"; kill -9 "$rpid"; else ok "remote process killed by the kill exec"; fi
-"$RSH" -n w-0 'sleep 60' & rp=$!; sleep 0.5; kill -INT $rp; wait $rp; check "SIGINT -> 130" 130 $?
-"$RSH" -n w-0 'sleep 60' & rp=$!; sleep 0.5; kill -HUP $rp; wait $rp; check "SIGHUP -> 129" 129 $?
+# signal once the remote command runs (an async command of a script starts with SIGINT ignored
+# until mpi-rsh installs its handlers)
+started() { for _ in $(seq 100); do [ "$(grep -c '^pid' "$W/log")" -ge "$1" ] && return 0; sleep 0.1; done; return 1; }
+n=$(grep -c '^pid' "$W/log")
+"$RSH" -n w-0 'sleep 60' & rp=$!; started $((n+1)); kill -INT $rp; wait $rp; check "SIGINT -> 130" 130 $?
+n=$(grep -c '^pid' "$W/log")
+"$RSH" -n w-0 'sleep 60' & rp=$!; started $((n+1)); kill -HUP $rp; wait $rp; check "SIGHUP -> 129" 129 $?
 sleep 1.5
 for p in $(sed -n 's/^pid //p' "$W/log"); do kill -0 "$p" 2>/dev/null && { bad "orphan $p left"; kill -9 "$p"; }; done
 
