@@ -6,7 +6,7 @@
 # (pod Failed), a command that does not exist (StartError 128), a missing ConfigMap key
 # (CreateContainerConfigError), a missing ConfigMap volume (FailedMount, then Running once
 # created, and the volume follows ConfigMap updates), liveness restarts, startup and
-# readiness httpGet probes.
+# readiness httpGet probes, and a sandbox re-created after its init process was killed.
 set -u
 : "${ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$ROOT/tests/lib/kubesim.sh"
@@ -66,6 +66,24 @@ check "liveness Killing event" "$(is "$ev" 'Container main failed liveness probe
 waitjp http '{.status.containerStatuses[0].ready}' '^true$' 60
 check "startup+readiness httpGet" $? "$(jp http '{.status.containerStatuses[0]}')"
 check "started" "$(is "$(jp http '{.status.containerStatuses[0].started}')" true)" "$(jp http '{.status.containerStatuses[0]}')"
+
+# the pod's init process killed from outside: the kubelet re-creates the sandbox
+waitjp sandbox '{.status.phase}' '^Running$' 30
+uid=$(jp sandbox '{.metadata.uid}')
+ip1=$(jp sandbox '{.status.podIP}')
+inner=$(/usr/bin/python3 -c '
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/state/node/sandboxes/*.json"):
+    r = json.load(open(f))
+    if r["uid"] == sys.argv[2]:
+        print(r["pids"][-1][0])' "$KS_DIR" "$uid")
+[ -n "$inner" ] && kill -9 "$inner"
+waitjp sandbox '{.status.containerStatuses[0].restartCount}' '^1$' 30
+ks_wait_for "jp sandbox '{.status.containerStatuses[0].ready}' | grep -qx true" 30
+st=$(jp sandbox '{.status.phase}/{.status.containerStatuses[0].lastState.terminated.exitCode}')
+check "sandbox re-created" "$(is "$st" Running/137)" "$st (old IP $ip1, now $(jp sandbox '{.status.podIP}'))"
+ev=$(k get events --field-selector involvedObject.name=sandbox,reason=SandboxChanged -o jsonpath='{.items[0].message}')
+check "SandboxChanged event" "$(is "$ev" 'Pod sandbox changed, it will be killed and re-created.')" "$ev"
 
 echo "kubesim_pods_extra: $pass passed, $fail failed"
 [ $fail -eq 0 ]

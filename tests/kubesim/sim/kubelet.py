@@ -42,6 +42,10 @@ class Terminated(Exception):
     """The pod is being terminated; container loops stop."""
 
 
+class SandboxLost(Exception):
+    """The pod's sandbox (podinit) died; the pod worker recreates it."""
+
+
 class ContainerRun:
     """Runtime state of one container of a pod."""
 
@@ -313,35 +317,85 @@ class PodWorker:
                 delay = min(delay * 2, 30)
 
     async def run(self):
-        try:
-            await self.setup_retrying()
-            for c in self.inits:
-                while True:
-                    code = await self.run_once(c)
-                    if code == 0:
-                        c.done = True
-                        break
-                    if self.pod["spec"].get("restartPolicy", "Always") == "Never":
-                        self.init_failed = True
-                        for m in self.mains:
-                            m.state = {"waiting": {"reason": "PodInitializing"}}
-                        self.mark()
-                        await self.finish()
-                        return
-                    await self.crash_backoff(c)
-            self.init_done = True
-            for c in self.mains:
+        while True:
+            try:
+                await self.run_sandbox()
+                return
+            except SandboxLost:
+                if self.terminating or self.gone:
+                    return
+                await self.recreate_sandbox()
+                if self.finished:
+                    return
+            except (Terminated, asyncio.CancelledError):
+                raise
+            except Exception as e:
+                log.exception("pod %s/%s failed", self.ns, self.name)
+                self.event("Warning", "FailedCreatePodSandBox",
+                           "Failed to create pod sandbox: %s" % e)
+                return
+
+    async def run_sandbox(self):
+        """One sandbox's life: setup, init containers in order, then the containers."""
+        await self.setup_retrying()
+        for c in self.inits:
+            if c.done:
+                continue
+            while True:
+                code = await self.run_once(c)
+                if self.sandbox is None or self.sandbox.dead:
+                    raise SandboxLost()
+                if code == 0:
+                    c.done = True
+                    break
+                if self.pod["spec"].get("restartPolicy", "Always") == "Never":
+                    self.init_failed = True
+                    for m in self.mains:
+                        m.state = {"waiting": {"reason": "PodInitializing"}}
+                    self.mark()
+                    await self.finish()
+                    return
+                await self.crash_backoff(c)
+        self.init_done = True
+        for c in self.mains:
+            if not c.ever_ran:
                 c.state = {"waiting": {"reason": "ContainerCreating"}}
-            self.mark()
-            await asyncio.gather(*[self.container_loop(c) for c in self.mains])
+        self.mark()
+        tasks = [asyncio.ensure_future(self.container_loop(c)) for c in self.mains
+                 if not c.done]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:
+                t.cancel()
+        self.mark()
+        await self.finish()
+
+    async def recreate_sandbox(self):
+        """podinit died under us (killed from outside): like a kubelet whose sandbox
+        vanished, kill what is left, then start a new sandbox and re-run the init
+        containers, unless restartPolicy is Never (the pod fails)."""
+        self.event("Normal", "SandboxChanged",
+                   "Pod sandbox changed, it will be killed and re-created.")
+        sb, self.sandbox = self.sandbox, None
+        self.sandbox_ready = False
+        for c in self.all_containers():
+            self.stop_probes(c)
+            c.running = False
+            c.ready = False
+        if sb is not None:
+            await sb.destroy()
+        self.k.hosts_changed()
+        if self.pod["spec"].get("restartPolicy", "Always") == "Never":
+            for c in self.mains:
+                c.done = True
             self.mark()
             await self.finish()
-        except (Terminated, asyncio.CancelledError):
-            raise
-        except Exception as e:
-            log.exception("pod %s/%s failed", self.ns, self.name)
-            self.event("Warning", "FailedCreatePodSandBox",
-                       "Failed to create pod sandbox: %s" % e)
+            return
+        for c in self.inits:
+            c.done = False
+        self.init_done = not self.inits
+        await asyncio.sleep(0.5)
 
     async def setup(self):
         """Volumes (retried until they can be set up), then the sandbox."""
@@ -440,6 +494,8 @@ class PodWorker:
         policy = self.pod["spec"].get("restartPolicy", "Always")
         while True:
             code = await self.run_once(c)
+            if self.sandbox is None or self.sandbox.dead:
+                raise SandboxLost()
             if code is None:
                 continue        # image/config problem, already backed off
             if policy == "Always" or (policy == "OnFailure" and code != 0):
@@ -535,8 +591,8 @@ class PodWorker:
             c.restart_count += 1
             req["log"] = self.log_path(c, c.restart_count)
         self.event("Normal", "Created", "Created container %s" % c.name, self.field_path(c))
-        if not self.sandbox.send(req):
-            raise Terminated()
+        if self.sandbox is None or not self.sandbox.send(req):
+            raise Terminated() if self.terminating else SandboxLost()
         c.started_mono = time.monotonic()
         c.ever_ran = True
         if "terminated" in c.state:
