@@ -9,6 +9,7 @@
 #include "workqueue.h"
 #include "jsonutil.h"
 #include "kube/log.h"
+#include "kube/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static void notify(const char *key, void *ud)
     wq_add(((struct controller *)ud)->q, key);
 }
 
-struct controller *controller_new(struct kube_client *c, const struct options *o)
+struct controller *controller_new(struct kube_client *c, struct kube_client *watch_c, const struct options *o)
 {
     struct controller *ctl = calloc(1, sizeof *ctl);
     if (!ctl)
@@ -58,7 +59,7 @@ struct controller *controller_new(struct kube_client *c, const struct options *o
         struct cache_opts co = { .res = spec[i].r, .ns = o->ns, .label_selector = i == C_MPIJOB ? NULL : sel,
                                  .group_label = i == C_MPIJOB ? NULL : LBL_T_JOB_NAME, .prune = spec[i].prune,
                                  .notify = notify, .ud = ctl };
-        ctl->caches[i] = cache_new(c, &co);
+        ctl->caches[i] = cache_new(watch_c, &co);
         if (!ctl->caches[i] || !ctl->q) {
             controller_free(ctl);
             return NULL;
@@ -167,15 +168,19 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int controller_start(struct controller *ctl, char **err)
+int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err)
 {
     for (int i = 0; i < C__COUNT; i++)
         if (ctl->caches[i] && cache_start(ctl->caches[i]) < 0)
             return ju_err(err, "cannot start a cache thread");
+    int64_t deadline = kube_now_ms() + 60000;
     for (int i = 0; i < C__COUNT; i++) {
         if (!ctl->caches[i])
             continue;
-        if (!cache_wait_synced(ctl->caches[i], 60000)) {
+        while (!cache_wait_synced(ctl->caches[i], 200) && kube_now_ms() < deadline)
+            if (kube_cancel_requested(stop))
+                return -1;
+        if (!cache_wait_synced(ctl->caches[i], 0)) {
             char *why = cache_last_error(ctl->caches[i]);
             ju_err(err, "caches did not sync within 60 s: %s", why ? why : "no reply from the API server");
             free(why);

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include "kube/client.h"
+#include "kube/cancel.h"
 #include "objects.h"
 #include "reconcile.h"
 
@@ -23,10 +24,12 @@ int options_parse(int argc, char **argv, struct options *o, char **err);
 
 struct controller;
 
-/* Creates the controller on client c (borrowed). */
-struct controller *controller_new(struct kube_client *c, const struct options *o);
-/* Starts the caches, waits for them (bounded), starts the workers. 0 ok, -1 with *err. */
-int controller_start(struct controller *ctl, char **err);
+/* Creates the controller: c (borrowed) for changes, watch_c (borrowed) for the caches' lists
+ * and watches (give it a cancel token so that shutdown interrupts them). */
+struct controller *controller_new(struct kube_client *c, struct kube_client *watch_c, const struct options *o);
+/* Starts the caches, waits for them (60 s at most, or until stop triggers), starts the workers.
+ * 0 ok, -1 with *err (NULL *err when stop triggered). */
+int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err);
 /* Stops workers and caches (returns within a few seconds). */
 void controller_stop(struct controller *ctl);
 /* Frees ctl. */

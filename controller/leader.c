@@ -10,7 +10,8 @@
 #include <time.h>
 
 struct leader {
-    struct kube_client *c;
+    struct kube_client *c;   /* release */
+    struct kube_client *ac;  /* acquire (interruptible by shutdown) */
     char *ns, *name, *id;
     int lease_s, renew_s, retry_s;
     char *seen;          /* holder + renewTime last observed */
@@ -44,6 +45,7 @@ struct leader *leader_new(struct kube_client *c, const struct leader_opts *o)
     if (!l)
         return NULL;
     l->c = c;
+    l->ac = o->cancellable ? o->cancellable : c;
     l->ns = strdup(o->ns);
     l->name = strdup(o->name);
     l->id = strdup(o->identity);
@@ -73,17 +75,17 @@ static json_t *lease_spec(struct leader *l, const json_t *old)
     return spec;
 }
 
-/* One attempt: 1 = we hold the lease now, 0 = someone else does, -1 = API error. */
-static int try_once(struct leader *l)
+/* One attempt through client c: 1 = we hold the lease now, 0 = someone else does, -1 = API error. */
+static int try_once(struct leader *l, struct kube_client *c)
 {
     struct kube_error err = KUBE_ERROR_INIT;
-    json_t *cur = kube_get(l->c, &KUBE_RES_LEASES, l->ns, l->name, &err);
+    json_t *cur = kube_get(c, &KUBE_RES_LEASES, l->ns, l->name, &err);
     int rc = -1;
     if (!cur && err.reason == KUBE_NOT_FOUND) {
         kube_error_clear(&err);
         json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1", "kind",
                                 "Lease", "metadata", "name", l->name, "namespace", l->ns, "spec", lease_spec(l, NULL));
-        json_t *made = kube_create(l->c, &KUBE_RES_LEASES, l->ns, obj, &err);
+        json_t *made = kube_create(c, &KUBE_RES_LEASES, l->ns, obj, &err);
         json_decref(obj);
         rc = made ? 1 : err.reason == KUBE_ALREADY_EXISTS ? 0 : -1;
         json_decref(made);
@@ -106,7 +108,7 @@ static int try_once(struct leader *l)
         if (mine || free_lease || expired) {
             json_t *upd = json_deep_copy(cur);
             json_object_set_new(upd, "spec", lease_spec(l, cur));
-            json_t *done = kube_update(l->c, &KUBE_RES_LEASES, l->ns, l->name, upd, &err);
+            json_t *done = kube_update(c, &KUBE_RES_LEASES, l->ns, l->name, upd, &err);
             json_decref(upd);
             rc = done ? 1 : err.reason == KUBE_CONFLICT ? 0 : -1;
             json_decref(done);
@@ -127,7 +129,7 @@ int leader_acquire(struct leader *l, struct kube_cancel *cancel)
 {
     KLOG_INFO("waiting for the leader lease %s/%s as %s", l->ns, l->name, l->id);
     while (!kube_cancel_requested(cancel)) {
-        if (try_once(l) == 1) {
+        if (try_once(l, l->ac) == 1) {
             l->held = 1;
             KLOG_INFO("acquired the leader lease %s/%s", l->ns, l->name);
             return 0;
@@ -142,7 +144,7 @@ static void *renew_loop(void *arg)
     struct leader *l = arg;
     int64_t wait = (int64_t)l->retry_s * 1000;
     while (!kube_cancel_sleep_ms(l->stop, wait)) {
-        int rc = try_once(l);
+        int rc = try_once(l, l->c); /* not interrupted by SIGTERM: the renewer is stopped first */
         if (rc == 1) {
             wait = (int64_t)l->retry_s * 1000;
             continue;

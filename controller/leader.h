@@ -12,6 +12,7 @@
 struct leader_opts {
     const char *ns, *name, *identity;
     int lease_s, renew_deadline_s, retry_s;
+    struct kube_client *cancellable; /* client for acquiring that shutdown interrupts (NULL = c) */
 };
 
 struct leader;

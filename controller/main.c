@@ -58,13 +58,13 @@ static struct kube_client *connect_api(const struct options *o)
     return c;
 }
 
-static int run(const struct options *o, struct kube_client *c)
+static int run(const struct options *o, struct kube_client *c, struct kube_client *wc)
 {
     struct leader *l = NULL;
     if (o->leader_elect) {
         char *id = identity();
         struct leader_opts lo = { o->lock_ns, o->lock_name, id ? id : "mpi-operator", o->lease_s, o->renew_deadline_s,
-                                  o->retry_s };
+                                  o->retry_s, wc };
         l = leader_new(c, &lo);
         free(id);
         metrics_set_ready(1); /* standing by is healthy */
@@ -76,13 +76,15 @@ static int run(const struct options *o, struct kube_client *c)
         leader_start_renewing(l, on_lost, NULL);
     }
     metrics_set_leader(1);
-    struct controller *ctl = controller_new(c, o);
+    struct controller *ctl = controller_new(c, wc, o);
     char *err = NULL;
     int rc = 0;
-    if (!ctl || controller_start(ctl, &err) < 0) {
-        KLOG_ERROR("%s", err ? err : "cannot start the controller");
+    if (!ctl || controller_start(ctl, stop_token, &err) < 0) {
+        if (err || !kube_cancel_requested(stop_token)) {
+            KLOG_ERROR("%s", err ? err : "cannot start the controller");
+            rc = 1;
+        }
         free(err);
-        rc = 1;
     } else {
         while (!kube_cancel_sleep_ms(stop_token, 60000))
             ;
@@ -120,13 +122,19 @@ int main(int argc, char **argv)
         free(err);
         return 1;
     }
-    struct kube_client *c = connect_api(&o);
-    if (!c)
+    /* two clients: changes and the Lease on one; the caches' lists and watches on the other,
+     * which SIGTERM cancels at once (the first must still release the Lease) */
+    struct kube_client *c = connect_api(&o), *wc = c ? connect_api(&o) : NULL;
+    if (!wc) {
+        kube_client_free(c);
         return 1;
+    }
+    kube_client_set_cancel(wc, stop_token);
     KLOG_INFO("mpi-operator starting: namespace %s, agent image %s, %d workers", o.ns ? o.ns : "(all)",
               o.build.agent_image, o.threadiness);
-    int rc = run(&o, c);
+    int rc = run(&o, c, wc);
     metrics_stop();
+    kube_client_free(wc);
     kube_client_free(c);
     kube_cancel_free(stop_token);
     return rc;
