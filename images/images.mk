@@ -21,7 +21,7 @@ WL_GPU    ?= $(if $(and $(WL_NVCC),$(WL_NCCL_H)),yes,no)
 CUDA_ARCHS ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
               -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 
-WL_COMMON := wl_common wl_opts wl_dev_cpu
+WL_COMMON := wl_common wl_opts wl_dev_cpu wl_asan
 WL_CNN    := cnn_bench cnn_models cnn_trainer cnn_work cnn_report
 WL_AR     := allreduce_bench
 WL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -I$(WL_SRC) $(CFLAGS)
@@ -40,7 +40,7 @@ $(BINDIR)/allreduce-bench: $(patsubst %,$(WL_OBJ)/cpu/%.o,$(WL_AR) $(WL_COMMON) 
 	@mkdir -p $(dir $@)
 	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ $(WL_LIBS)
 
-$(BINDIR)/mpi-pi: $(WL_OBJ)/cpu/mpi_pi.o
+$(BINDIR)/mpi-pi: $(WL_OBJ)/cpu/mpi_pi.o $(WL_OBJ)/cpu/wl_asan.o
 	@mkdir -p $(dir $@)
 	$(MPICC) $(ALL_LDFLAGS) -o $@ $^ -lm
 
@@ -49,9 +49,11 @@ WL_PROGS := $(BINDIR)/cnn-bench $(BINDIR)/allreduce-bench $(BINDIR)/mpi-pi
 # mpi-pi for MPICH (examples with mpiDistribution/mpiImplementation MPICH), where found
 MPICC_MPICH ?= $(firstword $(wildcard /usr/bin/mpicc.mpich))
 ifneq ($(MPICC_MPICH),)
+# (never sanitized: MPICH's Hydra kills a job whose ranks are slow to exit, as ASan's
+# leak check at exit makes them)
 $(BINDIR)/mpi-pi-mpich: $(WL_SRC)/mpi_pi.c
 	@mkdir -p $(dir $@)
-	$(MPICC_MPICH) $(WL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lm
+	$(MPICC_MPICH) $(CSTD) $(WARN) -O2 -g $(CFLAGS) -o $@ $< -lm
 WL_PROGS += $(BINDIR)/mpi-pi-mpich
 endif
 
