@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define IOBUF (256 * 1024)
+#define MAX_COMMAND 34700
 
 enum op { OP_NONE, OP_WRITE, OP_EOF, OP_READ };
 
@@ -310,6 +311,11 @@ int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *co
     *exit_code = 255;
     if (!command) {
         kube_sshi_err(errmsg, "config: no command to run");
+        return KUBE_SSH_ERR_CONFIG;
+    }
+    if (strlen(command) > MAX_COMMAND) {   /* libssh2 1.10 sends packets < 35000-256 bytes */
+        kube_sshi_err(errmsg, "config: the command for %s is %zu bytes; libssh2 sends at most %d "
+                      "in one exec request", host ? host : "?", strlen(command), MAX_COMMAND);
         return KUBE_SSH_ERR_CONFIG;
     }
     int rc = kube_sshi_open(o, host, &c, errmsg);

@@ -35,7 +35,7 @@ static int teardown(void **state)
 static struct kube_ssh_opts opts(void)
 {
     return (struct kube_ssh_opts){ .port = fx.port, .key_dir = fx.keydir,
-                                   .connect_timeout_ms = 5000, .attempts = 1 };
+                                   .connect_timeout_ms = 30000, .attempts = 1 };
 }
 
 /* A fresh empty file in the fixture dir, opened read-write. */
@@ -104,6 +104,23 @@ static void test_shell_quoting(void **state)
     assert_int_equal(code, 0);
     assert_string_equal(out, "a b|$HOME||x;y|*|\n");
     free(out), free(err);
+}
+
+/* The longest command libssh2 can send in one exec request arrives whole. */
+static void test_long_command(void **state)
+{
+    char *out, *err, *msg, *cmd = malloc(34701);
+    int code;
+    (void)state;
+    NEED_SSHD();
+    assert_non_null(cmd);
+    memcpy(cmd, "printf %s ", 10);
+    memset(cmd + 10, 'y', 34700 - 10 - 8);
+    memcpy(cmd + 34700 - 8, " | wc -c", 9);
+    assert_int_equal(run_cmd(cmd, &code, &out, &err, &msg), KUBE_SSH_OK);
+    assert_int_equal(code, 0);
+    assert_int_equal(atol(out), 34700 - 18);
+    free(out), free(err), free(cmd);
 }
 
 static void test_killed_by_signal(void **state)
@@ -325,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_stdout_stderr_apart),
         cmocka_unit_test(test_shell_quoting),
+        cmocka_unit_test(test_long_command),
         cmocka_unit_test(test_killed_by_signal),
         cmocka_unit_test(test_stdin_eof),
         cmocka_unit_test(test_big_stdout_intact),

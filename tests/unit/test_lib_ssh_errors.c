@@ -31,7 +31,7 @@ static int teardown(void **state)
 static struct kube_ssh_opts opts(const char *keydir)
 {
     return (struct kube_ssh_opts){ .port = fx.port, .key_dir = keydir,
-                                   .connect_timeout_ms = 3000, .attempts = 1 };
+                                   .connect_timeout_ms = 30000, .attempts = 1 };
 }
 
 /* kube_ssh_run of `true` must fail with want; returns the message (caller frees). */
@@ -210,6 +210,18 @@ static void test_config_errors(void **state)
     o.port = fx.port;
     msg = expect_run_fail(&o, "", KUBE_SSH_ERR_CONFIG);
     free(msg);
+
+    char *big = malloc(40001), *code_msg = NULL;     /* over libssh2's packet size */
+    int code = 0;
+    assert_non_null(big);
+    memset(big, 'x', 40000);
+    big[40000] = '\0';
+    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", big, -1, -1, -1, &code, &code_msg),
+                     KUBE_SSH_ERR_CONFIG);
+    assert_int_equal(code, 255);
+    assert_non_null(strstr(code_msg, "40000 bytes"));
+    free(code_msg);
+    free(big);
 }
 
 /* The private key file is garbage: a config error naming the file, not an auth error. */
