@@ -8,6 +8,7 @@
 #include "kube/http.h"
 #include "kube/log.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,8 @@ int main(int argc, char **argv)
 {
     struct options o;
     char *err = NULL;
+    /* one malloc arena per thread would cost MBs of RSS for a dozen mostly idle threads */
+    mallopt(M_ARENA_MAX, 2);
     kube_log_set_component("mpi-operator");
     int prc = options_parse(argc, argv, &o, &err);
     if (prc != 0) {
