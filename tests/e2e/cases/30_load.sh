@@ -12,7 +12,7 @@ BOUND=${LOAD_BOUND:-$((120 + 6 * N))}
 e2e_begin
 e2e_up --set job_backoff_seconds=1
 e2e_op_start a --threadiness 4
-python3 "$ROOT/tests/e2e/data/rss_sampler.py" "$E2E_DIR/rss.json" 0.3 &
+python3 "$ROOT/tests/e2e/data/rss_sampler.py" "$E2E_DIR/rss.json" 0.3 "$(cat "$KS/kubesim.pid")" "$(e2e_op_pid a)" &
 sampler=$!; E2E_PIDS+=("$sampler")
 : >"$E2E_DIR/load.yaml"
 ranks=0
