@@ -5,9 +5,13 @@
 # exactly the objects of the contract (names, labels, owner references, RBAC),
 # 20+ malformed MPIJobs each end Failed/ValidationError with their own message
 # naming the field (plus a Warning event) while a valid job created after them
-# is still served, metrics pass promtool, deletion removes everything.
+# is still served, metrics pass promtool, deletion removes everything; the
+# deploy files match manifests/base and both kustomizations build.
 set -u
 . "$(dirname "$0")/controller_common.bash"
+"$ROOT/manifests/gen-deploy.sh" --check || ks_fail "deploy/*/mpi-operator.yaml out of date with manifests/base"
+kubectl kustomize "$ROOT/manifests/base" | grep -q '^kind: CustomResourceDefinition' || ks_fail "kubectl kustomize base"
+kubectl kustomize "$ROOT/manifests/overlays/kubeflow" | grep -q -- '--lock-namespace=kubeflow' || ks_fail "kustomize overlay"
 ctl_cluster
 ctl_start a --monitoring-port 18181 --leader-elect=false
 kc get crd | grep -q '^mpijobs.kubeflow.org' || ks_fail "kubectl get crd does not list mpijobs.kubeflow.org"

@@ -5,7 +5,8 @@
 # with the agent's termination message, Restarting seen), activeDeadlineSeconds
 # (Failed/DeadlineExceeded, launcher stopped), a failing worker
 # (Failed naming the pod, launcher Job suspended), suspend/resume
-# (Suspended/MPIJobSuspended, pods gone, MPIJobResumed, then Succeeded).
+# (Suspended/MPIJobSuspended, pods gone, MPIJobResumed, then Succeeded),
+# ttlSecondsAfterFinished (the MPIJob and its objects deleted).
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ctl_cluster
@@ -49,6 +50,7 @@ mk backoff Running 'sleep 3; echo boom >&2; exit 3' "" ", backoffLimit: 1" ""
 mk deadline Running 'sleep 300' "" ", activeDeadlineSeconds: 10" "$NOWRAP"
 mk wfail Running 'sleep 300' 'if [ "$(hostname)" = wfail-worker-1 ]; then sleep 6; exit 7; fi; exec sleep 365d' "" "$NOWRAP"
 mk susp Running 'sleep 10' "" "" "$NOWRAP"
+mk ttl None 'true' "" ", ttlSecondsAfterFinished: 3" "$NOWRAP"
 
 # --- suspend / resume ---
 wait_cond susp Running True 90
@@ -96,7 +98,11 @@ ks_wait_for '[ "$(kc get job wfail-launcher -o jsonpath="{.spec.suspend}")" = tr
 ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=wfail --field-selector=status.phase=Running -o name)" ]' 40 \
   || ks_fail "pods still running after worker failure: $(kc get pods -l mpi_job_name=wfail)"
 
+# --- ttlSecondsAfterFinished: the MPIJob and everything it owns go 3 s after completion ---
+ks_wait_for '! kc get mpijob ttl >/dev/null 2>&1' 90 || ks_fail "ttl job not deleted: $(kc get mpijob ttl -o yaml)"
+ks_wait_for '[ -z "$(kc get cm,svc,jobs -l training.kubeflow.org/job-name=ttl -o name)" ]' 30 || ks_fail "ttl job's objects left"
+
 metrics 18182 | promtool check metrics || ks_fail "promtool"
 [ "$(metric 18182 mpi_operator_jobs_failed_total)" -ge 3 ] || ks_fail "failed_total"
-[ "$(metric 18182 mpi_operator_jobs_successful_total)" -ge 4 ] || ks_fail "successful_total"
-echo "PASS: cleanPodPolicy x3, backoffLimit, activeDeadlineSeconds, worker failure, suspend/resume"
+[ "$(metric 18182 mpi_operator_jobs_successful_total)" -ge 5 ] || ks_fail "successful_total"
+echo "PASS: cleanPodPolicy x3, backoffLimit, activeDeadlineSeconds, worker failure, suspend/resume, TTL"
