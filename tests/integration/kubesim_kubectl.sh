@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 500
+# timeout: 900
 # The real kubectl (the `kubectl` dispatcher and `kubectl.1.32` where present) against
 # kubesim: a matrix of commands, each with its exit code and output asserted. Covers
 # discovery, create/apply/re-apply/get/-o yaml/-o jsonpath/describe/label/annotate/patch,
