@@ -22,6 +22,32 @@
 
 #define REACH_MIN_S 30.0 /* the reachability check gets at least this long */
 
+/* Abort check for the reachability phase: a worker that failed (e.g. a crash loop seen Ready
+ * for a moment) ends it at once instead of after the deadline. */
+struct fail_watch {
+    struct agent_session *s;
+    uint64_t gen; /* informer generation last assessed */
+};
+
+static int worker_failed(void *ud, char **why)
+{
+    struct fail_watch *fw = ud;
+    struct agent_session *s = fw->s;
+    uint64_t g = kube_informer_generation(s->inf);
+    if (g == fw->gen)
+        return 0; /* nothing changed since the last look */
+    fw->gen = g;
+    size_t nready;
+    int failed = 0;
+    char *rep = agent_unready_report(s, &nready, &failed);
+    if (rep && failed) {
+        *why = rep;
+        return 1;
+    }
+    free(rep);
+    return 0;
+}
+
 int agent_prepare_workers(struct agent_session *s, char **err)
 {
     int64_t t0 = kube_now_ms();
@@ -38,9 +64,16 @@ int agent_prepare_workers(struct agent_session *s, char **err)
         return 0;
     }
     struct agent_reach_result *rr = NULL;
-    int bad = s->early ? agent_reach_early_finish(s->early, &rr)
+    char *why = NULL;
+    struct fail_watch fw = { s, 0 };
+    int bad = s->early ? agent_reach_early_finish(s->early, worker_failed, &fw, &rr, &why)
                        : agent_reach_all(s, (reach_deadline - kube_now_ms()) / 1000.0, &rr);
     s->early = NULL;
+    if (bad == -2) {
+        kube_set_err(err, "worker failed while checking reachability:\n%s", why ? why : "");
+        free(why);
+        return -1;
+    }
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
         kube_set_err(err, "%d worker(s) Ready but not reachable through %s:\n%s", bad,

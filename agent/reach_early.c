@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <time.h>
 
 #define EARLY_MAX_THREADS 32
 
 struct early_arg {
     struct agent_reach_early *e;
     size_t i;
+    volatile int done; /* set by the thread when its check ended */
 };
 
 struct agent_reach_early {
@@ -30,6 +32,7 @@ static void *early_main(void *arg)
 {
     struct early_arg *a = arg;
     agent_reach_one(a->e->s, a->i, a->e->deadline, a->e->cancel[0], &a->e->res[a->i]);
+    __atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -55,7 +58,7 @@ struct agent_reach_early *agent_reach_early_new(struct agent_session *s, int64_t
 /* Starts worker i's thread; 0 ok, -1 could not (left not started). */
 static int start(struct agent_reach_early *e, size_t i)
 {
-    e->args[i] = (struct early_arg){ e, i };
+    e->args[i] = (struct early_arg){ e, i, 0 };
     if (pthread_create(&e->th[i], NULL, early_main, &e->args[i]) != 0)
         return -1;
     e->state[i] = 1;
@@ -92,24 +95,57 @@ static void early_free(struct agent_reach_early *e)
     free(e);
 }
 
-int agent_reach_early_finish(struct agent_reach_early *e, struct agent_reach_result **out)
+/* Joins the threads that have finished; returns how many are still running. */
+static size_t join_done(struct agent_reach_early *e)
+{
+    for (size_t i = 0; i < e->s->hosts.n; i++) {
+        if (e->state[i] == 1 && __atomic_load_n(&e->args[i].done, __ATOMIC_ACQUIRE)) {
+            pthread_join(e->th[i], NULL);
+            e->state[i] = 2;
+            e->running--;
+        }
+    }
+    return e->running;
+}
+
+/* Waits for the running checks, asking abort_fn between rounds; 1 if it aborted. */
+static int wait_running(struct agent_reach_early *e, agent_reach_abort_fn abort_fn, void *ud,
+                        char **why)
+{
+    while (join_done(e) > 0) {
+        if (abort_fn && abort_fn(ud, why))
+            return 1;
+        struct timespec ts = { 0, 20 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+int agent_reach_early_finish(struct agent_reach_early *e, agent_reach_abort_fn abort_fn, void *ud,
+                             struct agent_reach_result **out, char **why)
 {
     size_t n = e->s->hosts.n;
     for (size_t i = 0; i < n; i++) {
         if (e->state[i] != 0)
             continue;
-        if (e->running >= EARLY_MAX_THREADS)
-            join_all(e);
+        while (e->running >= EARLY_MAX_THREADS)
+            if (wait_running(e, abort_fn, ud, why))
+                goto aborted;
         if (start(e, i) < 0)
             agent_reach_one(e->s, i, e->deadline, e->cancel[0], &e->res[i]), e->state[i] = 2;
     }
-    join_all(e);
+    if (wait_running(e, abort_fn, ud, why))
+        goto aborted;
     int bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += !e->res[i].ok;
     *out = e->res;
     early_free(e);
     return bad;
+aborted:
+    agent_reach_early_cancel(e);
+    *out = NULL;
+    return -2;
 }
 
 void agent_reach_early_cancel(struct agent_reach_early *e)

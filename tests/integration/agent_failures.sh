@@ -10,36 +10,40 @@
 . "$(dirname "$0")/agent_lib.bash"
 ks_up --gpus 1
 
-# expect_fail JOB MAX_SECONDS TEXT...: the launcher fails within MAX_SECONDS of now
+# expect_fail JOB TEXT...: the launcher pod ends Failed (pods start slowly on a loaded
+# machine, so this bound is loose; the agent's own reaction is timed from its log lines)
 expect_fail() {
-  local job=$1 max=$2 t0=$SECONDS ph; shift 2
-  ph=$(wait_launcher "$job" $((max + 30)))
+  local job=$1 t0=$SECONDS ph; shift
+  ph=$(wait_launcher "$job" 180)
   launcher_logs "$job" > "$D/o-$job"
   { term_msg "$job" agent; echo; term_msg "$job" launcher; } > "$D/t-$job"
   [ "$ph" = Failed ] || fail "$job: launcher $ph, want Failed"
-  [ $((SECONDS - t0)) -le "$max" ] || fail "$job: took $((SECONDS - t0)) s (bound $max s)"
   expect_in "$D/o-$job" "$@"
-  log "   $job failed after $((SECONDS - t0)) s as expected"
+  log "   $job Failed ($((SECONDS - t0)) s after the check began)"
 }
 
 log "1. a worker image that never starts (bounded by MPI_AGENT_TIMEOUT=8)"
 LAST_IMAGE=registry.example/does-not-exist:1 AGENT_TIMEOUT=8 job_yaml fimg 2 init | k create -f - >/dev/null
-expect_fail fimg 20 "timed out after 8 s waiting for workers (1/2 ready)" "fimg-worker-1: phase Pending: container worker:" "ImagePull"
+expect_fail fimg "timed out after 8 s waiting for workers (1/2 ready)" "fimg-worker-1: phase Pending: container worker:" "ImagePull"
+within 10000 "$(log_ms "$D/o-fimg" "waiting up to")" "$(log_ms "$D/o-fimg" "timed out after")" "wait start -> failure (bound 8 s)"
 grep -q "fimg-worker-1" "$D/t-fimg" || fail "termination message lacks the worker"
 delete_job fimg
 
 log "2. an unschedulable worker (2 nvidia.com/gpu, the node has 1)"
 WORKER_GPUS=2 AGENT_TIMEOUT=6 job_yaml fgpu 2 init | k create -f - >/dev/null
-expect_fail fgpu 20 "fgpu-worker-1: phase Pending: Unschedulable:" "nvidia.com/gpu"
+expect_fail fgpu "fgpu-worker-1: phase Pending: Unschedulable:" "nvidia.com/gpu"
+within 8000 "$(log_ms "$D/o-fgpu" "waiting up to")" "$(log_ms "$D/o-fgpu" "timed out after")" "wait start -> failure (bound 6 s)"
 delete_job fgpu
 
 log "3. a crashing worker fails the wait at once (timeout 120 s)"
 LAST_CMD='[sh, -c, "echo crashing; exit 3"]' AGENT_TIMEOUT=120 job_yaml fcrash 2 init | k create -f - >/dev/null
-expect_fail fcrash 45 "worker failed while waiting" "fcrash-worker-1"
+expect_fail fcrash "worker failed while waiting" "fcrash-worker-1"
+within 60000 "$(log_ms "$D/o-fcrash" "waiting up to")" "$(log_ms "$D/o-fcrash" "worker failed while waiting")" "wait start -> failure (bound 120 s)"
 grep -qE "CrashLoopBackOff|restarting in a loop|exit code 3" "$D/o-fcrash" || fail "no crash reason"
 delete_job fcrash
 WORKER_RESTART=Never LAST_CMD='[sh, -c, "exit 4"]' AGENT_TIMEOUT=120 job_yaml fnever 2 init | k create -f - >/dev/null
-expect_fail fnever 20 "worker failed while waiting" "fnever-worker-1: phase Failed" "exit code 4"
+expect_fail fnever "worker failed while waiting" "fnever-worker-1: phase Failed" "exit code 4"
+within 30000 "$(log_ms "$D/o-fnever" "waiting up to")" "$(log_ms "$D/o-fnever" "worker failed while waiting")" "wait start -> failure (bound 120 s)"
 delete_job fnever
 
 log "4. a worker deleted mid-run (mpi-agent run supervising mpirun)"
@@ -48,8 +52,12 @@ until_s=$((SECONDS + 120))
 until [ "$(launcher_logs fdel | grep -c rank-up)" -ge 2 ]; do
   [ $SECONDS -lt $until_s ] || { launcher_logs fdel >&2; fail "ranks never started"; }; sleep 0.3
 done
-k delete pod fdel-worker-1 --wait=false >/dev/null
-expect_fail fdel 10 "worker fdel-worker-1" "stopping the command"
+# t0: kubectl returned, the delete is applied (kubectl itself is slow on a loaded machine;
+# the agent may even react before it returns, giving a negative time)
+k delete pod fdel-worker-1 --wait=false >/dev/null; t0=$(now_ms)
+expect_fail fdel "worker fdel-worker-1" "stopping the command"
+within 3000 "$t0" "$(log_ms "$D/o-fdel" "stopping the command")" "delete -> agent stops mpirun"
+within 12000 "$t0" "$(log_ms "$D/o-fdel" "command exited")" "delete -> mpirun gone"
 grep -q "worker fdel-worker-1" "$D/t-fdel" || fail "termination message lacks the worker"
 delete_job fdel
 no_orphans 10
@@ -77,8 +85,9 @@ until_s=$((SECONDS + 120))
 until [ "$(launcher_logs frun | grep -c rank-up)" -ge 2 ]; do
   [ $SECONDS -lt $until_s ] || fail "ranks never started"; sleep 0.3
 done
-timeout 60 "$KS" fault --dir "$D" restart-apiserver >/dev/null
-expect_fail frun 30 "frun-worker-"
+timeout 60 "$KS" fault --dir "$D" restart-apiserver >/dev/null; t0=$(now_ms)
+expect_fail frun "frun-worker-"
+within 20000 "$t0" "$(log_ms "$D/o-frun" "command exited")" "API server restart -> mpirun gone"
 delete_job frun
 no_orphans 10
 log "PASS"

@@ -268,3 +268,19 @@ delete_job() {
   k delete pod "$1-launcher" sa/"$1-launcher" role/"$1-launcher" rolebinding/"$1-launcher" \
     svc/"$1-worker" cm/"$1-config" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
 }
+
+# log_ms FILE PATTERN: epoch ms of the first agent log line in FILE containing PATTERN
+# (the line's own RFC 3339 timestamp), or fails.
+log_ms() {
+  local line
+  line=$(grep -F -m1 -- "$2" "$1" || true)
+  [ -n "$line" ] || fail "no log line with \"$2\" in $1"
+  date -d "${line%%Z *}Z" +%s%3N
+}
+
+# within MS FROM_MS TO_MS WHAT: asserts TO - FROM <= MS and logs it.
+within() {
+  local dt=$(( $3 - $2 ))
+  log "   $4: $dt ms"
+  [ "$dt" -le "$1" ] || fail "$4 took $dt ms (bound $1 ms)"
+}
