@@ -58,7 +58,8 @@ assert r.status == 200, r.status
 print(int(t0 * 1000), int(t1 * 1000))
 PY
 cat > "$D/watchready.py" <<'PY'
-# watchready.py POD: watches POD over HTTP and prints the wall ms when it turns Ready.
+# watchready.py POD FLAG: watches POD over HTTP (creates FLAG once the watch is up) and
+# prints the wall ms when it turns Ready.
 import json, ssl, sys, time, http.client, yaml, os, base64
 cfg = yaml.safe_load(open(os.environ["KUBECONFIG"]))
 cl = cfg["clusters"][0]["cluster"]
@@ -71,6 +72,7 @@ else:
 c = http.client.HTTPSConnection(srv, context=ctx, timeout=120)
 c.request("GET", "/api/v1/namespaces/default/pods?watch=1", headers={"Authorization": "Bearer " + tok})
 r = c.getresponse()
+open(sys.argv[2], "w").close()  # tells the bench the watch is established
 was = False  # the bench made sure it is not Ready before watching
 while True:
     line = r.readline()
@@ -168,10 +170,13 @@ lat2=()
 for r in $(seq 3); do
   k exec rl-worker-1 -- rm -f /tmp/go
   k wait --for=condition=Ready=false pod/rl-worker-1 --timeout=30s >/dev/null
-  ksrun python3 -u "$D/watchready.py" rl-worker-1 > "$D/readyat" & wp=$!
+  rm -f "$D/watching"
+  ksrun python3 -u "$D/watchready.py" rl-worker-1 "$D/watching" > "$D/readyat" & wp=$!
+  for _ in $(seq 300); do [ -e "$D/watching" ] && break; sleep 0.1; done
+  : > "$D/rl.log"
   MPI_JOB_NAME=rl MPI_JOB_WORKERS=2 MPI_JOB_WORKER_CONTAINER=worker MPI_AGENT_TERMINATION_LOG=$D/term-rl \
     ksrun "$BINDIR/mpi-agent" run --timeout 60s --dest "$D/none" -- true 2>"$D/rl.log" & ap=$!
-  sleep 1.5
+  for _ in $(seq 300); do grep -q "1/2 workers ready" "$D/rl.log" 2>/dev/null && break; sleep 0.1; done
   k exec rl-worker-1 -- touch /tmp/go
   wait $ap; wait $wp || true
   ms=$(phase_ms "$D/term-rl" mpirunStarted); ready=$(cat "$D/readyat")
