@@ -34,6 +34,7 @@ struct kube_sshi_conn {
     int keepalive_s;
     int cancel_fd;
     int handshaken;          /* 1 once the SSH handshake completed */
+    int64_t last_rx_ms;      /* when the socket last delivered bytes (kube_sshi_now_ms) */
     char user[256];
 };
 

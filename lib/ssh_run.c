@@ -202,13 +202,14 @@ static int pump_all(struct bridge *b)
 static int wait_io(struct bridge *b, int progress)
 {
     struct pollfd p[3];
-    int n = 0, timeout = progress ? 0 : 1000 * b->c->keepalive_s, dirs;
-    if (b->stuck == OP_NONE && !progress) {
-        int next = 0;
+    int n = 0, timeout = progress ? 0 : 1000 * b->c->keepalive_s;
+    int dirs = libssh2_session_block_directions(b->c->s);
+    if (b->stuck == OP_NONE && !progress && !(dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
+        int next = 0;    /* only with room to send: a half-sent keepalive would wedge libssh2 */
         if (libssh2_keepalive_send(b->c->s, &next) == 0 && next > 0)
             timeout = next * 1000;
+        dirs = libssh2_session_block_directions(b->c->s);
     }
-    dirs = libssh2_session_block_directions(b->c->s);
     p[n++] = (struct pollfd){ .fd = b->c->fd, .events = (short)(b->stuck != OP_NONE ? POLLOUT :
                               POLLIN | ((dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) ? POLLOUT : 0)) };
     int want_in = b->fd_in >= 0 && !b->in_eof && !b->in_ready && b->in_off == b->in_len;
@@ -252,10 +253,17 @@ static int bridge_loop(struct bridge *b)
     libssh2_session_set_blocking(b->c->s, 0);
     if (b->fd_in < 0)
         b->in_eof = 1;
+    int64_t silent_max = (int64_t)b->c->keepalive_s * 4000 + 1000;
+    b->c->last_rx_ms = kube_sshi_now_ms();
     while (!b->closed) {
         int w = wait_io(b, progress);
         if (w < 0)
             return KUBE_SSH_ERR_SESSION;
+        if (kube_sshi_now_ms() - b->c->last_rx_ms > silent_max) {   /* ServerAliveCountMax=4 */
+            kube_sshi_err(b->errmsg, "session: %s sent nothing for %lld s (4 keepalives "
+                          "unanswered); giving up", b->c->host, (long long)silent_max / 1000);
+            return KUBE_SSH_ERR_SESSION;
+        }
         if (w > 0) {
             cancel_remote(b);
             kube_sshi_err(b->errmsg, "cancelled: closed the session on %s", b->c->host);

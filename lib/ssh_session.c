@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,6 +120,17 @@ static int handshake_retryable(int e)
            e == LIBSSH2_ERROR_BANNER_SEND;
 }
 
+/* libssh2's socket reads, timestamped: the bridge gives up on a peer silent for 4 keepalives. */
+static LIBSSH2_RECV_FUNC(recv_stamped)
+{
+    struct kube_sshi_conn *c = *abstract;
+    ssize_t n = recv(socket, buffer, length, flags);
+    if (n < 0)
+        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    c->last_rx_ms = kube_sshi_now_ms();
+    return n;
+}
+
 /* TCP connect + SSH handshake (blocking libssh2 with a per-step timeout). */
 static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_keys *k,
                              int *retry, char **errmsg)
@@ -127,7 +139,9 @@ static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_ke
     if (fd < 0)
         return fd;
     c->fd = fd;
-    c->s = libssh2_session_init();
+    c->s = libssh2_session_init_ex(NULL, NULL, NULL, c);
+    if (c->s)
+        libssh2_session_callback_set(c->s, LIBSSH2_CALLBACK_RECV, (void *)recv_stamped);
     if (!c->s) {
         kube_sshi_err(errmsg, "handshake: out of memory creating an SSH session");
         return KUBE_SSH_ERR_HANDSHAKE;

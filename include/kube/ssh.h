@@ -13,7 +13,8 @@ struct kube_ssh_opts {
     int connect_timeout_ms;  /* bound of one TCP connect and of each handshake/auth step; 0 = 10000 */
     int attempts;            /* tries for DNS-not-yet / refused / unreachable (backoff 0.25 s
                                 doubling to 2 s); 0 = 10, like ConnectionAttempts=10 */
-    int keepalive_s;         /* SSH + TCP keepalive interval; peer dead after ~4 missed; 0 = 15 */
+    int keepalive_s;         /* SSH + TCP keepalive interval; a peer silent for 4 intervals
+                                ends kube_ssh_run (ServerAliveCountMax=4); 0 = 15 */
     int cancel_fd;           /* > 0: once readable, kube_ssh_run closes the session (libssh2
                                 >= 1.11: after a TERM "signal" request) and returns
                                 KUBE_SSH_ERR_CANCELLED; also ends the retry sleeps; 0 = none */

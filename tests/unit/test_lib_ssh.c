@@ -311,6 +311,54 @@ static void test_cancel(void **state)
     assert_int_not_equal(kill(remote, 0), 0);
 }
 
+/* Idle for 3 keepalive intervals: keepalives are sent and answered, the run ends normally. */
+static void test_keepalive_idle(void **state)
+{
+    char po[128], pe[128], *out, *msg = NULL;
+    int code = -1;
+    (void)state;
+    NEED_SSHD();
+    struct kube_ssh_opts o = opts();
+    o.keepalive_s = 1;
+    int fo = tmpfile_fd("out", po, sizeof(po)), fe = tmpfile_fd("err", pe, sizeof(pe));
+    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", "sleep 3; echo alive", -1, fo, fe, &code,
+                                  &msg), KUBE_SSH_OK);
+    assert_int_equal(code, 0);
+    close(fo), close(fe);
+    out = fx_read(po, NULL);
+    assert_string_equal(out, "alive\n");
+    free(out);
+}
+
+/* The sshd serving us freezes (SIGSTOP; the kernel still ACKs TCP): after 4 unanswered
+ * keepalives the run gives up with exit 255 instead of waiting forever. */
+static void test_frozen_peer_detected(void **state)
+{
+    char po[128], pe[128], mark[160], cmd[256], *msg = NULL, *pidtext;
+    int code = 0;
+    (void)state;
+    NEED_SSHD();
+    snprintf(mark, sizeof(mark), "%s/sshd-session.pid", fx.dir);
+    snprintf(cmd, sizeof(cmd), "echo $PPID > %s; kill -STOP $PPID; sleep 60", mark);
+    struct kube_ssh_opts o = opts();
+    o.keepalive_s = 1;
+    int fo = tmpfile_fd("out", po, sizeof(po)), fe = tmpfile_fd("err", pe, sizeof(pe));
+    time_t t0 = time(NULL);
+    int rc = kube_ssh_run(&o, "127.0.0.1", cmd, -1, fo, fe, &code, &msg);
+    time_t took = time(NULL) - t0;
+    pidtext = fx_read(mark, NULL);
+    pid_t session = (pid_t)atol(pidtext);
+    free(pidtext);
+    if (session > 1)
+        kill(session, SIGCONT);       /* let the stopped sshd session see the close and exit */
+    close(fo), close(fe);
+    assert_int_equal(rc, KUBE_SSH_ERR_SESSION);
+    assert_int_equal(code, 255);
+    assert_non_null(strstr(msg, "keepalives unanswered"));
+    assert_true(took < 40);
+    free(msg);
+}
+
 /* OpenSSH's own client, with the same generated key and pinned host key, on the same cases. */
 static void test_openssh_client_agrees(void **state)
 {
@@ -349,6 +397,8 @@ int main(void)
         cmocka_unit_test(test_full_duplex_cat),
         cmocka_unit_test(test_connection_cut),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_keepalive_idle),
+        cmocka_unit_test(test_frozen_peer_detected),
         cmocka_unit_test(test_openssh_client_agrees),
     };
     signal(SIGPIPE, SIG_IGN);
