@@ -154,7 +154,9 @@ out=$(k get --raw "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion
 # restart-apiserver drops open watches; the API answers again afterwards
 (k get pods -w --request-timeout=60s >"$KS_DIR/w.out" 2>&1; echo "rc=$?" >>"$KS_DIR/w.out") &
 wpid=$!
-sleep 1.5
+# kubectl prints the current list, then opens the watch: wait for the list, then a moment
+ks_wait_for "[ -s '$KS_DIR/w.out' ]" 30 || bad "kubectl get -w printed nothing"
+sleep 2
 ks_fault restart-apiserver && ok || bad "fault restart-apiserver"
 if ks_wait_for "grep -q '^rc=' '$KS_DIR/w.out'" 15; then ok; else bad "watch survived a restart"; kill $wpid; fi
 is "default" k get ns default -o 'jsonpath={.metadata.name}'
