@@ -6,8 +6,8 @@
 # must clear the leftovers itself) and `down`. Other kubesim instances may run at the same
 # time, so the comparison is restricted to what this instance owns: netns named
 # ks-<sha1(DIR)>-*, mounts naming DIR or those netns, processes whose command line names
-# DIR or that live in one of the instance's pod PID/network namespaces (recorded while it
-# ran), and the mount points it created on the host.
+# DIR or that lived in one of the instance's pod PID/network namespaces (recorded with their
+# start times while it ran: namespace ids are recycled), and the mount points it created.
 set -u
 : "${ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$ROOT/tests/lib/kubesim.sh"
@@ -18,7 +18,7 @@ D=$(mktemp -d /tmp/kubesim-cleanup.XXXXXX) || ks_fail mktemp
 HASH=$(printf '%s' "$D" | sha1sum | cut -c1-8)
 NSRE="^ks-$HASH-"
 MP=/opt/kubesim-cleanup-$HASH/deep/dir
-trap 'timeout 60 "$KUBESIM" down --dir "$D" >/dev/null 2>&1; rm -rf "$D" "$D.nsids"' EXIT
+trap 'timeout 60 "$KUBESIM" down --dir "$D" >/dev/null 2>&1; rm -rf "$D" "$D.nsids" "$D.procs"' EXIT
 k() { timeout 60 "$KUBESIM" run --dir "$D" -- kubectl "$@"; }
 fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
@@ -26,27 +26,35 @@ bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 snapshot() {   # what this instance may leave behind, one item per line
   ip netns list | awk '{print "netns " $1}' | grep -E "^netns ks-$HASH-" || true
   grep -E "$D|ks-$HASH-" /proc/self/mountinfo | sed 's/^/mount /' || true
-  /usr/bin/python3 - "$D" "$D.nsids" $$ <<'PY'
+  /usr/bin/python3 - "$D" "$D.procs" $$ <<'PY'
 import os, sys
-d, idfile, me = sys.argv[1], sys.argv[2], sys.argv[3]
+d, procfile, me = sys.argv[1], sys.argv[2], sys.argv[3]
+def start(pid):
+    try:
+        s = open("/proc/%s/stat" % pid).read()
+        return s[s.rindex(")") + 2:].split()[19]
+    except (OSError, ValueError):
+        return None
 try:
-    ids = set(open(idfile).read().split())
+    recorded = [l.split() for l in open(procfile) if l.strip()]
 except OSError:
-    ids = set()
-for pid in os.listdir("/proc"):
+    recorded = []
+for pid, st in recorded:            # processes that lived in the instance's namespaces
+    if start(pid) == st:
+        try:
+            cmd = open("/proc/%s/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        print("proc %s (was in a pod namespace): %s" % (pid, cmd))
+for pid in os.listdir("/proc"):     # anything naming the instance's DIR
     if not pid.isdigit() or pid == me or int(pid) == os.getpid():
         continue
     try:
         cmd = open("/proc/%s/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace")
-        ns = {os.readlink("/proc/%s/ns/pid" % pid), os.readlink("/proc/%s/ns/net" % pid)}
     except OSError:
         continue
-    if "/usr/bin/python3 -" == cmd.strip()[:18]:
-        continue
-    if d in cmd:
+    if d in cmd and not cmd.startswith("/usr/bin/python3 -"):
         print("proc %s %s" % (pid, cmd))
-    elif ns & ids:
-        print("proc %s in %s: %s" % (pid, " ".join(sorted(ns & ids)), cmd))
 PY
   [ -e "/opt/kubesim-cleanup-$HASH" ] && echo "path /opt/kubesim-cleanup-$HASH"
   true
@@ -89,6 +97,21 @@ YAML
     done
   done
   sort -u -o "$D.nsids" "$D.nsids"
+  # every process now in those namespaces (pid + start time: namespace ids are recycled)
+  /usr/bin/python3 - "$D.nsids" > "$D.procs" <<'PY'
+import os, sys
+ids = set(open(sys.argv[1]).read().split())
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    try:
+        ns = {os.readlink("/proc/%s/ns/pid" % pid), os.readlink("/proc/%s/ns/net" % pid)}
+        s = open("/proc/%s/stat" % pid).read()
+    except OSError:
+        continue
+    if ns & ids:
+        print(pid, s[s.rindex(")") + 2:].split()[19])
+PY
   [ "$(ip netns list | grep -cE "$NSRE")" -ge 3 ] || ks_fail "expected host + 2 pod netns"
   [ "$(snapshot | grep -c '^proc')" -ge 4 ] || ks_fail "snapshot does not see the pods' processes"
 }
@@ -132,6 +155,6 @@ compare "kill -9 + up + down"
 
 mounts_after=$(wc -l < /proc/self/mountinfo)
 echo "mount table: $mounts_before lines before, $mounts_after after (other instances may differ)"
-rm -f "$D.nsids"
+rm -f "$D.nsids" "$D.procs"
 [ $fail -eq 0 ] && echo "PASS: kubesim_cleanup"
 [ $fail -eq 0 ]
