@@ -199,13 +199,18 @@ k create -f "$D/pods.yaml" >/dev/null
 if ! k wait --for=condition=Ready pod -l mpi_job_name=fl --timeout=240s >/dev/null; then
   echo "   not all $maxn pods became Ready within 240 s; larger N skipped"
 fi
-# pod -> host pid of its pid 1 (for the nsenter floor)
-: > "$D/podpids"
-for ((i = 0; i < maxn; i++)); do
-  uid=$(k get pod fl-worker-$i -o 'jsonpath={.metadata.uid}' 2>/dev/null || true)
-  f=$(grep -l "\"$uid\"" "$D"/state/node/sandboxes/*.json 2>/dev/null | head -1 || true)
-  [ -n "$f" ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], r["pids"][-1][0])' "$f" fl-worker-$i >> "$D/podpids"
-done
+# pod -> host pid of its pid 1 (for the nsenter floor), from kubesim's sandbox records
+k get pods -l mpi_job_name=fl -o 'jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' |
+  python3 -c '
+import glob, json, sys
+recs = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/state/node/sandboxes/*.json")]
+by_uid = {r.get("uid"): r for r in recs}
+for line in sys.stdin:
+    name, uid = line.split()
+    r = by_uid.get(uid)
+    if r and r.get("pids"):
+        print(name, r["pids"][-1][0])
+' "$D" > "$D/podpids"
 declare -A RES
 for n in $NS_LIST; do
   ready=$(k get pods -l mpi_job_name=fl -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | awk '$2=="True"' | wc -l)
@@ -218,10 +223,12 @@ for n in $NS_LIST; do
       kubexec) agent=$D/kubexec.sh ;;
     esac
     : > "$D/r"
+    # "AGENT : false": the orted in the pod is handed plm_rsh_agent too and dies if the path
+    # does not exist there (see docs/agent.md); these agents live outside the pods
     for r in $(seq "$REPS"); do
       MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker KT=120 ksrun python3 "$D/tsrun.py" \
         timeout 90 mpirun --hostfile "$D/hf$n" -np "$n" --map-by node --bind-to none \
-        -mca plm_rsh_agent "$agent" -mca plm_rsh_no_tree_spawn 1 -mca orte_leave_session_attached 1 \
+        -mca plm_rsh_agent "$agent : false" -mca plm_rsh_no_tree_spawn 1 -mca orte_leave_session_attached 1 \
         -mca plm_rsh_num_concurrent 128 hostname >> "$D/r" || true
     done
     bad=$(awk -v n="$n" '$4 != 0 || $3 < n' "$D/r" | wc -l)
