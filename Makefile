@@ -21,6 +21,7 @@
 #   tests/integration/*.sh       -> run by tests/run-integration.sh, each bounded
 #   <comp>/module.mk, images/images.mk, tests/tests.mk: optional extra rules
 
+SHELL   := /bin/bash
 MODE    ?= release
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -91,7 +92,8 @@ $(foreach t,$(UNIT_SRCS:tests/unit/%.c=%),$(eval $(call unit_rule,$(t))))
 
 unit: $(UNIT_TESTS)
 	@fail=0; for t in $(UNIT_TESTS); do \
-	  echo "== $$t"; timeout 300 $$t || { echo "FAIL: $$t"; fail=1; }; \
+	  s=$$SECONDS; timeout 300 $$t >$$t.log 2>&1 && echo "PASS $$t ($$((SECONDS-s))s)" || \
+	    { cat $$t.log; echo "FAIL: $$t"; fail=1; }; \
 	done; exit $$fail
 
 # The install tree kubesim's image map resolves mpik8s/* images to.
@@ -120,6 +122,7 @@ build/fuzz/lib/%.o: lib/%.c
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS:%.c=build/fuzz/%.o)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS:%.c=build/fuzz/%.o) $(LDLIBS_ALL)
+.SECONDARY: $(LIB_SRCS:%.c=build/fuzz/%.o)
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p build/fuzz/corpus/$$n; \
 	  seeds=tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
