@@ -613,6 +613,13 @@ class HttpTest(unittest.TestCase):
         self.assertEqual((code, st["status"]), (200, "Success"))
         code, _ = self.req("DELETE", "/api/v1/namespaces")
         self.assertEqual(code, 405)
+        code, st = self.req("POST", "/api/v1/namespaces/default/configmaps",
+                            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "k"}})
+        self.assertEqual((code, st["message"]), (400, 'Secret in version "v1" cannot be '
+                                                      'handled as a ConfigMap: kind mismatch'))
+        code, st = self.req("POST", "/api/v1/namespaces/default/configmaps",
+                            {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "k"}})
+        self.assertEqual(code, 400)
 
 
 if __name__ == "__main__":

@@ -153,9 +153,6 @@ class Api:
         # a single-object watch via fieldSelector=metadata.name=X is authorized with the name
         return r
 
-    def qualified(self, info):
-        return info.key
-
     def check(self, request, r):
         user = request["user"]
         name = r.name
@@ -171,7 +168,7 @@ class Api:
             a2 = Attrs("create", r.group, r.info.plural, r.sub, name, r.namespace)
             if authorize(self.store, user, a2):
                 return
-        raise errors.forbidden(self.qualified(r.info), r.name, user.name, r.verb,
+        raise errors.forbidden(r.info.key, r.name, user.name, r.verb,
                                a.full_resource, r.group, r.namespace)
 
     # ---- dispatch --------------------------------------------------------
@@ -285,21 +282,16 @@ class Api:
             raise errors.bad_request("the body must be a JSON object")
         info = r.info
         av, kind = obj.get("apiVersion"), obj.get("kind")
+        want = info.api_version(r.version)
+        if av and av != want:
+            raise errors.bad_request("the API version in the data (%s) does not match the "
+                                     "expected API version (%s)" % (av, want))
         if kind and kind != info.kind:
-            raise errors.bad_request("the API version in the data (%s) does not match the "
-                                     "expected API version (%s)" % (av, info.api_version(
-                                         r.version)) if av != info.api_version(r.version) else
-                                     "%s in version \"%s\" cannot be handled as a %s: "
-                                     "kind mismatch" % (kind, r.version, info.kind))
-        if av and av != info.api_version(r.version):
-            raise errors.bad_request("the API version in the data (%s) does not match the "
-                                     "expected API version (%s)" % (av, info.api_version(
-                                         r.version)))
+            raise errors.bad_request('%s in version "%s" cannot be handled as a %s: kind '
+                                     'mismatch' % (kind, r.version, info.kind))
         if info.key == EVENTS_V1:
             obj = evmod.v1_to_core(obj)
-        if info.crd is not None and r.sub != "status":
-            obj = crdmod.prepare(info, r.version, obj)
-        elif info.crd is not None:
+        if info.crd is not None:
             obj = crdmod.prepare(info, r.version, obj)
         return obj
 
