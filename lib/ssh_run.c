@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define IOBUF (256 * 1024)
@@ -246,6 +248,20 @@ static void cancel_remote(struct bridge *b)
     (void)libssh2_channel_close(b->ch);
 }
 
+/* 1 when nothing came from the peer for max_ms: no byte read by libssh2 and none waiting
+ * in the kernel (unread bytes, e.g. while a half-sent packet blocks reading, count as life). */
+static int peer_silent(struct bridge *b, int64_t max_ms)
+{
+    int pending = 0;
+    if (kube_sshi_now_ms() - b->c->last_rx_ms <= max_ms)
+        return 0;
+    if (ioctl(b->c->fd, FIONREAD, &pending) == 0 && pending > 0) {
+        b->c->last_rx_ms = kube_sshi_now_ms();
+        return 0;
+    }
+    return 1;
+}
+
 /* Runs the loop to the remote close; KUBE_SSH_OK, or an error/cancel result. */
 static int bridge_loop(struct bridge *b)
 {
@@ -259,11 +275,7 @@ static int bridge_loop(struct bridge *b)
         int w = wait_io(b, progress);
         if (w < 0)
             return KUBE_SSH_ERR_SESSION;
-        if (kube_sshi_now_ms() - b->c->last_rx_ms > silent_max) {   /* ServerAliveCountMax=4 */
-            kube_sshi_err(b->errmsg, "session: %s sent nothing for %lld s (4 keepalives "
-                          "unanswered); giving up", b->c->host, (long long)silent_max / 1000);
-            return KUBE_SSH_ERR_SESSION;
-        }
+
         if (w > 0) {
             cancel_remote(b);
             kube_sshi_err(b->errmsg, "cancelled: closed the session on %s", b->c->host);
@@ -272,6 +284,11 @@ static int bridge_loop(struct bridge *b)
         progress = pump_all(b);
         if (progress < 0)
             return KUBE_SSH_ERR_SESSION;
+        if (peer_silent(b, silent_max)) {   /* ServerAliveCountMax=4 */
+            kube_sshi_err(b->errmsg, "session: %s sent nothing for %lld s (4 keepalives "
+                          "unanswered); giving up", b->c->host, (long long)silent_max / 1000);
+            return KUBE_SSH_ERR_SESSION;
+        }
     }
     return KUBE_SSH_OK;
 }
@@ -342,11 +359,17 @@ int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *co
         rc = bridge_loop(&b);
     if (rc == KUBE_SSH_OK)
         rc = collect_status(&b, exit_code);
+    if (rc != KUBE_SSH_OK && rc != KUBE_SSH_ERR_NOSTATUS) {
+        /* a broken, frozen or cancelled peer: make libssh2's goodbyes fail at once instead of
+         * timing out, which would leave the channel and session unfreed */
+        shutdown(c.fd, SHUT_RDWR);
+        c.handshaken = 0;
+    }
     libssh2_session_set_blocking(c.s, 1);
     libssh2_session_set_timeout(c.s, 1000);
-    if (b.ch && b.stuck == OP_NONE)
+    if (b.ch)
         libssh2_channel_free(b.ch);
-    kube_sshi_close(&c, rc == KUBE_SSH_OK ? "done" : "aborted");
+    kube_sshi_close(&c, "done");
     free(b.inbuf);
     free(b.outbuf);
     return rc;
