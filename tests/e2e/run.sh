@@ -3,7 +3,8 @@
 # tests/e2e/cases/*.sh, each in its own process group under its "# timeout:" bound, JOBS
 # at a time (default 1; the cases are independent kubesim instances), and writes the
 # results table build/e2e/results.md (case, result, time to final state, detail) that
-# docs/reliability.md quotes. ONLY=pattern runs a subset. Cases listed in
+# docs/reliability.md quotes. ONLY="pattern..." runs a subset (space-separated globs);
+# MERGE=1 keeps the other cases' last results in the table (re-running a few cases). Cases listed in
 # tests/e2e/known-failing (NAME  reason) count as KNOWN-FAIL, not as failures; if one
 # passes it is reported as XPASS so the list gets pruned.
 set -u
@@ -13,7 +14,7 @@ export BINDIR=${BINDIR:-$PWD/bin}
 out=$PWD/build/e2e
 mkdir -p "$out/logs"
 export E2E_OUT=$out
-rm -rf "$out/opreq"
+[ -n "${MERGE:-}" ] || rm -rf "$out/opreq"
 jobs=${JOBS:-1}
 known=tests/e2e/known-failing
 
@@ -37,10 +38,21 @@ run_case() { # case-file -> writes $out/logs/NAME.{log,res}
 cases=()
 for t in tests/e2e/cases/*.sh; do
   name=$(basename "$t" .sh)
-  if [ -n "${ONLY:-}" ] && [[ "$name" != *${ONLY}* ]]; then continue; fi
+  if [ -n "${ONLY:-}" ]; then
+    hit=0; for pat in $ONLY; do [[ "$name" == *${pat}* ]] && hit=1; done
+    [ $hit -eq 1 ] || continue
+  fi
   cases+=("$t")
   rm -f "$out/logs/$name.res"
 done
+shown=("${cases[@]}")
+if [ -n "${MERGE:-}" ]; then
+  shown=()
+  for t in tests/e2e/cases/*.sh; do
+    n=$(basename "$t" .sh)
+    if [[ " ${cases[*]} " == *" $t "* ]] || [ -f "$out/logs/$n.res" ]; then shown+=("$t"); fi
+  done
+fi
 t_all=$(date +%s)
 running=0
 for t in "${cases[@]}"; do
@@ -53,11 +65,11 @@ wall=$(( $(date +%s) - t_all ))
 
 pass=0 fail=0 skip=0 kfail=0 xpass=0
 {
-  echo "Produced by: \`${E2E_COMMAND:-make e2e}\` (JOBS=$jobs${ONLY:+, ONLY=$ONLY}) on $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), wall ${wall}s"
+  echo "Produced by: \`${E2E_COMMAND:-make e2e}\` (JOBS=$jobs${ONLY:+, ONLY=$ONLY}${MERGE:+, merged with the previous results of the other cases}) on $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), wall ${wall}s"
   echo
   echo "| case | result | case wall (s) | detail (final state, time from cause to final state, counts) |"
   echo "|---|---|---|---|"
-  for t in "${cases[@]}"; do
+  for t in "${shown[@]}"; do
     name=$(basename "$t" .sh)
     IFS='|' read -r n rc secs line <"$out/logs/$name.res"
     kr=$(known_reason "$name")

@@ -2,7 +2,7 @@
 # 00 smoke: the healthy path end to end - the operator (a process), an exec-transport
 # MPIJob of 2 workers running mpi-pi, Succeeded with the seed's reason, the program's
 # output in the launcher log, nothing left behind after deletion.
-# timeout: 240
+# timeout: 330
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 e2e_up

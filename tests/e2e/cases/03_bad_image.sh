@@ -2,7 +2,7 @@
 # 03: workers whose image never pulls. The agent's wait is bounded (worker-timeout 10 s);
 # the MPIJob ends Failed within 30 s of that bound with a message naming a worker and
 # the pull failure.
-# timeout: 240
+# timeout: 330
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 e2e_up

@@ -2,7 +2,7 @@
 # 04: workers that cannot be scheduled (2 nvidia.com/gpu each, the node has 1). Bounded
 # wait (worker-timeout 8 s); Failed within 30 s of the bound, message names the worker
 # and Unschedulable / the GPU resource.
-# timeout: 240
+# timeout: 330
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 e2e_up --gpus 1

@@ -2,14 +2,14 @@
 # 05: the API server restarted while the launcher waits for workers (workers held
 # not-Ready by a readiness file). After the restart the workers become Ready; the agent's
 # watch must resume and the job must end Succeeded within 30 s of the workers' readiness.
-# timeout: 240
+# timeout: 330
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 e2e_up
 e2e_op_start a
 e2e_ready_file
 READY_FILE=$READY_FILE e2e_create j5
-e2e_wait_log j5 'workers? ready|waiting' 1 90
+e2e_wait_log j5 'workers? ready|waiting' 1 180
 sleep 1
 e2e_fault restart-apiserver
 sleep 2

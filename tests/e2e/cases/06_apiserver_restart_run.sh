@@ -2,13 +2,13 @@
 # 06: the API server restarted while mpirun runs: every exec stream drops. The job must
 # fail or (backoffLimit 1) retry and succeed - never hang. Bound: 30 s after the restart
 # for a Failed, 45 s for a retry that reruns the 6 s program.
-# timeout: 240
+# timeout: 330
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 e2e_up --set job_backoff_seconds=1
 e2e_op_start a
 BACKOFF=1 PROG='[timeout, "120", mpirun, -np, "2", --bind-to, none, sh, -c, "echo rank-up; sleep 6; echo rank-done"]' e2e_create j6
-e2e_wait_log j6 '^rank-up' 2 90
+e2e_wait_log j6 '^rank-up' 2 180
 t0=$(e2e_now_ms)
 e2e_fault restart-apiserver
 e2e_expect j6 'Succeeded|Failed' '.+' '.+' "$t0" 45

@@ -3,7 +3,7 @@
 # (Open MPI's orted would carry rank output over its own TCP, not the exec stream) with
 # 200 kB of output; kubesim drops every new exec stream after 3000 bytes. mpi-rsh must
 # exit non-zero (never 0, never hang), so the MPIJob ends Failed within 30 s.
-# timeout: 240
+# timeout: 330
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 e2e_up
@@ -12,7 +12,7 @@ e2e_ready_file
 # (the launcher pod may be gone after the failure: the result goes to a host file)
 res=$E2E_VARTMP/result
 LAUNCHER_RESTART=Never BACKOFF=0 READY_FILE=$READY_FILE PROG="[sh, -c, \"/opt/kube/mpi-rsh j7-worker-0 seq 1 40000 > /tmp/out 2> /tmp/err; rc=\$?; echo bytes=\$(wc -c < /tmp/out) rc=\$rc \$(tail -n1 /tmp/err) >> $res; exit \$rc\"]" e2e_create j7
-e2e_wait_log j7 'workers? ready|waiting' 1 90
+e2e_wait_log j7 'workers? ready|waiting' 1 180
 e2e_fault exec-drop-after 3000
 touch "$READY_FILE"
 t0=$(e2e_now_ms)

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # 08: the controller killed (SIGKILL) and restarted mid-job. The new controller adopts
 # what exists: no duplicate pods/Jobs/objects, status converges to Succeeded.
-# timeout: 240
+# timeout: 330
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 e2e_up
 e2e_op_start a
 PROG='[timeout, "120", mpirun, -np, "2", --bind-to, none, sh, -c, "echo rank-up; sleep 8; echo rank-done"]' e2e_create j8
-e2e_wait_log j8 '^rank-up' 2 90
+e2e_wait_log j8 '^rank-up' 2 180
 e2e_op_stop a KILL
 uids_before=$(kc get pods,jobs,cm,svc,sa,role,rolebinding -l training.kubeflow.org/job-name=j8 -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort)
 e2e_op_start b

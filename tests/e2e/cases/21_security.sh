@@ -61,7 +61,7 @@ e2e_note "rbac403=$n403 (access log: $logged)"
 # ---- SSH: per-job keys, 0600, host key verified ----
 ssh_ok=skipped
 if [ -z "${E2E_NO_SSH:-}" ]; then
-  SSHPROG='[sh, -c, "timeout 60 mpirun -np 2 --bind-to none mpi-pi 100000 && echo ssh-job-ok; sleep 200"]'
+  SSHPROG='[sh, -c, "timeout 60 mpirun -np 2 --bind-to none -x PATH mpi-pi 100000 && echo ssh-job-ok; sleep 200"]'
   TRANSPORT=ssh PROG=$SSHPROG e2e_create s1
   TRANSPORT=ssh PROG=$SSHPROG e2e_create s2
   e2e_wait_for "launcher_log s1 | grep -q ssh-job-ok" 150 ||
