@@ -377,6 +377,15 @@ def setup_pid1(hostname, hosts_file, tmp_dir):
         mount(hosts_file, "/etc/hosts", None, MS_BIND)
     if os.path.isdir("/dev/shm"):
         mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    # An image's root has Debian's stock shell start-up files, not the host's: the
+    # host's ~/.bashrc (sourced by bash for every ssh command) may run slow tools.
+    for rc in (".bashrc", ".profile"):
+        skel, own = "/etc/skel/" + rc, "/root/" + rc
+        if os.path.isfile(skel) and os.path.isfile(own):
+            try:
+                mount(skel, own, None, MS_BIND)
+            except OSError as e:
+                log("%s: %s" % (own, e))
     # The pod's private /tmp: a tmpfs mounted (in this namespace only) on the
     # pod's state dir; each container binds it on /tmp in its own mount
     # namespace, after its volumes (whose sources usually live under the
