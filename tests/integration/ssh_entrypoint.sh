@@ -44,6 +44,8 @@ out=$(MPI_JOB_SSH_PORT=22x "$ENTRY" --dir "$secret" 2>&1) && fail "bad port acce
 # 2. start it (as a worker pod would) with a tricky variable in its environment
 port=$(free_port)
 export WEIRD_VALUE='a "quoted" $word \back; *'
+mkdir -m 1777 "$work/tmp"                      # mpi-sshd's run dirs, removed with $work
+export TMPDIR=$work/tmp
 MPI_JOB_SSH_DIR=$secret MPI_JOB_SSH_PORT=$port PATH="/opt/from-image/bin:$PATH" \
   "$ENTRY" >"$work/sshd.log" 2>&1 &
 pid=$!
@@ -94,7 +96,7 @@ fi
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id daemon >/dev/null 2>&1; then
   chmod 0755 "$work" "$secret"
   port2=$(free_port)
-  MPI_JOB_SSH_DIR=$secret MPI_JOB_SSH_PORT=$port2 HOME=/tmp TMPDIR=/tmp \
+  MPI_JOB_SSH_DIR=$secret MPI_JOB_SSH_PORT=$port2 HOME=/tmp TMPDIR=$work/tmp \
     setpriv --reuid=daemon --regid=daemon --clear-groups "$ENTRY" >"$work/sshd2.log" 2>&1 &
   pid2=$!
   for _ in $(seq 100); do
