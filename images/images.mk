@@ -97,3 +97,11 @@ docker-images:
 	  [ -f images/$$i/Dockerfile ] || continue; \
 	  $(DOCKER) build -f images/$$i/Dockerfile -t mpik8s/$$i:$(IMAGE_TAG) . || exit 1; \
 	done
+
+# The SSH transport's worker-side sshd (images/openmpi): mpi-sshd finds its
+# sshd_config at <bin>/../share/mpi-k8s/sshd_config.
+INSTALL_HOOKS += install-mpi-sshd
+.PHONY: install-mpi-sshd
+install-mpi-sshd:
+	install -D -m 0755 images/openmpi/mpi-sshd $(DESTDIR)$(PREFIX)/bin/mpi-sshd
+	install -D -m 0644 images/openmpi/sshd_config $(DESTDIR)$(PREFIX)/share/mpi-k8s/sshd_config
