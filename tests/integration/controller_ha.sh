@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 240
+# timeout: 300
 # Two operators on one cluster (upstream's Lease timings, 15 s / 5 s / 3 s):
 # only the Lease holder acts, the standby reports is_leader 0 and touches
 # nothing; the holder is killed (SIGKILL) mid-job and the standby takes over

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 300
+# timeout: 420
 # The seed's journey with the real kubectl, the operator running as a pod with
 # its own ServiceAccount and least-privilege RBAC (in-cluster config):
 #   kubectl create -f deploy/v1alpha2/mpi-operator.yaml; kubectl get crd;

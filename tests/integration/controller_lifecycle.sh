@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 300
+# timeout: 420
 # Lifecycle on kubesim with real pods: cleanPodPolicy None/Running/All after
 # success, backoffLimit with a failing launcher (Failed/BackoffLimitExceeded
 # with the agent's termination message, Restarting seen), activeDeadlineSeconds
