@@ -61,7 +61,7 @@ PY
 setsid "$KS" run --dir "$D" -- "$BINDIR/mpi-operator" --kubeconfig "$D/kubeconfig" --leader-elect=false \
   --monitoring-port 18190 >"$D/operator.log" 2>&1 &
 OP=$!
-until "$KS" run --dir "$D" -- curl -sf http://127.0.0.1:18190/readyz >/dev/null 2>&1; do sleep 0.2; done
+until "$KS" run --dir "$D" -- curl -sf -m 5 http://127.0.0.1:18190/readyz >/dev/null 2>&1; do sleep 0.2; done
 rss0=$(awk '/VmRSS/ {print $2}' /proc/$OP/status)
 count_jobs() { k get jobs -l training.kubeflow.org/operator-name=mpi-operator --no-headers 2>/dev/null | wc -l; }
 # peak anonymous RSS (heap, stacks: the operator's own memory; VmHWM adds shared library pages)
@@ -78,14 +78,14 @@ while [ "$(count_jobs)" -lt "$N" ]; do
   sleep 0.5
 done
 t_jobs=$(( ($(date +%s%N) - t0) / 1000000 ))
-created() { k get mpijobs -o jsonpath='{range .items[*]}{.status.conditions[0].type}{"\n"}{end}' | grep -c '^Created$' || true; }
+created() { local n; n=$(k get mpijobs -o jsonpath='{range .items[*]}{.status.conditions[0].type}{"\n"}{end}' 2>/dev/null | grep -c '^Created$'); echo "${n:-0}"; }
 while [ "$(created)" -lt "$N" ]; do
   [ "$(date +%s)" -lt $deadline ] || { echo "bench/controller.sh: Created conditions incomplete after 900 s"; exit 1; }
   sleep 0.5
 done
 t_created=$(( ($(date +%s%N) - t0) / 1000000 ))
 sleep 2
-m=$("$KS" run --dir "$D" -- curl -sf http://127.0.0.1:18190/metrics)
+m=$("$KS" run --dir "$D" -- curl -sf -m 30 http://127.0.0.1:18190/metrics)
 q() { echo "$m" | awk -v q="$1" '$1 == "mpi_operator_reconcile_duration_seconds{quantile=\""q"\"}" {printf "%.1f", $2 * 1000}'; }
 syncs=$(echo "$m" | awk '$1 == "mpi_operator_reconcile_duration_seconds_count" {print $2}')
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$OP/status)
@@ -93,7 +93,8 @@ kill $SAMPLER 2>/dev/null || true
 anon_peak=$(sort -n "$D/anon.samples" | tail -1)
 file_now=$(awk '/RssFile/ {print $2}' /proc/$OP/status)
 read -r k_s k_rss <"$D/kubectl.time"
-pods=$(k get pods --no-headers 2>/dev/null | wc -l)
+pods=$(k get pods --no-headers 2>/dev/null | wc -l || echo "?")
+echo "(measured at load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores)"
 printf '\n== bench/controller.sh: %d MPIJobs x 2 workers created at once (kubesim, pods kept Pending)\n' "$N"
 printf '%-58s %12s\n' "measure" "value"
 printf '%-58s %10d ms\n' "anchor: kubectl create -f (N MPIJobs), wall" "$t_create"
