@@ -4,6 +4,7 @@
  * and supervises CMD; exits with CMD's exit code. */
 #include "commands.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -44,8 +45,8 @@ static char *find_rsh(const struct agent_opts *o)
     return strdup("mpi-rsh");
 }
 
-/* Writes a hostfile for workers found without one; sets o->hostfile to it. */
-static int ensure_hostfile(struct agent_session *s, char **err)
+/* Writes a hostfile for workers found without one; sets o->hostfile to it and *wrote. */
+static int ensure_hostfile(struct agent_session *s, int *wrote, char **err)
 {
     if (access(s->o->hostfile, R_OK) == 0)
         return 0;
@@ -65,6 +66,7 @@ static int ensure_hostfile(struct agent_session *s, char **err)
     }
     free(s->o->hostfile);
     s->o->hostfile = path;
+    *wrote = 1;
     KLOG_INFO("wrote hostfile %s", path);
     return 0;
 }
@@ -122,14 +124,14 @@ int agent_cmd_run(struct agent_opts *o)
     struct agent_session s = { 0 };
     s.o = o;
     char *err = NULL, *summary = NULL;
-    int code = 1;
+    int code = 1, wrote_hostfile = 0;
     if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
         goto fail;
     if (o->no_wait)
         watch_only(&s);
     else if (agent_prepare_workers(&s, &err) < 0)
         goto fail;
-    if (ensure_hostfile(&s, &err) < 0 || set_launch_env(&s, &err) < 0)
+    if (ensure_hostfile(&s, &wrote_hostfile, &err) < 0 || set_launch_env(&s, &err) < 0)
         goto fail;
     agent_print_rank_map(&s);
     code = agent_supervise(&s, o->argv, &summary);
@@ -143,6 +145,8 @@ fail:
     summary = kube_strdup_printf("launcher failed before starting %s: %s", o->argv[0],
                                  err ? err : "unknown error");
 done:
+    if (wrote_hostfile && o->hostfile && unlink(o->hostfile) != 0)
+        KLOG_DEBUG("removing %s: %s", o->hostfile, strerror(errno));
     agent_finish(&s, summary ? summary : "run");
     free(summary);
     free(err);
