@@ -74,12 +74,10 @@ static json_t *terminated(json_t *statuses, const char *name)
     return t ? t : ju_at(pick, "lastState", "terminated");
 }
 
-/* The launcher's termination record: the init container's when it failed, else the main one. */
-static json_t *launcher_terminated(struct sync_ctx *c)
+/* pod's termination record: the init container's when it failed, else the main one's
+ * (NULL when neither has terminated yet, or only a successful init did). */
+static json_t *pod_terminated(struct sync_ctx *c, json_t *pod)
 {
-    json_t *pod = c->launcher_pod;
-    if (!pod)
-        return NULL;
     json_t *it = terminated(ju_at(pod, "status", "initContainerStatuses"), "mpi-agent-init");
     if (it && json_integer_value(json_object_get(it, "exitCode")) != 0)
         return it;
@@ -87,14 +85,46 @@ static json_t *launcher_terminated(struct sync_ctx *c)
     const char *main = json_string_value(json_object_get(json_array_get(cs, 0), "name"));
     if (c->j->main_container)
         main = c->j->main_container;
-    json_t *t = terminated(ju_at(pod, "status", "containerStatuses"), main);
-    return t ? t : it;
+    return terminated(ju_at(pod, "status", "containerStatuses"), main);
+}
+
+/* The newest launcher pod's termination record, else the newest record of an earlier attempt;
+ * *pod receives the pod it belongs to. */
+static json_t *launcher_terminated_pod(struct sync_ctx *c, json_t **pod)
+{
+    *pod = c->launcher_pod;
+    json_t *t = c->launcher_pod ? pod_terminated(c, c->launcher_pod) : NULL;
+    if (t)
+        return t;
+    const char *best = NULL;
+    size_t i;
+    json_t *p;
+    json_array_foreach(c->obs->pods, i, p) {
+        const char *role = json_string_value(ju_at(p, "metadata", "labels", LBL_T_ROLE));
+        const char *ct = ju_str(p, "metadata", "creationTimestamp");
+        json_t *pt;
+        if (!role || strcmp(role, "launcher") != 0 || p == c->launcher_pod || !(pt = pod_terminated(c, p)))
+            continue;
+        if (!best || (ct && strcmp(ct, best) > 0)) {
+            best = ct ? ct : "";
+            t = pt;
+            *pod = p;
+        }
+    }
+    return t;
+}
+
+static json_t *launcher_terminated(struct sync_ctx *c)
+{
+    json_t *pod;
+    return launcher_terminated_pod(c, &pod);
 }
 
 /* "launcher pod P: <agent summary | exit code N (reason)>" or NULL. */
 static char *launcher_detail(struct sync_ctx *c)
 {
-    json_t *t = launcher_terminated(c);
+    json_t *pod = NULL;
+    json_t *t = launcher_terminated_pod(c, &pod);
     if (!t)
         return NULL;
     char *summary = NULL, *out = NULL;
@@ -103,9 +133,9 @@ static char *launcher_detail(struct sync_ctx *c)
     json_decref(ph);
     int rc;
     if (summary && *summary)
-        rc = asprintf(&out, "launcher pod %s: %s", obj_name(c->launcher_pod), summary);
+        rc = asprintf(&out, "launcher pod %s: %s", obj_name(pod), summary);
     else
-        rc = asprintf(&out, "launcher pod %s: exit code %lld (%s)", obj_name(c->launcher_pod),
+        rc = asprintf(&out, "launcher pod %s: exit code %lld (%s)", obj_name(pod),
                       (long long)json_integer_value(json_object_get(t, "exitCode")),
                       json_string_value(json_object_get(t, "reason")) ?: "no reason");
     free(summary);
