@@ -153,6 +153,12 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     edit_containers(j, spec);
     add_volumes(j, spec);
     pod_gang(j, o, pod);
+    /* `kubectl logs` on the launcher shows the MPI program without naming a container */
+    const char *main_name = ju_str(json_array_get(json_object_get(spec, "containers"),
+                                                  main_container_index(j, spec)), "name");
+    json_t *meta = json_object_get(pod, "metadata");
+    if (main_name && json_is_object(meta))
+        ju_set_str(ju_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
     free(name);
     free(svc);
     return pod;
