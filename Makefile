@@ -127,11 +127,12 @@ fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p build/fuzz/corpus/$$n; \
 	  seeds=tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
 	  echo "== $$n for $(FUZZ_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -rss_limit_mb=1024 \
+	  $$f -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) -print_final_stats=1 -rss_limit_mb=1024 \
 	     build/fuzz/corpus/$$n $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
 	  test $${PIPESTATUS[0]} -eq 0 || exit 1; done
+# In make test: the seeds plus a short run from a fixed seed (repeatable).
 fuzz-smoke:
-	$(MAKE) fuzz FUZZ_SECONDS=10
+	$(MAKE) fuzz FUZZ_SECONDS=10 FUZZ_FLAGS=-seed=1
 
 bench: all
 	@for b in bench/*.sh; do [ -x "$$b" ] || continue; echo "== $$b"; timeout 1800 $$b || echo "bench failed: $$b"; done

@@ -84,8 +84,10 @@ int kube_exec_status_decode(const char *json, size_t len, char **message)
         } else {
             char *m = one_line(msg ? msg : "", msg ? strlen(msg) : 0);
             const char *text = m && *m ? m : "exec failed without a message";
-            if (reason && *reason) kube_set_err(message, "%s (%s)", text, reason);
+            char *r = reason && *reason ? one_line(reason, strlen(reason)) : NULL;
+            if (r) kube_set_err(message, "%s (%.40s)", text, r);
             else kube_set_err(message, "%s", text);
+            free(r);
             free(m);
             code = 255;
         }
