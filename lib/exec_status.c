@@ -46,8 +46,10 @@ static int exit_code_from_causes(json_t *st, char **message)
             const char *msg = json_string_value(json_object_get(c, "message"));
             int code = parse_code(msg);
             if (code < 0) {
+                char *m = msg ? one_line(msg, strlen(msg)) : NULL;
                 kube_set_err(message, "exec status: exit code cause is not a number 0-255: \"%.40s\"",
-                             msg ? msg : "(missing)");
+                             m ? m : "(missing)");
+                free(m);
                 return 255;
             }
             if (code == 0) { /* contradictory: never turn a failure into success */
@@ -92,7 +94,9 @@ int kube_exec_status_decode(const char *json, size_t len, char **message)
             code = 255;
         }
     } else {
-        kube_set_err(message, "exec status: unknown status \"%.40s\"", status ? status : "(missing)");
+        char *st_text = status ? one_line(status, strlen(status)) : NULL;
+        kube_set_err(message, "exec status: unknown status \"%.40s\"", st_text ? st_text : "(missing)");
+        free(st_text);
         code = 255;
     }
     json_decref(st);
