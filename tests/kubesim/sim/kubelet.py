@@ -726,6 +726,11 @@ class PodWorker:
         os.chmod(c.term_file, 0o666)
         tpath = c.spec.get("terminationMessagePath") or "/dev/termination-log"
         mounts.append({"src": c.term_file, "dst": tpath, "ro": False})
+        # Images resolve into the repository (images.conf), which stays on the host's
+        # filesystem; a checkout under /tmp would be hidden by the pod's private /tmp.
+        root = self.k.config.repo_root
+        if _under(root, PRIVATE_PREFIXES):
+            mounts.append({"src": root, "dst": root, "ro": False})
         mounts.sort(key=lambda m: m["dst"].rstrip("/").count("/"))
         kept = []
         for m in mounts:
