@@ -39,8 +39,16 @@ try:
     recorded = [l.split() for l in open(procfile) if l.strip()]
 except OSError:
     recorded = []
+def zombie(pid):
+    try:
+        s = open("/proc/%s/stat" % pid).read()
+        return s[s.rindex(")") + 2:].split()[0] == "Z"
+    except (OSError, ValueError):
+        return False
 for pid, st in recorded:            # processes that lived in the instance's namespaces
-    if start(pid) == st:
+    # a zombie is dead and holds nothing; once its pod's init is gone it waits for the
+    # host's init (not kubesim) to collect its exit status
+    if start(pid) == st and not zombie(pid):
         try:
             cmd = open("/proc/%s/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode()
         except OSError:
