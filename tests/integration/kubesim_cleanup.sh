@@ -125,8 +125,13 @@ PY
 }
 
 compare() {   # compare LABEL: nothing of this instance may remain
-  local left
+  local left tries=0
   left=$(snapshot)
+  # a SIGKILLed process may still be exiting (empty cmdline) for a few ms after `down`
+  # returns: leftovers must persist for 5 s to count
+  while [ -n "$left" ] && [ $tries -lt 10 ]; do
+    sleep 0.5; tries=$((tries + 1)); left=$(snapshot)
+  done
   if [ -n "$left" ]; then
     bad "$1: left behind:"
     sed 's/^/    /' <<<"$left"
