@@ -3,7 +3,6 @@
 #ifndef KUBE_CONFIG_INT_H
 #define KUBE_CONFIG_INT_H
 
-#include <curl/curl.h>
 
 #include "kube/config.h"
 
@@ -14,8 +13,10 @@ struct kube_token_state *kube_token_state_new(void);
 /* Frees the token cache, wiping the cached token. */
 void kube_token_state_free(struct kube_token_state *t);
 
-/* Returns cfg's CURLOPT_CONNECT_TO list, creating it from entry on first use (kept until
- * kube_config_free); NULL on allocation failure. */
-struct curl_slist *kube_config_connect_to(const struct kube_config *cfg, const char *entry);
+/* Returns the object attached to cfg, making it with make(arg) on first use; it lives until
+ * kube_config_free, which calls destroy on it (http.c keeps its CURLOPT_CONNECT_TO list
+ * here, so config and token code need no libcurl). NULL when make fails. */
+void *kube_config_attach(const struct kube_config *cfg, void *(*make)(const char *), void (*destroy)(void *),
+                         const char *arg);
 
 #endif

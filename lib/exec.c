@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "kube/backoff.h"
-#include "kube/http.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -114,11 +113,6 @@ int kube_exec_run(const struct kube_config *cfg, const struct kube_exec_opts *o,
         kube_set_err(&r->message, "exec: %s is required",
                      !cfg || !cfg->server ? "a server" : !o->namespace || !*o->namespace ? "a namespace"
                      : !o->pod || !*o->pod ? "a pod name" : "a command");
-        return r->exit_code;
-    }
-    if (kube_http_global_init() < 0) {
-        r->outcome = KUBE_EXEC_REFUSED;
-        kube_set_err(&r->message, "exec: libcurl initialisation failed");
         return r->exit_code;
     }
     struct exec_conn c;

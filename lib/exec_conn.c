@@ -1,6 +1,6 @@
-/* exec_conn.c - opening the exec WebSocket: libcurl CONNECT_ONLY (TCP, TLS, CA,
- * client cert, proxy; forced HTTP/1.1), then a hand-written GET upgrade with the
- * kube_config's bearer token, and the reply checked (accept key, subprotocol).
+/* exec_conn.c - opening the exec WebSocket: a TCP/TLS connection from tls_conn.c (no
+ * libcurl, no proxy), then a hand-written GET upgrade with the kube_config's bearer
+ * token, and the reply checked (accept key, subprotocol).
  * Non-101 replies are decoded as metav1.Status for a one-line reason. */
 #include "exec_int.h"
 
@@ -10,20 +10,20 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "kube/http.h"
 #include "kube/util.h"
 #include "kube/ws.h"
 
 #define HEAD_MAX (64 * 1024)
 #define BODY_MAX (64 * 1024)
 
-/* Waits until fd is ready for events or deadline (monotonic ms) passes. 1 ready, 0 timeout, -1 error. */
-static int wait_fd(curl_socket_t fd, short events, int64_t deadline)
+/* Waits until the connection is ready for events or deadline (monotonic ms) passes.
+ * 1 ready, 0 timeout, -1 error. */
+static int wait_conn(struct exec_conn *c, short events, int64_t deadline)
 {
     for (;;) {
         int64_t left = deadline ? deadline - kube_now_ms() : 1000;
         if (deadline && left <= 0) return 0;
-        struct pollfd p = {.fd = fd, .events = events};
+        struct pollfd p = {.fd = c->fd, .events = events};
         int r = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
         if (r < 0 && errno != EINTR) return -1;
         if (r > 0) return 1;
@@ -34,15 +34,14 @@ int exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t dead
 {
     const char *p = buf;
     while (len > 0) {
-        size_t n = 0;
-        CURLcode rc = curl_easy_send(c->h, p, len, &n);
-        if (rc == CURLE_AGAIN) {
-            if (wait_fd(c->fd, POLLOUT, deadline) <= 0) return -1;
+        ssize_t n = kube_conn_send(c->k, p, len);
+        if (n < 0) return -1;
+        if (n == 0) {
+            if (wait_conn(c, kube_conn_events(c->k), deadline) <= 0) return -1;
             continue;
         }
-        if (rc != CURLE_OK) return -1;
         p += n;
-        len -= n;
+        len -= (size_t)n;
     }
     return 0;
 }
@@ -60,117 +59,73 @@ static int recv_more(struct exec_conn *c, char **buf, size_t *len, size_t *cap, 
         *cap = ncap;
     }
     for (;;) {
-        size_t n = 0;
-        CURLcode rc = curl_easy_recv(c->h, *buf + *len, *cap - *len - 1, &n);
-        if (rc == CURLE_AGAIN) {
-            if (wait_fd(c->fd, POLLIN, deadline) <= 0) return -1;
+        ssize_t n = kube_conn_recv(c->k, *buf + *len, *cap - *len - 1);
+        if (n == -2) {
+            if (wait_conn(c, kube_conn_events(c->k), deadline) <= 0) return -1;
             continue;
         }
-        if (rc != CURLE_OK) return -1;
+        if (n < 0) return -1;
         if (n == 0) return 0;
-        *len += n;
+        *len += (size_t)n;
         (*buf)[*len] = 0;
         return 1;
     }
 }
 
-/* Builds "host[:port]" and the path prefix of cfg->server. */
-static int split_server(const char *server, char **host_hdr, char **prefix)
-{
-    CURLU *u = curl_url();
-    char *host = NULL, *port = NULL, *path = NULL;
-    int ok = u && curl_url_set(u, CURLUPART_URL, server, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-             curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK;
-    if (ok && curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK) port = NULL;
-    if (ok) {
-        size_t pl = strlen(path);
-        while (pl > 0 && path[pl - 1] == '/') path[--pl] = 0;
-        *host_hdr = port ? kube_strdup_printf("%s:%s", host, port) : kube_strdup_printf("%s", host);
-        *prefix = kube_strdup_printf("%s", path);
-        ok = *host_hdr && *prefix;
-    }
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_url_cleanup(u);
-    return ok ? 0 : -1;
-}
-
-/* Builds the upgrade request text. */
+/* Builds the upgrade request text: Host is the server's host:port (not tls-server-name). */
 static char *build_request(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *key,
-                           const char *offered, struct curl_slist *headers, char **errmsg)
+                           const char *offered, char **errmsg)
 {
-    char *host = NULL, *prefix = NULL, *target = kube_exec_target(o), *extra = NULL, *req = NULL;
+    char *scheme = NULL, *host = NULL, *prefix = NULL, *target = kube_exec_target(o), *auth = NULL, *req = NULL;
+    long port;
     if (!target) { kube_set_err(errmsg, "exec: namespace, pod and command are required"); return NULL; }
-    if (split_server(cfg->server, &host, &prefix) < 0) {
+    if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
         kube_set_err(errmsg, "exec: cannot parse server URL \"%s\"", cfg->server);
         goto out;
     }
-    extra = kube_strdup_printf("%s", "");
-    for (struct curl_slist *h = headers; h && extra; h = h->next) {
-        char *n = kube_strdup_printf("%s%s\r\n", extra, h->data);
-        free(extra);
-        extra = n;
+    char *terr = NULL, *tok = kube_config_token(cfg, &terr);
+    if (!tok && terr) {
+        kube_set_err(errmsg, "%s: %s", cfg->origin ? cfg->origin : "config", terr);
+        free(terr);
+        goto out;
     }
-    if (!extra) goto out;
-    req = kube_strdup_printf("GET %s%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nConnection: Upgrade\r\n"
+    auth = tok ? kube_strdup_printf("Authorization: Bearer %s\r\n", tok) : kube_strdup_printf("%s", "");
+    if (tok) {
+        explicit_bzero(tok, strlen(tok));
+        free(tok);
+    }
+    if (!auth) goto out;
+    req = kube_strdup_printf("GET %s%s HTTP/1.1\r\nHost: %s:%ld\r\nUser-Agent: %s\r\nConnection: Upgrade\r\n"
                              "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: %s\r\n"
                              "Sec-WebSocket-Protocol: %s\r\n%s\r\n",
-                             prefix, target, host, o->user_agent ? o->user_agent : "mpi-k8s-exec/0.1", key,
-                             offered, extra);
+                             prefix, target, host, port, o->user_agent ? o->user_agent : "mpi-k8s-exec/0.1", key,
+                             offered, auth);
 out:
+    if (auth) {
+        explicit_bzero(auth, strlen(auth));
+        free(auth);
+    }
+    free(scheme);
     free(host);
     free(prefix);
     free(target);
-    free(extra);
     if (!req && errmsg && !*errmsg) kube_set_err(errmsg, "exec: out of memory");
     return req;
 }
 
-/* Opens the TCP/TLS connection with libcurl. */
+/* Opens the TCP/TLS connection (tls_conn.c). */
 static int open_conn(const struct kube_config *cfg, const struct kube_exec_opts *o, struct exec_conn *c,
-                     struct curl_slist **headers, struct exec_attempt *a)
+                     struct exec_attempt *a)
 {
-    char errbuf[CURL_ERROR_SIZE] = "";
     char *msg = NULL;
-    c->h = curl_easy_init();
-    if (!c->h) { kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: curl_easy_init failed"); return -1; }
     long cto = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
-    if (curl_easy_setopt(c->h, CURLOPT_URL, cfg->server) != CURLE_OK ||
-        curl_easy_setopt(c->h, CURLOPT_CONNECT_ONLY, 1L) != CURLE_OK ||
-        curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, cto) != CURLE_OK ||
-        curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-        curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
-        curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
-        curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK) {
-        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: cannot configure libcurl");
-        return -1;
-    }
-    if (kube_curl_apply_config(c->h, cfg, headers, &msg) < 0) {
-        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s", msg ? msg : "cannot apply the client config");
+    c->k = kube_conn_open(cfg, kube_now_ms() + cto, &msg, &a->retryable);
+    if (!c->k) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "%s", msg ? msg : "exec: cannot connect");
         free(msg);
         return -1;
     }
-    /* the WebSocket upgrade is HTTP/1.1 only: never let ALPN pick h2 */
-    if (curl_easy_setopt(c->h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK) {
-        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: cannot force HTTP/1.1");
-        return -1;
-    }
-    CURLcode rc = curl_easy_perform(c->h);
-    curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, NULL);
-    if (rc != CURLE_OK) {
-        char *d = kube_curl_describe_error(rc, errbuf, cfg->server, cfg);
-        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "%s", d ? d : curl_easy_strerror(rc));
-        free(d);
-        a->retryable = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-                       rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_OPERATION_TIMEDOUT;
-        return -1;
-    }
-    if (curl_easy_getinfo(c->h, CURLINFO_ACTIVESOCKET, &c->fd) != CURLE_OK || c->fd == CURL_SOCKET_BAD) {
-        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: no socket after connecting to %s", cfg->server);
-        return -1;
-    }
+    c->fd = kube_conn_fd(c->k);
     return 0;
 }
 
@@ -220,18 +175,17 @@ static void refused(struct exec_conn *c, const struct kube_exec_opts *o, char *b
 int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
                  struct exec_conn *c, struct exec_attempt *a)
 {
-    struct curl_slist *headers = NULL;
     char key[25], accept[29], *msg = NULL, *req = NULL, *buf = NULL;
     size_t len = 0, cap = 0;
     memset(c, 0, sizeof(*c));
-    c->fd = CURL_SOCKET_BAD;
+    c->fd = -1;
     if (kube_ws_make_key(key) < 0 || kube_ws_accept_for(key, accept) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: no randomness for the WebSocket key");
         return -1;
     }
-    if (open_conn(cfg, o, c, &headers, a) < 0) goto fail;
-    req = build_request(cfg, o, key, offered, headers, &msg);
+    req = build_request(cfg, o, key, offered, &msg);
     if (!req) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "%s", msg); goto fail; }
+    if (open_conn(cfg, o, c, a) < 0) goto fail;
     int64_t deadline = kube_now_ms() + (o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms : 30000);
     if (exec_send_all(c, req, strlen(req), deadline) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: sending the upgrade request to %s failed", cfg->server);
@@ -243,9 +197,11 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     while (pr == 0) {
         int got = recv_more(c, &buf, &len, &cap, HEAD_MAX + 1, deadline);
         if (got <= 0) {
-            kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s before the upgrade reply from %s",
-                           got == 0 ? "connection closed" : "timeout or read error", cfg->server);
-            a->retryable = 1;
+            const char *why = got == 0 ? "connection closed" : *kube_conn_error(c->k) ? kube_conn_error(c->k)
+                                                                                    : "timeout";
+            kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s before the upgrade reply from %s (%s)", why,
+                           cfg->server, cfg->origin);
+            a->retryable = !kube_conn_tls_failed(c->k);
             goto fail;
         }
         pr = kube_exec_parse_reply(buf, len, accept, offered, &rep, &msg);
@@ -264,23 +220,23 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     if (!c->pre) { kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: out of memory"); goto fail; }
     memcpy(c->pre, buf + rep.head_len, c->pre_len);
     free(buf);
+    if (req) explicit_bzero(req, strlen(req)); /* it holds the bearer token */
     free(req);
     free(msg);
-    curl_slist_free_all(headers);
     return 0;
 fail:
     free(buf);
+    if (req) explicit_bzero(req, strlen(req)); /* it holds the bearer token */
     free(req);
     free(msg);
-    curl_slist_free_all(headers);
     exec_conn_close(c);
     return -1;
 }
 
 void exec_conn_close(struct exec_conn *c)
 {
-    if (c->h) curl_easy_cleanup(c->h);
+    kube_conn_close(c->k);
     free(c->pre);
     memset(c, 0, sizeof(*c));
-    c->fd = CURL_SOCKET_BAD;
+    c->fd = -1;
 }

@@ -4,15 +4,15 @@
 #define KUBE_EXEC_INT_H
 
 #include <stdint.h>
-#include <curl/curl.h>
 
 #include "kube/config.h"
 #include "kube/exec.h"
 #include "kube/status.h"
+#include "tls_conn.h"
 
 struct exec_conn {
-    CURL *h;
-    curl_socket_t fd;
+    struct kube_conn *k;   /* TCP or TLS connection (tls_conn.c) */
+    int fd;
     uint8_t *pre;          /* WebSocket bytes that arrived with the reply head */
     size_t pre_len;
     int proto;             /* 5 or 4 */

@@ -34,7 +34,7 @@ struct sess {
     struct kube_exec_result *r;
     struct kube_ws_decoder dec;
     uint8_t *q; size_t q_len, q_off;          /* outgoing frames, already masked (OUTQ_CAP bytes) */
-    int send_pending;                         /* the last send returned CURLE_AGAIN */
+    int send_pending;                         /* the last send would have blocked */
     struct sink out, err;
     int stdin_open, ch, status_seen, sent_close, got_close, done, broken;
     char *status; size_t status_len;
@@ -81,16 +81,15 @@ static void queue_close(struct sess *s, int code, const char *reason)
 static int flush(struct sess *s)
 {
     while (s->q_off < s->q_len) {
-        size_t n = 0;
-        CURLcode rc = curl_easy_send(s->c->h, s->q + s->q_off, s->q_len - s->q_off, &n);
-        s->send_pending = rc == CURLE_AGAIN;
-        if (rc == CURLE_AGAIN) return 0;
-        if (rc != CURLE_OK) {
+        ssize_t n = kube_conn_send(s->c->k, s->q + s->q_off, s->q_len - s->q_off);
+        s->send_pending = n == 0;
+        if (n == 0) return 0;
+        if (n < 0) {
             if (!s->status_seen && !s->r->message)
-                kube_set_err(&s->r->message, "exec: sending to the API server failed: %s", curl_easy_strerror(rc));
+                kube_set_err(&s->r->message, "exec: sending to the API server failed: %s", kube_conn_error(s->c->k));
             return -1;
         }
-        s->q_off += n;
+        s->q_off += (size_t)n;
     }
     s->q_len = s->q_off = 0;
     return 0;
@@ -240,20 +239,19 @@ static void feed(struct sess *s, const uint8_t *buf, size_t len)
 static int drain(struct sess *s, uint8_t *rbuf)
 {
     for (int i = 0; i < DRAIN_ROUNDS && !s->done; i++) {
-        size_t n = 0;
-        CURLcode rc = curl_easy_recv(s->c->h, rbuf, RBUF, &n);
-        if (rc == CURLE_AGAIN) return 0;
-        if (rc != CURLE_OK || n == 0) {
+        ssize_t n = kube_conn_recv(s->c->k, rbuf, RBUF);
+        if (n == -2) return 0;
+        if (n <= 0) {
             s->done = 1;
             if (!s->status_seen)
                 kube_set_err(&s->r->message, "exec: connection to the API server %s without an exit status",
-                             rc == CURLE_OK ? "closed" : "failed");
+                             n == 0 ? "closed" : "failed");
             else
-                KLOG_DEBUG("exec: connection ended after the status (%s)", rc == CURLE_OK ? "EOF" : curl_easy_strerror(rc));
+                KLOG_DEBUG("exec: connection ended after the status (%s)", n == 0 ? "EOF" : kube_conn_error(s->c->k));
             return 0;
         }
         s->last_rx = kube_now_ms();
-        feed(s, rbuf, n);
+        feed(s, rbuf, (size_t)n);
     }
     return !s->done;
 }

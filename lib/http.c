@@ -72,6 +72,9 @@ char *kube_http_url(const struct kube_config *cfg, const char *path, const char 
     return url;
 }
 
+static void *connect_to_make(const char *entry) { return curl_slist_append(NULL, entry); }
+static void connect_to_free(void *l) { curl_slist_free_all(l); }
+
 /* With tls-server-name, connect to the real host while the URL names tls-server-name. The
  * CONNECT_TO list must outlive the transfer, so it is kept in cfg's private state. */
 static int apply_connect_to(CURL *h, const struct kube_config *cfg, char **errmsg)
@@ -86,7 +89,7 @@ static int apply_connect_to(CURL *h, const struct kube_config *cfg, char **errms
     char *map = kube_strdup_printf("%s:%ld:%s:%ld", cfg->tls_server_name, port, host, port);
     free(scheme);
     free(host);
-    struct curl_slist *l = map ? kube_config_connect_to(cfg, map) : NULL;
+    struct curl_slist *l = map ? kube_config_attach(cfg, connect_to_make, connect_to_free, map) : NULL;
     free(map);
     if (!l) {
         kube_set_err(errmsg, "out of memory");

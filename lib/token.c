@@ -15,7 +15,8 @@ struct kube_token_state {
     dev_t dev;
     ino_t ino;
     off_t size;
-    struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO for tls-server-name */
+    void *attached;                /* kube_config_attach's object (http.c: CURLOPT_CONNECT_TO) */
+    void (*attached_free)(void *);
 };
 
 struct kube_token_state *kube_token_state_new(void)
@@ -36,7 +37,8 @@ void kube_token_state_free(struct kube_token_state *t)
         explicit_bzero(t->token, strlen(t->token));
         free(t->token);
     }
-    curl_slist_free_all(t->connect_to);
+    if (t->attached)
+        t->attached_free(t->attached);
     pthread_mutex_destroy(&t->mu);
     free(t);
 }
@@ -92,13 +94,14 @@ char *kube_config_token(const struct kube_config *cfg, char **errmsg)
     return out;
 }
 
-struct curl_slist *kube_config_connect_to(const struct kube_config *cfg, const char *entry)
+void *kube_config_attach(const struct kube_config *cfg, void *(*make)(const char *), void (*destroy)(void *),
+                         const char *arg)
 {
     struct kube_token_state *t = cfg->tok;
     pthread_mutex_lock(&t->mu);
-    if (!t->connect_to)
-        t->connect_to = curl_slist_append(NULL, entry);
-    struct curl_slist *l = t->connect_to;
+    if (!t->attached && (t->attached = make(arg)) != NULL)
+        t->attached_free = destroy;
+    void *a = t->attached;
     pthread_mutex_unlock(&t->mu);
-    return l;
+    return a;
 }

@@ -180,5 +180,52 @@ write_kc "https://127.0.0.1:$PORT" "$(base64 -w0 < "$W/cert.pem")" wrong-token
 msg=$(R -n w-0 true 2>&1); rc=$?; check "bad token -> 255" 255 $rc
 [[ "$msg" == *"HTTP 401"* ]] && ok "bad token: $msg" || bad "bad token message: $msg"
 
+
+# --- the rest of the TLS configuration (lib/tls_ctx.c): client certificate from files and
+# from -data, its absence, tls-server-name (right and wrong), insecure-skip-tls-verify
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=client-ca \
+  -keyout "$W/cakey.pem" -out "$W/ca.pem" 2>/dev/null
+openssl req -x509 -CA "$W/ca.pem" -CAkey "$W/cakey.pem" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+  -nodes -days 1 -subj /CN=user1 -keyout "$W/ukey.pem" -out "$W/ucert.pem" 2>/dev/null
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=api \
+  -addext "subjectAltName=DNS:api.example,IP:127.0.0.1" -keyout "$W/skey.pem" -out "$W/scert.pem" 2>/dev/null
+start_server normal --cert "$W/scert.pem" --key "$W/skey.pem" --client-ca "$W/ca.pem"
+kc_tls() { # SERVER-LINE-EXTRA USER-LINES
+  { echo "apiVersion: v1"; echo "kind: Config"; echo "clusters:"; echo "- name: c"; echo "  cluster:"
+    echo "    server: https://127.0.0.1:$PORT"; printf '%s\n' "$1"
+    echo "contexts:"; echo "- name: c"; echo "  context: {cluster: c, user: u, namespace: ns1}"
+    echo "current-context: c"; echo "users:"; echo "- name: u"; echo "  user:"; printf '%s\n' "$2"; } > "$W/kc"
+}
+CA="    certificate-authority: $W/scert.pem"
+kc_tls "$CA" "    client-certificate: $W/ucert.pem
+    client-key: $W/ukey.pem"
+out=$(R -n w-0 'echo cert-files'); check "client certificate + key files" "cert-files/0" "$out/$?"
+kc_tls "    certificate-authority-data: $(base64 -w0 < "$W/scert.pem")" "    client-certificate-data: $(base64 -w0 < "$W/ucert.pem")
+    client-key-data: $(base64 -w0 < "$W/ukey.pem")"
+out=$(R -n w-0 'echo cert-data'); check "client certificate + key data" "cert-data/0" "$out/$?"
+kc_tls "$CA" "    {}"
+msg=$(R -n w-0 true 2>&1); check "no client certificate -> 255" 255 $?
+[[ "$msg" == *"TLS"* && "$msg" == *"upgrade reply"* && "$msg" != *attempts* ]] && ok "  $msg" || bad "  no client cert message: $msg"
+kc_tls "$CA" "    client-certificate: $W/ucert.pem
+    client-key: $W/okey.pem"
+msg=$(R -n w-0 true 2>&1); check "key not matching the certificate -> 255" 255 $?
+[[ "$msg" == *"client certificate/key"* && "$msg" == *"okey.pem"* && "$msg" == *"mismatch"* ]] && ok "  $msg" || bad "  mismatch message: $msg"
+kc_tls "$CA" "    client-certificate: $W/nonexistent.pem
+    client-key: $W/ukey.pem"
+msg=$(R -n w-0 true 2>&1); check "missing client certificate file -> 255" 255 $?
+[[ "$msg" == *"nonexistent.pem"* ]] && ok "  $msg" || bad "  missing file message: $msg"
+kc_tls "$CA
+    tls-server-name: api.example" "    client-certificate: $W/ucert.pem
+    client-key: $W/ukey.pem"
+out=$(R -n w-0 'echo sni'); check "tls-server-name matching the certificate" "sni/0" "$out/$?"
+kc_tls "$CA
+    tls-server-name: wrong.example" "    client-certificate: $W/ucert.pem
+    client-key: $W/ukey.pem"
+msg=$(R -n w-0 true 2>&1); check "tls-server-name not in the certificate -> 255" 255 $?
+[[ "$msg" == *"not trusted"* && "$msg" == *"mismatch"* ]] && ok "  $msg" || bad "  name mismatch message: $msg"
+kc_tls "    insecure-skip-tls-verify: true" "    client-certificate: $W/ucert.pem
+    client-key: $W/ukey.pem"
+out=$(R -n w-0 'echo insecure'); check "insecure-skip-tls-verify" "insecure/0" "$out/$?"
+
 echo "failures: $fails"
 [ $fails -eq 0 ]

@@ -164,6 +164,7 @@ def main():
     ap.add_argument("--token")
     ap.add_argument("--cert")
     ap.add_argument("--key")
+    ap.add_argument("--client-ca", help="require a client certificate signed by this CA")
     ap.add_argument("--log")
     args = ap.parse_args()
     srv = Server(args)
@@ -174,6 +175,9 @@ def main():
         sslctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         sslctx.load_cert_chain(args.cert, args.key)
         sslctx.set_alpn_protocols(["http/1.1"])
+        if args.client_ca:
+            sslctx.verify_mode = ssl.CERT_REQUIRED
+            sslctx.load_verify_locations(args.client_ca)
 
     async def start():
         runner = web.AppRunner(app, access_log=None)

@@ -1,0 +1,142 @@
+/* tls_ctx.c - an OpenSSL client context from a kube_config, with the same trust rules as
+ * the libcurl-based HTTP client (http.c): only the configured CA (certificate-authority
+ * file or -data; the system store only when none is configured, as kubectl does), or no
+ * verification with insecure-skip-tls-verify; the client certificate and key from file
+ * or -data. Every failure is one line naming the file or field and OpenSSL's reason. */
+#include "tls_conn.h"
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kube/util.h"
+
+/* OpenSSL's oldest queued error as text (or fallback), and the queue cleared. */
+const char *kube_tls_errstr(char *buf, size_t n, const char *fallback)
+{
+    unsigned long e = ERR_peek_last_error();
+    if (e)
+        ERR_error_string_n(e, buf, n);
+    else
+        snprintf(buf, n, "%s", fallback);
+    ERR_clear_error();
+    return buf;
+}
+
+/* Names the trust anchor, for messages. */
+const char *kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n)
+{
+    if (cfg->ca_file)
+        snprintf(buf, n, "CA file %s", cfg->ca_file);
+    else if (cfg->ca_data)
+        snprintf(buf, n, "certificate-authority-data");
+    else
+        snprintf(buf, n, "the system trust store (no CA configured)");
+    return buf;
+}
+
+/* Adds every PEM certificate in data to the context's trust store; -1 when none. */
+static int add_ca_data(SSL_CTX *ctx, const char *data, size_t len)
+{
+    BIO *b = BIO_new_mem_buf(data, (int)len);
+    STACK_OF(X509_INFO) *infos = b ? PEM_X509_INFO_read_bio(b, NULL, NULL, NULL) : NULL;
+    X509_STORE *st = SSL_CTX_get_cert_store(ctx);
+    int n = 0;
+    for (int i = 0; infos && i < sk_X509_INFO_num(infos); i++) {
+        X509_INFO *xi = sk_X509_INFO_value(infos, i);
+        if (xi->x509 && X509_STORE_add_cert(st, xi->x509) == 1)
+            n++;
+    }
+    sk_X509_INFO_pop_free(infos, X509_INFO_free);
+    BIO_free(b);
+    return n > 0 ? 0 : -1;
+}
+
+static int load_trust(SSL_CTX *ctx, const struct kube_config *cfg, char **errmsg)
+{
+    char e[256], ca[512];
+    if (cfg->insecure) {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+        return 0;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    int ok = cfg->ca_file   ? SSL_CTX_load_verify_locations(ctx, cfg->ca_file, NULL) == 1
+             : cfg->ca_data ? add_ca_data(ctx, cfg->ca_data, cfg->ca_data_len) == 0
+                            : SSL_CTX_set_default_verify_paths(ctx) == 1;
+    if (!ok) {
+        kube_set_err(errmsg, "TLS: cannot load %s (%s): %s", kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin,
+                     kube_tls_errstr(e, sizeof e, "no PEM certificate found"));
+        return -1;
+    }
+    return 0;
+}
+
+/* The client certificate chain from PEM bytes: the first is the leaf, the rest its chain. */
+static int use_cert_data(SSL_CTX *ctx, const char *data, size_t len)
+{
+    BIO *b = BIO_new_mem_buf(data, (int)len);
+    X509 *leaf = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+    int ok = leaf && SSL_CTX_use_certificate(ctx, leaf) == 1;
+    X509_free(leaf);
+    for (X509 *x; ok && (x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL;)
+        if (SSL_CTX_add_extra_chain_cert(ctx, x) != 1) {
+            X509_free(x);
+            ok = 0;
+        }
+    ERR_clear_error(); /* the loop ends on "no start line" */
+    BIO_free(b);
+    return ok ? 0 : -1;
+}
+
+static int use_key_data(SSL_CTX *ctx, const char *data, size_t len)
+{
+    BIO *b = BIO_new_mem_buf(data, (int)len);
+    EVP_PKEY *k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+    int ok = k && SSL_CTX_use_PrivateKey(ctx, k) == 1;
+    EVP_PKEY_free(k);
+    BIO_free(b);
+    return ok ? 0 : -1;
+}
+
+static int load_identity(SSL_CTX *ctx, const struct kube_config *cfg, char **errmsg)
+{
+    char e[256];
+    const char *what = NULL;
+    if (cfg->cert_file && SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) != 1)
+        what = cfg->cert_file;
+    else if (!cfg->cert_file && cfg->cert_data && use_cert_data(ctx, cfg->cert_data, cfg->cert_data_len) < 0)
+        what = "client-certificate-data";
+    else if (cfg->key_file && SSL_CTX_use_PrivateKey_file(ctx, cfg->key_file, SSL_FILETYPE_PEM) != 1)
+        what = cfg->key_file;
+    else if (!cfg->key_file && cfg->key_data && use_key_data(ctx, cfg->key_data, cfg->key_data_len) < 0)
+        what = "client-key-data";
+    else if ((cfg->cert_file || cfg->cert_data) && (cfg->key_file || cfg->key_data) &&
+             SSL_CTX_check_private_key(ctx) != 1)
+        what = "the client key (it does not match the certificate)";
+    if (what) {
+        kube_set_err(errmsg, "TLS: cannot use the client certificate/key (%s): %s: %s", cfg->origin, what,
+                     kube_tls_errstr(e, sizeof e, "not a PEM certificate or key"));
+        return -1;
+    }
+    return 0;
+}
+
+SSL_CTX *kube_tls_ctx_new(const struct kube_config *cfg, char **errmsg)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) {
+        char e[256];
+        kube_set_err(errmsg, "TLS: cannot create a context: %s", kube_tls_errstr(e, sizeof e, "unknown error"));
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    /* exec_loop retries a partial send with the queue's current head, which may have grown */
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    if (load_trust(ctx, cfg, errmsg) < 0 || load_identity(ctx, cfg, errmsg) < 0) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
