@@ -113,21 +113,29 @@ asan:
 	$(MAKE) MODE=asan all unit integration
 
 # ---- fuzzing (clang + libFuzzer), targets in tests/fuzz/fuzz_*.c ----
+# tests/fuzz/fuzz_<comp>_*.c (comp: rsh agent controller) also links <comp>/*.c minus main.c;
+# seeds in tests/fuzz/corpus/<target>/, an optional libFuzzer dictionary in tests/fuzz/<target>.dict.
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_CFLAGS = $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(PKG_CFLAGS)
-build/fuzz/lib/%.o: lib/%.c
+fuzz_comp = $(filter $(COMPS),$(word 2,$(subst _, ,$(1))))
+fuzz_objs = $(patsubst %.c,build/fuzz/%.o,$(LIB_SRCS) $(foreach c,$(call fuzz_comp,$(1)),$(filter-out $(c)/main.c,$(call comp_srcs,$(c)))))
+build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -Iinclude $(PKG_CFLAGS) -c $< -o $@
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS:%.c=build/fuzz/%.o)
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS:%.c=build/fuzz/%.o) $(LDLIBS_ALL)
-.SECONDARY: $(LIB_SRCS:%.c=build/fuzz/%.o)
+	clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -Iinclude $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+define fuzz_rule
+build/fuzz/$(1): tests/fuzz/$(1).c $(call fuzz_objs,$(1))
+	@mkdir -p $$(dir $$@)
+	clang $$(FUZZ_CFLAGS) -o $$@ $$< $(call fuzz_objs,$(1)) $$(LDLIBS_ALL)
+endef
+$(foreach t,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(eval $(call fuzz_rule,$(t))))
+.SECONDARY: $(sort $(foreach t,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(call fuzz_objs,$(t))))
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p build/fuzz/corpus/$$n; \
 	  seeds=tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
+	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
 	  echo "== $$n for $(FUZZ_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) -print_final_stats=1 -rss_limit_mb=1024 \
+	  $$f -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) $$dict -print_final_stats=1 -rss_limit_mb=1024 \
 	     build/fuzz/corpus/$$n $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
 	  test $${PIPESTATUS[0]} -eq 0 || exit 1; done
 # In make test: the seeds plus a short run from a fixed seed (repeatable).

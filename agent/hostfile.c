@@ -18,19 +18,55 @@ static int is_label_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
 }
 
+/* Whether s[0..n) is a DNS label: 1-63 letters, digits and '-', not starting or ending with '-'. */
+static int is_dns_label(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_label_char((char)tolower((unsigned char)s[i])))
+            return 0;
+    return 1;
+}
+
+/* Checks the labels after the first (the domain part of an FQDN); 0 ok, -1 with *err. */
+static int check_domain(const char *host, const char *dom, char **err)
+{
+    char q[128];
+    size_t total = strlen(host);
+    if (total > 253 + (host[total - 1] == '.')) {
+        kube_set_err(err, "host \"%s\": longer than 253 characters", kube_excerpt(host, q, sizeof q));
+        return -1;
+    }
+    while (*dom) {
+        size_t n = strcspn(dom, ".");
+        if (!is_dns_label(dom, n)) {
+            kube_set_err(err, "host \"%s\": expected a DNS name (labels of 1-63 letters, digits "
+                         "and '-', separated by '.')", kube_excerpt(host, q, sizeof q));
+            return -1;
+        }
+        dom += n + (dom[n] == '.');
+    }
+    return 0;
+}
+
 char *agent_host_to_pod(const char *host, char **err)
 {
+    char q[128];
     size_t n = strcspn(host, ".");
     if (n == 0 || n > 63) {
         kube_set_err(err, "host \"%s\": expected a DNS name whose first label (the pod name) "
-                     "is 1-63 characters", host);
+                     "is 1-63 characters", kube_excerpt(host, q, sizeof q));
         return NULL;
     }
     int all_digits = 1;
     for (size_t i = 0; i < n; i++) {
         if (!is_label_char(host[i])) {
+            unsigned char c = (unsigned char)host[i];
+            char got[16];
+            snprintf(got, sizeof got, isgraph(c) ? "'%c'" : "byte 0x%02x", c);
             kube_set_err(err, "host \"%s\": pod name must be lower-case letters, digits "
-                         "and '-' (got '%c')", host, host[i]);
+                         "and '-' (got %s)", kube_excerpt(host, q, sizeof q), got);
             return NULL;
         }
         if (!isdigit((unsigned char)host[i]))
@@ -38,9 +74,11 @@ char *agent_host_to_pod(const char *host, char **err)
     }
     if (host[0] == '-' || host[n - 1] == '-' || all_digits) {
         kube_set_err(err, "host \"%s\": \"%.*s\" is not a pod name (IP addresses cannot be "
-                     "mapped to pods)", host, (int)n, host);
+                     "mapped to pods)", kube_excerpt(host, q, sizeof q), (int)n, host);
         return NULL;
     }
+    if (host[n] == '.' && check_domain(host, host + n + 1, err) < 0)
+        return NULL;
     char *pod = strndup(host, n);
     if (!pod)
         kube_set_err(err, "out of memory");
@@ -60,7 +98,10 @@ int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, ch
     char *pod = agent_host_to_pod(host, err);
     if (!pod)
         return -1;
-    struct agent_host *nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+    /* capacity is the next power of two: grow when n is 0 or a power of two */
+    struct agent_host *nv = l->v;
+    if ((l->n & (l->n - 1)) == 0)
+        nv = realloc(l->v, (l->n ? 2 * l->n : 1) * sizeof(*nv));
     char *h = strdup(host);
     if (!nv || !h) {
         free(pod);
@@ -95,7 +136,7 @@ static int parse_slots(const char *s, size_t len, int *out)
 /* Parses the words after the host on an Open MPI line: slots=N, max_slots=N. */
 static int parse_options(char *rest, const char *origin, int lineno, int *slots, char **err)
 {
-    char *save = NULL;
+    char *save = NULL, q[128];
     for (char *w = strtok_r(rest, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
         int dummy;
         if (strncmp(w, "slots=", 6) == 0) {
@@ -105,17 +146,90 @@ static int parse_options(char *rest, const char *origin, int lineno, int *slots,
             if (parse_slots(w + 10, strlen(w + 10), &dummy) == 0)
                 continue;
         }
-        kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N >= 1)",
-                     origin, lineno, w);
+        kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N from 1 to %d)",
+                     origin, lineno, kube_excerpt(w, q, sizeof q), SLOTS_MAX);
         return -1;
+    }
+    return 0;
+}
+
+/* The pods seen so far: an open-addressing set of indexes into the list, so that a
+ * large hostfile is checked for duplicates in linear time. */
+struct pod_set {
+    size_t *slot; /* index + 1, 0 = empty */
+    size_t cap;   /* a power of two, kept at least twice the entries */
+};
+
+static size_t pod_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Returns the index of pod in l via the set, or -1. */
+static long pod_set_find(const struct pod_set *ps, const struct agent_hostlist *l, const char *pod)
+{
+    for (size_t i = pod_hash(pod) & (ps->cap - 1); ps->slot[i]; i = (i + 1) & (ps->cap - 1))
+        if (strcmp(l->v[ps->slot[i] - 1].pod, pod) == 0)
+            return (long)(ps->slot[i] - 1);
+    return -1;
+}
+
+/* Makes room for entries 0..l->n (rehashing them); 0 ok, -1 out of memory. */
+static int pod_set_fit(struct pod_set *ps, const struct agent_hostlist *l)
+{
+    if (ps->cap >= 2 * (l->n + 1))
+        return 0;
+    size_t cap = ps->cap ? ps->cap : 64;
+    while (cap < 2 * (l->n + 1))
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof(*slot));
+    if (!slot)
+        return -1;
+    free(ps->slot);
+    ps->slot = slot;
+    ps->cap = cap;
+    for (size_t k = 0; k < l->n; k++) {
+        size_t i = pod_hash(l->v[k].pod) & (cap - 1);
+        while (slot[i])
+            i = (i + 1) & (cap - 1);
+        slot[i] = k + 1;
+    }
+    return 0;
+}
+
+/* Records the last entry of l in the set (room was made by pod_set_fit). */
+static void pod_set_add_last(struct pod_set *ps, const struct agent_hostlist *l)
+{
+    size_t i = pod_hash(l->v[l->n - 1].pod) & (ps->cap - 1);
+    while (ps->slot[i])
+        i = (i + 1) & (ps->cap - 1);
+    ps->slot[i] = l->n;
+}
+
+/* Rejects control characters (a '\r' or form feed inside a line); 0 ok, -1 with *err. */
+static int check_chars(const char *line, const char *origin, int lineno, char **err)
+{
+    for (const char *c = line; *c; c++) {
+        if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f) {
+            kube_set_err(err, "%s line %d column %d: unexpected control character 0x%02x "
+                         "(expected `host`, `host:N` or `host slots=N`)", origin, lineno,
+                         (int)(c - line) + 1, (unsigned char)*c);
+            return -1;
+        }
     }
     return 0;
 }
 
 /* Parses one line (comment and whitespace already stripped, non-empty). */
 static int parse_line(char *line, const char *origin, int lineno, struct agent_hostlist *out,
-                      char **err)
+                      struct pod_set *seen, char **err)
 {
+    char q[128];
+    if (check_chars(line, origin, lineno, err) < 0)
+        return -1;
     size_t hl = strcspn(line, " \t");
     char *rest = line[hl] ? line + hl + 1 : line + hl;
     line[hl] = '\0';
@@ -123,8 +237,8 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     char *colon = strchr(line, ':');
     if (colon) {
         if (parse_slots(colon + 1, strlen(colon + 1), &slots) < 0) {
-            kube_set_err(err, "%s line %d: \"%s\": expected host:N with N >= 1", origin,
-                         lineno, line);
+            kube_set_err(err, "%s line %d: \"%s\": expected host:N with N from 1 to %d", origin,
+                         lineno, kube_excerpt(line, q, sizeof q), SLOTS_MAX);
             return -1;
         }
         *colon = '\0';
@@ -134,25 +248,34 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     char *perr = NULL;
     char *pod = agent_host_to_pod(line, &perr);
     if (!pod) {
-        kube_set_err(err, "%s line %d: %s", origin, lineno, perr);
+        kube_set_err(err, "%s line %d: %s", origin, lineno, perr ? perr : "invalid host");
         free(perr);
         return -1;
     }
-    long dup = agent_hostlist_find_pod(out, pod);
+    long dup = pod_set_find(seen, out, pod);
     free(pod);
     if (dup >= 0) {
         kube_set_err(err, "%s line %d: pod \"%s\" is listed twice", origin, lineno,
                      out->v[dup].pod);
         return -1;
     }
-    return agent_hostlist_add(out, line, slots, err);
+    if (pod_set_fit(seen, out) < 0) {
+        kube_set_err(err, "out of memory");
+        return -1;
+    }
+    if (agent_hostlist_add(out, line, slots, err) < 0)
+        return -1;
+    pod_set_add_last(seen, out);
+    return 0;
 }
 
 int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out,
                          char **err)
 {
+    struct pod_set seen = { 0 };
     char *copy = strdup(text);
-    if (!copy) {
+    if (!copy || pod_set_fit(&seen, out) < 0) {
+        free(copy);
         kube_set_err(err, "out of memory");
         return -1;
     }
@@ -167,8 +290,9 @@ int agent_hostfile_parse(const char *text, const char *origin, struct agent_host
             line[--len] = '\0';
         if (len == 0)
             continue;
-        rc = parse_line(line, origin, lineno, out, err);
+        rc = parse_line(line, origin, lineno, out, &seen, err);
     }
+    free(seen.slot);
     free(copy);
     if (rc < 0)
         agent_hostlist_free(out);

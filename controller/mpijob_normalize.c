@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/util.h"
+
 /* Fields only the v1alpha2 shape has at the top of spec. */
 static const char *const v1alpha2_only[] = {
     "cleanPodPolicy", "backoffLimit", "activeDeadlineSeconds", "mpiDistribution", "mainContainer", NULL,
@@ -61,9 +63,11 @@ static int read_replicas(json_t *spec, struct mpijob *j, char **err)
         return ju_type_err(err, "spec.mpiReplicaSpecs", "an object", specs);
     const char *k;
     json_t *v;
+    char q[96];
     json_object_foreach(specs, k, v) {
         if (strcmp(k, "Launcher") != 0 && strcmp(k, "Worker") != 0)
-            return ju_err(err, "spec.mpiReplicaSpecs.%s: unknown replica type (expected Launcher or Worker)", k);
+            return ju_err(err, "spec.mpiReplicaSpecs.%s: unknown replica type (expected Launcher or Worker)",
+                          kube_excerpt(k, q, sizeof q));
     }
     if (read_replica(specs, "Launcher", 1, "OnFailure", &j->launcher, err) < 0)
         return -1;
@@ -88,7 +92,9 @@ static int read_enum(json_t *o, const char *key, const char *path, const char *c
             *out = i;
             return 0;
         }
-    return ju_err(err, "%s.%s: expected one of %s, got \"%s\"", path, key, expected, s);
+    char q[96];
+    return ju_err(err, "%s.%s: expected one of %s, got \"%s\"", path, key, expected,
+                  kube_excerpt(s, q, sizeof q));
 }
 
 static const char *const clean_names[] = { "None", "Running", "All", NULL };
@@ -169,13 +175,14 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
     json_t *t = json_object_get(ann, ANN_TRANSPORT);
     if (t) {
         const char *s = json_string_value(t);
+        char q[96];
         if (s && strcmp(s, "exec") == 0)
             j->transport = TRANSPORT_EXEC;
         else if (s && strcmp(s, "ssh") == 0)
             j->transport = TRANSPORT_SSH;
         else
             return ju_err(err, "metadata.annotations[%s]: expected \"exec\" or \"ssh\", got \"%s\"",
-                          ANN_TRANSPORT, s ? s : "(not a string)");
+                          ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
     }
     json_t *a = json_object_get(ann, ANN_AGENT_RUN);
     if (a) {

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kube/util.h"
+
 #define MAX_WORKERS 10000
 
 /* DNS-1035 label: [a-z]([-a-z0-9]*[a-z0-9])?, at most 63 characters. */
@@ -28,14 +30,15 @@ static int check_name(const struct mpijob *j, char **err)
     long long last = j->worker.replicas > 0 ? j->worker.replicas - 1 : 0;
     char pod[320];
     snprintf(pod, sizeof pod, "%s-worker-%lld", j->name, last);
+    char qn[96], qp[96];
     if (strlen(j->name) > 253 || !dns1035(pod))
         return ju_err(err, "metadata.name: \"%s\" gives worker pod name \"%s\", which must be a DNS-1035 "
                       "label (lower-case letters, digits, '-', starting with a letter, at most 63 characters)",
-                      j->name, pod);
+                      kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(pod, qp, sizeof qp));
     snprintf(pod, sizeof pod, "%s-launcher", j->name);
     if (!dns1035(pod))
         return ju_err(err, "metadata.name: \"%s\" gives launcher name \"%s\", which must be a DNS-1035 label",
-                      j->name, pod);
+                      kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(pod, qp, sizeof qp));
     return 0;
 }
 
@@ -107,8 +110,10 @@ static int check_replicas(const struct mpijob *j, char **err)
     if (j->launcher.replicas != 1)
         return ju_err(err, "%s.replicas: must be 1, got %lld", lp, j->launcher.replicas);
     const char *rp = j->launcher.restart_policy;
+    char q[96];
     if (strcmp(rp, "Never") != 0 && strcmp(rp, "OnFailure") != 0)
-        return ju_err(err, "%s.restartPolicy: expected Never or OnFailure, got \"%s\"", lp, rp);
+        return ju_err(err, "%s.restartPolicy: expected Never or OnFailure, got \"%s\"", lp,
+                      kube_excerpt(rp, q, sizeof q));
     if (check_template(&j->launcher, lp, err) < 0)
         return -1;
     if (!j->worker.present)
@@ -117,7 +122,8 @@ static int check_replicas(const struct mpijob *j, char **err)
         return ju_err(err, "%s.replicas: must be from 1 to %d, got %lld", wp, MAX_WORKERS, j->worker.replicas);
     rp = j->worker.restart_policy;
     if (strcmp(rp, "Never") != 0 && strcmp(rp, "OnFailure") != 0 && strcmp(rp, "Always") != 0)
-        return ju_err(err, "%s.restartPolicy: expected Never, OnFailure or Always, got \"%s\"", wp, rp);
+        return ju_err(err, "%s.restartPolicy: expected Never, OnFailure or Always, got \"%s\"", wp,
+                      kube_excerpt(rp, q, sizeof q));
     if (check_template(&j->worker, wp, err) < 0)
         return -1;
     if (j->main_container) {
@@ -129,7 +135,7 @@ static int check_replicas(const struct mpijob *j, char **err)
                 return 0;
         }
         return ju_err(err, "spec.mainContainer: no container named \"%s\" in the Worker template",
-                      j->main_container);
+                      kube_excerpt(j->main_container, q, sizeof q));
     }
     return 0;
 }
@@ -137,6 +143,7 @@ static int check_replicas(const struct mpijob *j, char **err)
 static int check_policies(const struct mpijob *j, char **err)
 {
     const char *rp = j->version == MPIJOB_V1ALPHA2 ? "spec" : "spec.runPolicy";
+    char q[96];
     if (j->slots_per_worker < 1 || j->slots_per_worker > 1024)
         return ju_err(err, "spec.slotsPerWorker: must be from 1 to 1024, got %lld", j->slots_per_worker);
     if (j->backoff_limit != MPIJOB_UNSET && j->backoff_limit < 0)
@@ -149,10 +156,10 @@ static int check_policies(const struct mpijob *j, char **err)
     if (j->managed_by && strcmp(j->managed_by, MPIJOB_MANAGED_BY_US) != 0 &&
         strcmp(j->managed_by, MPIJOB_MANAGED_BY_KUEUE) != 0)
         return ju_err(err, "spec.runPolicy.managedBy: expected %s or %s, got \"%s\"", MPIJOB_MANAGED_BY_US,
-                      MPIJOB_MANAGED_BY_KUEUE, j->managed_by);
+                      MPIJOB_MANAGED_BY_KUEUE, kube_excerpt(j->managed_by, q, sizeof q));
     if (!j->ssh_auth_mount_path[0] || j->ssh_auth_mount_path[0] != '/')
         return ju_err(err, "spec.sshAuthMountPath: expected an absolute path, got \"%s\"",
-                      j->ssh_auth_mount_path);
+                      kube_excerpt(j->ssh_auth_mount_path, q, sizeof q));
     return 0;
 }
 

@@ -20,6 +20,17 @@ char *kube_strdup_printf(const char *fmt, ...)
     return n < 0 ? NULL : s;
 }
 
+const char *kube_excerpt(const char *s, char *buf, size_t bufsz)
+{
+    size_t n = 0;
+    for (; s && s[n] && n + 1 < bufsz; n++)
+        buf[n] = ((unsigned char)s[n] < 0x20 || s[n] == 0x7f) ? '?' : s[n];
+    if (s && s[n] && bufsz >= 4)
+        memcpy(buf + bufsz - 4, "...", 3), n = bufsz - 1;
+    buf[n] = '\0';
+    return buf;
+}
+
 void kube_set_err(char **errmsg, const char *fmt, ...)
 {
     if (!errmsg)

@@ -11,6 +11,9 @@
 char *kube_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Sets *errmsg (if errmsg != NULL) to a newly allocated formatted message; frees any previous one. */
 void kube_set_err(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies s into buf (bufsz >= 4) for quoting in a one-line message: control characters become
+ * '?', and a string longer than bufsz - 1 is cut with "..."; returns buf ("" for NULL s). */
+const char *kube_excerpt(const char *s, char *buf, size_t bufsz);
 /* Monotonic clock in milliseconds (for timeouts and backoff). */
 int64_t kube_now_ms(void);
 /* Wall clock in milliseconds since the epoch. */

@@ -1,9 +1,10 @@
 /* test_agent_hostfile.c - hostfile parsing (three formats, FQDNs, comments,
- * errors naming file and line) and printing per MPI flavour. */
+ * errors naming file and line, hostile input) and printing per MPI flavour. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -85,6 +86,53 @@ static void test_errors(void **state)
     parse_err("w-0 slots=99999999999\n", "slots=N");
 }
 
+/* Fuzz findings and the FQDN rules: control characters inside a line, bad domain labels,
+ * long quoted values cut short; every message stays on one line. */
+static void test_hostile(void **state)
+{
+    (void)state;
+    parse_err("w-0\rslots=2\n", "line 1 column 4: unexpected control character 0x0d");
+    parse_err("w-0\n\x01w-1\n", "line 2 column 1: unexpected control character 0x01");
+    parse_err("w-0.a..svc\n", "expected a DNS name");
+    parse_err("w-0.a_b.svc\n", "expected a DNS name");
+    parse_err("w-0.-a.svc\n", "expected a DNS name");
+    parse_err("w\xc3\xa9\n", "got byte 0xc3");
+    char big[600];
+    memset(big, 'a', sizeof big - 2);
+    big[sizeof big - 2] = '\n';
+    big[sizeof big - 1] = '\0';
+    struct agent_hostlist l = { 0 };
+    char *err = NULL;
+    assert_int_equal(agent_hostfile_parse(big, "hf", &l, &err), -1);
+    assert_non_null(strstr(err, "aaa...\""));
+    assert_true(strlen(err) < 300);
+    free(err);
+    /* an FQDN with a trailing dot and mixed-case domain labels is fine */
+    parse_ok("w-0.J-Worker.ns.svc. slots=2\n", &l);
+    assert_string_equal(l.v[0].pod, "w-0");
+    agent_hostlist_free(&l);
+}
+
+/* 30000 hosts with a duplicate at the very end: found, named by line (the set of seen
+ * pods is a hash table, so this stays linear). */
+static void test_many_hosts(void **state)
+{
+    (void)state;
+    size_t n = 30000, cap = n * 32 + 64, off = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (size_t i = 0; i < n; i++)
+        off += (size_t)snprintf(text + off, cap - off, "job-worker-%zu slots=1\n", i);
+    struct agent_hostlist l;
+    parse_ok(text, &l);
+    assert_int_equal(l.n, n);
+    assert_int_equal(agent_hostlist_find_pod(&l, "job-worker-29999"), 29999);
+    agent_hostlist_free(&l);
+    snprintf(text + off, cap - off, "job-worker-17.job-worker.ns.svc:2\n");
+    parse_err(text, "hf line 30001: pod \"job-worker-17\" is listed twice");
+    free(text);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -147,7 +195,8 @@ int main(void)
         cmocka_unit_test(test_three_formats), cmocka_unit_test(test_fqdn_colon),
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_empty),
         cmocka_unit_test(test_drop_launcher), cmocka_unit_test(test_format),
-        cmocka_unit_test(test_load_missing),
+        cmocka_unit_test(test_load_missing),  cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_many_hosts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
