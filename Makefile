@@ -45,7 +45,7 @@ endif
 CFLAGS  ?=
 LDFLAGS ?=
 ALL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
-ALL_LDFLAGS = $(OPT) $(LDFLAGS)
+ALL_LDFLAGS = $(OPT) -Wl,--as-needed $(LDFLAGS)
 LDLIBS_ALL  = $(PKG_LIBS) -lpthread -lm
 
 LIB_SRCS := $(wildcard lib/*.c)
