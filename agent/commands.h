@@ -16,8 +16,13 @@ int agent_cmd_discover_hosts(struct agent_opts *o);
 /* status [-n NS] JOB: workers, reachability, hostfile; 0 only if all reachable. */
 int agent_cmd_status(struct agent_opts *o);
 
+/* init's exit code when the workers decided the wait (one failed, or the bound was reached):
+ * retrying the launcher cannot help, so the operator fails the MPIJob at once (docs/controller.md). */
+#define AGENT_EXIT_WORKERS_NOT_READY 3
+
 /* Shared by init and run: wait for the workers and check reachability (per opts), marking the
- * phases. 0 ok, -1 with *err (multi-line report). */
+ * phases. 0 ok, -2 with *err when the workers' state decided the failure (see
+ * agent_wait_workers), -1 with *err otherwise (multi-line report). */
 int agent_prepare_workers(struct agent_session *s, char **err);
 /* Writes the termination message for this run and logs failures of doing so. */
 void agent_finish(struct agent_session *s, const char *summary);

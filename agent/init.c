@@ -54,10 +54,11 @@ int agent_prepare_workers(struct agent_session *s, char **err)
     int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
     if (!s->o->no_reach)
         s->early = agent_reach_early_new(s, reach_deadline); /* NULL: checked after the wait */
-    if (agent_wait_workers(s, s->o->timeout_s, err) < 0) {
+    int w = agent_wait_workers(s, s->o->timeout_s, err);
+    if (w < 0) {
         agent_reach_early_cancel(s->early);
         s->early = NULL;
-        return -1;
+        return w;
     }
     if (s->o->no_reach) {
         agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
@@ -72,7 +73,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
     if (bad == -2) {
         kube_set_err(err, "worker failed while checking reachability:\n%s", why ? why : "");
         free(why);
-        return -1;
+        return -2;
     }
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
@@ -154,8 +155,11 @@ int agent_cmd_init(struct agent_opts *o)
         goto out;
     KLOG_INFO("waiting up to %.0f s for %zu worker(s) in namespace %s", o->timeout_s, s.hosts.n,
               s.ns);
-    if (agent_prepare_workers(&s, &err) < 0)
+    int pw = agent_prepare_workers(&s, &err);
+    if (pw < 0) {
+        rc = pw == -2 ? AGENT_EXIT_WORKERS_NOT_READY : 1;
         goto out;
+    }
     if (o->transport == AGENT_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
         goto out;
     summary = kube_strdup_printf("init: %zu worker(s) ready and reachable", s.hosts.n);

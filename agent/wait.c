@@ -115,7 +115,7 @@ static int wait_decide(struct agent_session *s, const char *rep, size_t nready, 
                      timeout_s, nready, total, rep);
     else
         return 0;
-    return -1;
+    return sig ? -1 : -2; /* -2: the workers' verdict (a failed worker, the bound reached) */
 }
 
 int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
@@ -142,7 +142,7 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
                 KLOG_INFO("%zu/%zu workers ready (%.1f s)", nready, s->hosts.n,
                           (now - start) / 1000.0);
             free(rep);
-            return d > 0 ? 0 : -1;
+            return d > 0 ? 0 : d;
         }
         if ((nready != last_ready && now - last_print >= PROGRESS_MIN_MS) ||
             now - last_print >= PROGRESS_IDLE_MS) {

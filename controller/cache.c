@@ -107,6 +107,8 @@ static void replace_all(struct cache *k, json_t *items)
     char key[512];
     json_array_foreach(items, i, it) {
         if (group_key(k, it, key, sizeof key)) {
+            if (k->o.observe)
+                k->o.observe(key, it, k->o.ud);
             put_locked(k, fresh, key, obj_name(it), it);
             n++;
         }
@@ -135,6 +137,8 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
     const char *name = obj_name(ev->object);
     if (!name)
         return 0;
+    if (k->o.observe)
+        k->o.observe(key, ev->object, k->o.ud);
     pthread_mutex_lock(&k->mu);
     put_locked(k, k->groups, key, name, ev->type == KUBE_EVENT_DELETED ? NULL : ev->object);
     pthread_mutex_unlock(&k->mu);

@@ -14,6 +14,9 @@
 typedef void (*cache_prune_fn)(json_t *obj);
 /* Called (on the cache thread, no lock held) with the "ns/job" key of a changed group. */
 typedef void (*cache_notify_fn)(const char *key, void *ud);
+/* Called (on the cache thread, no lock held) with every listed, added, modified or deleted
+ * object as received (before pruning; a deletion's object is its last state). */
+typedef void (*cache_observe_fn)(const char *key, const json_t *obj, void *ud);
 
 struct cache;
 
@@ -24,6 +27,7 @@ struct cache_opts {
     const char *group_label;    /* label naming the job; NULL = the object's own name */
     cache_prune_fn prune;       /* NULL = keep everything */
     cache_notify_fn notify;
+    cache_observe_fn observe;   /* NULL = none */
     void *ud;
 };
 

@@ -5,6 +5,7 @@
  * (per-key backoff) or when the plan asks (deadlines, TTL). */
 #include "controller.h"
 #include "cache.h"
+#include "launcher_memory.h"
 #include "metrics.h"
 #include "workqueue.h"
 #include "jsonutil.h"
@@ -23,6 +24,7 @@ struct controller {
     struct options o;
     struct cache *caches[C__COUNT];
     struct workqueue *q;
+    struct launcher_memory *lmem; /* launcher termination records outliving their pods (F7) */
     pthread_t *workers;
     int nworkers;
 };
@@ -34,6 +36,11 @@ static void notify(const char *key, void *ud)
     wq_add(((struct controller *)ud)->q, key);
 }
 
+static void observe_pod(const char *key, const json_t *pod, void *ud)
+{
+    lmem_observe(((struct controller *)ud)->lmem, key, pod);
+}
+
 struct controller *controller_new(struct kube_client *c, struct kube_client *watch_c, const struct options *o)
 {
     struct controller *ctl = calloc(1, sizeof *ctl);
@@ -42,6 +49,7 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     ctl->c = c;
     ctl->o = *o;
     ctl->q = wq_new();
+    ctl->lmem = lmem_new();
     const char *sel = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
     struct { const struct kube_resource *r; cache_prune_fn prune; } spec[C__COUNT] = {
         { &KUBE_RES_MPIJOBS, prune_generic }, { &KUBE_RES_PODS, prune_pod }, { &KUBE_RES_JOBS, prune_job },
@@ -58,9 +66,9 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
             continue;
         struct cache_opts co = { .res = spec[i].r, .ns = o->ns, .label_selector = i == C_MPIJOB ? NULL : sel,
                                  .group_label = i == C_MPIJOB ? NULL : LBL_T_JOB_NAME, .prune = spec[i].prune,
-                                 .notify = notify, .ud = ctl };
+                                 .notify = notify, .observe = i == C_POD ? observe_pod : NULL, .ud = ctl };
         ctl->caches[i] = cache_new(watch_c, &co);
-        if (!ctl->caches[i] || !ctl->q) {
+        if (!ctl->caches[i] || !ctl->q || !ctl->lmem) {
             controller_free(ctl);
             return NULL;
         }
@@ -107,6 +115,7 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
     struct observed ob = { 0 };
     ob.job = cache_get(ctl->caches[C_MPIJOB], key, name);
     if (!ob.job) {
+        lmem_forget(ctl->lmem, key);
         metrics_job_info(key, ns, NULL);
         free(ns);
         return 0;
@@ -120,6 +129,7 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
     ob.podgroup = owned(ctl, C_PG, key, name, "");
     ob.launcher_job = owned(ctl, C_JOB, key, name, "-launcher");
     ob.pods = cache_group(ctl->caches[C_POD], key);
+    ob.launcher_seen = lmem_get(ctl->lmem, key);
     struct plan p;
     reconcile_plan(&ob, &ctl->o.build, ju_now_ms(), &p);
     int rc = p.n ? apply_plan(ctl->c, ob.job, &p) : 0;
@@ -132,7 +142,7 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
         rc = -1;
     plan_free(&p);
     json_t *all[] = { ob.job, ob.configmap, ob.service, ob.sa, ob.role, ob.rolebinding, ob.secret, ob.podgroup,
-                      ob.launcher_job, ob.pods };
+                      ob.launcher_job, ob.pods, ob.launcher_seen };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         json_decref(all[i]);
     free(ns);
@@ -219,6 +229,7 @@ void controller_free(struct controller *ctl)
         return;
     controller_stop(ctl);
     wq_free(ctl->q);
+    lmem_free(ctl->lmem);
     free(ctl->workers);
     free(ctl);
 }

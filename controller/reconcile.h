@@ -36,6 +36,8 @@ struct observed {
     json_t *job;        /* the MPIJob (required) */
     json_t *configmap, *service, *sa, *role, *rolebinding, *secret, *podgroup, *launcher_job;
     json_t *pods;       /* array: the job's pods (workers and launchers), may be NULL */
+    json_t *launcher_seen; /* the newest launcher pod seen with a termination record, possibly
+                            * deleted since (launcher_memory.h), may be NULL */
 };
 
 struct plan {

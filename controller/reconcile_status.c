@@ -88,8 +88,25 @@ static json_t *pod_terminated(struct sync_ctx *c, json_t *pod)
     return terminated(ju_at(pod, "status", "containerStatuses"), main);
 }
 
-/* The newest launcher pod's termination record, else the newest record of an earlier attempt;
- * *pod receives the pod it belongs to. */
+/* The remembered launcher pod (obs->launcher_seen) when it is no longer cached and belongs to
+ * this incarnation of the MPIJob (created after it); borrowed or NULL. */
+static json_t *launcher_gone(struct sync_ctx *c)
+{
+    json_t *g = c->obs->launcher_seen, *p;
+    const char *gn = obj_name(g), *gct = ju_str(g, "metadata", "creationTimestamp");
+    const char *jct = ju_str(c->obs->job, "metadata", "creationTimestamp");
+    size_t i;
+    if (!gn || (gct && jct && strcmp(gct, jct) < 0))
+        return NULL;
+    json_array_foreach(c->obs->pods, i, p) {
+        if (strcmp(obj_name(p) ?: "", gn) == 0)
+            return NULL; /* still cached: the cache's copy is at least as new */
+    }
+    return g;
+}
+
+/* The newest launcher pod's termination record, else the newest record of an earlier attempt
+ * (cached, or remembered after the Job deleted the pod); *pod receives the pod it belongs to. */
 static json_t *launcher_terminated_pod(struct sync_ctx *c, json_t **pod)
 {
     *pod = c->launcher_pod;
@@ -97,13 +114,13 @@ static json_t *launcher_terminated_pod(struct sync_ctx *c, json_t **pod)
     if (t)
         return t;
     const char *best = NULL;
-    size_t i;
-    json_t *p;
-    json_array_foreach(c->obs->pods, i, p) {
+    size_t i, n = json_array_size(c->obs->pods);
+    json_t *gone = launcher_gone(c);
+    for (i = 0; i <= n; i++) {
+        json_t *p = i < n ? json_array_get(c->obs->pods, i) : gone, *pt;
         const char *role = json_string_value(ju_at(p, "metadata", "labels", LBL_T_ROLE));
         const char *ct = ju_str(p, "metadata", "creationTimestamp");
-        json_t *pt;
-        if (!role || strcmp(role, "launcher") != 0 || p == c->launcher_pod || !(pt = pod_terminated(c, p)))
+        if (!p || !role || strcmp(role, "launcher") != 0 || p == c->launcher_pod || !(pt = pod_terminated(c, p)))
             continue;
         if (!best || (ct && strcmp(ct, best) > 0)) {
             best = ct ? ct : "";
@@ -165,6 +182,25 @@ static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *re
                json_string_value(ju_at(lj, "status", "completionTime")));
     free(what);
     free(detail);
+}
+
+/* The agent's init container ended with AGENT_EXIT_WORKERS_NOT_READY in the newest launcher
+ * record: the workers decided the wait (one failed, or the worker timeout was reached). A
+ * launcher retry cannot change that (the workers are not re-created by it, and the timeout is
+ * the job's bound), so the job fails at once, with the agent's reason. Returns 1 if so. */
+static int workers_not_ready(struct sync_ctx *c)
+{
+    json_t *pod = NULL;
+    json_t *t = launcher_terminated_pod(c, &pod);
+    json_t *it = pod ? terminated(ju_at(pod, "status", "initContainerStatuses"), "mpi-agent-init") : NULL;
+    if (!t || t != it || json_integer_value(json_object_get(t, "exitCode")) != AGENT_EXIT_WORKERS_NOT_READY)
+        return 0;
+    char *detail = launcher_detail(c), *what = NULL;
+    if (asprintf(&what, "has failed: the workers did not become ready; %s", detail ? detail : "") >= 0)
+        finish(c, COND_FAILED, R_FAILED, what, NULL);
+    free(what);
+    free(detail);
+    return 1;
 }
 
 /* A worker that failed (restartPolicy Never) or was evicted fails the job. Returns 1 if so. */
@@ -314,6 +350,8 @@ void status_from_observed(struct sync_ctx *c)
     if (status_finished(c->status))
         return;
     const char *reason = NULL, *msg = NULL;
+    if (workers_not_ready(c))
+        return;
     if (lj && job_cond(lj, "Complete", NULL, NULL)) {
         finish(c, COND_SUCCEEDED, R_SUCCEEDED, "successfully completed.",
                json_string_value(ju_at(lj, "status", "completionTime")));

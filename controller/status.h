@@ -25,6 +25,9 @@
 #define R_VALIDATION "ValidationError"
 #define R_DEADLINE "DeadlineExceeded"
 
+/* mpi-agent init's exit code when the workers decided its wait (agent/commands.h). */
+#define AGENT_EXIT_WORKERS_NOT_READY 3
+
 /* Returns the condition of type in status.conditions (borrowed) or NULL. */
 json_t *cond_get(const json_t *status, const char *type);
 /* Returns 1 when the condition of type has status "True". */

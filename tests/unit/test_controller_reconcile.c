@@ -16,10 +16,12 @@
 #include "../../controller/reconcile.h"
 #include "../../controller/status.h"
 #include "../../controller/jsonutil.h"
+#include "../../controller/launcher_memory.h"
 
 #define T0 1780000000000LL /* epoch ms of the job's creation */
 
 struct world {
+    struct launcher_memory *lmem; /* as the controller's pod informer feeds it */
     json_t *objs;   /* "kind/name" -> object */
     json_t *events; /* [reason...] */
     int uid;
@@ -50,6 +52,7 @@ static void world_init(struct world *w, const char *job)
     w->objs = json_object();
     w->events = json_array();
     w->uid = 0;
+    w->lmem = lmem_new();
     json_object_set_new(w->objs, "mpijobs/pi", json_loads(job, 0, &je));
 }
 
@@ -57,12 +60,15 @@ static void world_free(struct world *w)
 {
     json_decref(w->objs);
     json_decref(w->events);
+    lmem_free(w->lmem);
 }
 
 static void put(struct world *w, enum res_kind r, json_t *o)
 {
     char k[256];
     key(k, sizeof k, r, json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
+    if (r == RK_POD)
+        lmem_observe(w->lmem, "default/pi", o);
     json_object_set_new(w->objs, k, o);
 }
 
@@ -108,6 +114,7 @@ static void observe(struct world *w, struct observed *ob)
     ob->secret = get(w, RK_SECRET, "pi-ssh");
     ob->launcher_job = get(w, RK_JOB, "pi-launcher");
     ob->pods = json_array();
+    ob->launcher_seen = lmem_get(w->lmem, "default/pi");
     const char *k;
     json_t *v;
     json_object_foreach(w->objs, k, v) {
@@ -126,6 +133,7 @@ static size_t sync_at(struct world *w, int64_t now, struct plan *p)
     reconcile_plan(&ob, &o, now, p);
     apply(w, p);
     json_decref(ob.pods);
+    json_decref(ob.launcher_seen);
     return p->n;
 }
 
@@ -281,6 +289,89 @@ static void test_launcher_failed_message(void **state)
     assert_string_equal(cond_field(&w, COND_FAILED, "message"),
                         "MPIJob default/pi has failed: BackoffLimitExceeded: Job has reached the specified backoff limit; "
                         "launcher pod pi-launcher-abcde: worker pi-worker-1 is gone (deleted)");
+    world_free(&w);
+}
+
+/* A launcher pod whose init container (the agent) terminated with code and message; with
+ * restarting, it is restarting (OnFailure): the record is in lastState. */
+static void add_launcher_init_failed(struct world *w, const char *name, const char *created, int code,
+                                     const char *msg, int restarting)
+{
+    json_t *p = json_pack("{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s}}", "metadata", "name", name,
+                          "creationTimestamp", created, "labels", "training.kubeflow.org/job-role",
+                          "launcher", "mpi_role_type", "launcher", "training.kubeflow.org/job-name", "pi",
+                          "status", "phase", "Pending");
+    json_t *term = json_pack("{s:i, s:s, s:s}", "exitCode", code, "reason", "Error", "message", msg);
+    json_t *st = restarting ? json_pack("{s:s, s:{s:{s:s}}, s:{s:o}, s:i}", "name", "mpi-agent-init", "state", "waiting",
+                                        "reason", "CrashLoopBackOff", "lastState", "terminated", term, "restartCount", 1)
+                            : json_pack("{s:s, s:{s:o}}", "name", "mpi-agent-init", "state", "terminated", term);
+    json_object_set_new(json_object_get(p, "status"), "initContainerStatuses", json_pack("[o]", st));
+    put(w, RK_POD, p);
+}
+
+/* F7: the Job deletes the restarting launcher pod when it gives up; the Failed message still
+ * carries the agent's reason, remembered from the pod's last state. */
+static void test_launcher_gone_keeps_reason(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    add_launcher_init_failed(&w, "pi-launcher-abcde", "2026-05-28T20:26:42Z", 1,
+                             "init failed: could not list the worker pods\nphases: {}", 1);
+    json_object_del(w.objs, "pods/pi-launcher-abcde");
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 0);
+    sync1(&w, T0 + 5000);
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: BackoffLimitExceeded: Job has reached the specified backoff limit; "
+                        "launcher pod pi-launcher-abcde: init failed: could not list the worker pods");
+    world_free(&w);
+
+    /* a remembered pod older than the MPIJob (an earlier job of the same name) is not quoted */
+    world_init(&w, job_json);
+    run_to_running(&w);
+    add_launcher_init_failed(&w, "pi-launcher-old", "2026-05-28T20:00:00Z", 1, "init failed: old\nphases: {}", 0);
+    json_object_del(w.objs, "pods/pi-launcher-old");
+    json_object_del(w.objs, "pods/pi-launcher-abcde");
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 1);
+    sync1(&w, T0 + 5000);
+    assert_null(strstr(cond_field(&w, COND_FAILED, "message"), "old"));
+    world_free(&w);
+}
+
+/* The agent's init exits 3 when the workers decided its wait: the job fails at once (no Job
+ * retry can help), naming the agent's reason, and the launcher Job is stopped. */
+static void test_workers_not_ready_fails_at_once(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    sync1(&w, T0);
+    set_pod(&w, "pi-worker-0", "Running", 1);
+    set_pod(&w, "pi-worker-1", "Pending", 0);
+    add_launcher_init_failed(&w, "pi-launcher-abcde", "2026-05-28T20:26:42Z", 3,
+                             "init failed: timed out after 10 s waiting for workers (1/2 ready): pi-worker-1: phase "
+                             "Pending: container w: ImagePullBackOff\nphases: {}", 1);
+    struct plan p;
+    sync_at(&w, T0 + 12000, &p);
+    assert_int_equal(p.failed, 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "MPIJobFailed");
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: the workers did not become ready; launcher pod pi-launcher-abcde: "
+                        "init failed: timed out after 10 s waiting for workers (1/2 ready): pi-worker-1: phase Pending: "
+                        "container w: ImagePullBackOff");
+    sync_at(&w, T0 + 13000, &p);
+    assert_int_equal(count(&p, ACT_PATCH, RK_JOB), 1); /* cleanPodPolicy Running: the Job is suspended */
+    plan_free(&p);
+    world_free(&w);
+
+    /* any other init failure (exit 1: e.g. an API error) is left to the Job's backoffLimit */
+    world_init(&w, job_json);
+    sync1(&w, T0);
+    add_launcher_init_failed(&w, "pi-launcher-abcde", "2026-05-28T20:26:42Z", 1, "init failed: x\nphases: {}", 1);
+    sync1(&w, T0 + 12000);
+    assert_null(cond_get(status(&w), COND_FAILED));
     world_free(&w);
 }
 
@@ -456,6 +547,8 @@ int main(void)
         cmocka_unit_test(test_invalid_job_once),
         cmocka_unit_test(test_wait_for_workers_ready),
         cmocka_unit_test(test_managed_externally),
+        cmocka_unit_test(test_launcher_gone_keeps_reason),
+        cmocka_unit_test(test_workers_not_ready_fails_at_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,106 @@
+/* launcher_memory.c - remembered launcher termination records (see launcher_memory.h). */
+#include "launcher_memory.h"
+#include "cache.h"
+#include "jsonutil.h"
+#include "mpijob.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct launcher_memory {
+    pthread_mutex_t mu;
+    json_t *pods; /* "ns/job" -> pruned launcher pod */
+};
+
+struct launcher_memory *lmem_new(void)
+{
+    struct launcher_memory *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->pods = json_object();
+    if (!m->pods) {
+        free(m);
+        return NULL;
+    }
+    pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+/* 1 when one of statuses has terminated (state or lastState) with a non-zero exit code, or with
+ * any exit code when any_exit. */
+static int has_termination(const json_t *statuses, int any_exit)
+{
+    size_t i;
+    json_t *s;
+    json_array_foreach(statuses, i, s) {
+        json_t *t = ju_at(s, "state", "terminated");
+        json_t *l = ju_at(s, "lastState", "terminated");
+        if ((t && (any_exit || json_integer_value(json_object_get(t, "exitCode")) != 0)) ||
+            (l && (any_exit || json_integer_value(json_object_get(l, "exitCode")) != 0)))
+            return 1;
+    }
+    return 0;
+}
+
+void lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
+{
+    const char *role = ju_str(pod, "metadata", "labels", LBL_T_ROLE);
+    if (!m || !key || !role || strcmp(role, "launcher") != 0 || !obj_name(pod))
+        return;
+    if (!has_termination(ju_at(pod, "status", "initContainerStatuses"), 0) &&
+        !has_termination(ju_at(pod, "status", "containerStatuses"), 1))
+        return;
+    json_t *copy = json_deep_copy(pod);
+    if (!copy)
+        return;
+    prune_pod(copy);
+    const char *ct = ju_str(copy, "metadata", "creationTimestamp");
+    pthread_mutex_lock(&m->mu);
+    json_t *old = json_object_get(m->pods, key);
+    const char *oct = ju_str(old, "metadata", "creationTimestamp");
+    int same = old && strcmp(obj_name(old) ?: "", obj_name(copy)) == 0;
+    /* RFC 3339 UTC timestamps of one format compare as strings */
+    if (!old || same || !oct || (ct && strcmp(ct, oct) >= 0))
+        json_object_set(m->pods, key, copy);
+    pthread_mutex_unlock(&m->mu);
+    json_decref(copy);
+}
+
+json_t *lmem_get(struct launcher_memory *m, const char *key)
+{
+    if (!m)
+        return NULL;
+    pthread_mutex_lock(&m->mu);
+    json_t *p = json_deep_copy(json_object_get(m->pods, key));
+    pthread_mutex_unlock(&m->mu);
+    return p;
+}
+
+void lmem_forget(struct launcher_memory *m, const char *key)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    json_object_del(m->pods, key);
+    pthread_mutex_unlock(&m->mu);
+}
+
+size_t lmem_count(struct launcher_memory *m)
+{
+    if (!m)
+        return 0;
+    pthread_mutex_lock(&m->mu);
+    size_t n = json_object_size(m->pods);
+    pthread_mutex_unlock(&m->mu);
+    return n;
+}
+
+void lmem_free(struct launcher_memory *m)
+{
+    if (!m)
+        return;
+    json_decref(m->pods);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
