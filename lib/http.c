@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config_int.h"
+#include "tls_conn.h"
 #include "kube/util.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -189,20 +190,6 @@ int kube_curl_apply_config(CURL *h, const struct kube_config *cfg, struct curl_s
     return 0;
 }
 
-/* Names the trust anchor used, for TLS verification messages. */
-static const char *ca_desc(const struct kube_config *cfg, char *buf, size_t n)
-{
-    if (!cfg)
-        return "the configured CA";
-    if (cfg->ca_file)
-        snprintf(buf, n, "CA file %s", cfg->ca_file);
-    else if (cfg->ca_data)
-        snprintf(buf, n, "certificate-authority-data");
-    else
-        snprintf(buf, n, "the system trust store (no CA configured)");
-    return buf;
-}
-
 char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url, const struct kube_config *cfg)
 {
     char ca[512];
@@ -217,9 +204,9 @@ char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
         return kube_strdup_printf("request to %s timed out: %s", url, detail);
     case CURLE_PEER_FAILED_VERIFICATION:
         return kube_strdup_printf("TLS: the server certificate of %s is not trusted by %s (%s): %s", url,
-                                  ca_desc(cfg, ca, sizeof ca), origin, detail);
+                                  kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
     case CURLE_SSL_CACERT_BADFILE:
-        return kube_strdup_printf("TLS: cannot load %s (%s): %s", ca_desc(cfg, ca, sizeof ca), origin, detail);
+        return kube_strdup_printf("TLS: cannot load %s (%s): %s", kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
     case CURLE_SSL_CERTPROBLEM:
         return kube_strdup_printf("TLS: cannot use the client certificate/key (%s): %s", origin, detail);
     case CURLE_SSL_CONNECT_ERROR:

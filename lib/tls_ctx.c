@@ -28,7 +28,9 @@ const char *kube_tls_errstr(char *buf, size_t n, const char *fallback)
 /* Names the trust anchor, for messages. */
 const char *kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n)
 {
-    if (cfg->ca_file)
+    if (!cfg)
+        snprintf(buf, n, "the configured CA");
+    else if (cfg->ca_file)
         snprintf(buf, n, "CA file %s", cfg->ca_file);
     else if (cfg->ca_data)
         snprintf(buf, n, "certificate-authority-data");
