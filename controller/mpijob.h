@@ -84,6 +84,7 @@ const char *mpijob_worker_container(const struct mpijob *j);
 /* Whether hostfile entries are FQDNs (<pod>.<job>-worker.<ns>.svc) rather than pod names. */
 int mpijob_fqdn_hosts(const struct mpijob *j);
 
+/* The API's spelling of each enum value (for messages, labels and env). */
 const char *mpi_impl_name(enum mpi_impl i);
 const char *clean_policy_name(enum clean_pod_policy p);
 const char *transport_name(enum transport t);
