@@ -147,6 +147,11 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
     return 0;
 }
 
+/* One list at a time per process: a reply may be as large as the library's cap (64 MiB), so
+ * the caches listing at once (initial sync, relists) could hold one cap each (a hostile
+ * server's 256 MiB replies cost ~420 MB with 9 caches); serialised, the peak is one cap. */
+static pthread_mutex_t list_gate = PTHREAD_MUTEX_INITIALIZER;
+
 static void *run(void *arg)
 {
     struct cache *k = arg;
@@ -154,7 +159,9 @@ static void *run(void *arg)
     while (!kube_cancel_requested(k->cancel)) {
         struct kube_error err = KUBE_ERROR_INIT;
         struct kube_list_opts lo = { .label_selector = k->selector, .limit = 500 };
+        pthread_mutex_lock(&list_gate);
         json_t *list = kube_list_all(k->c, k->o.res, k->ns, &lo, &err);
+        pthread_mutex_unlock(&list_gate);
         if (!list) {
             if (err.reason != KUBE_CANCELLED)
                 set_error(k, "list", &err);
