@@ -6,6 +6,7 @@
 #   make test       unit tests, fuzz smoke runs, integration tests on kubesim
 #   make asan       the same tests with AddressSanitizer + UBSan builds
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
+#   make valgrind   every unit test under valgrind memcheck (leaks, invalid accesses)
 #   make bench      benchmark tables (bench/*.sh)
 #   make deps       install the Debian packages the project needs
 #   make demo       run an example MPIJob end to end on the embedded simulator
@@ -63,7 +64,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 
-.PHONY: e2e all stage test unit integration asan fuzz fuzz-smoke bench deps demo install clean check-tools
+.PHONY: e2e all stage test unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -141,6 +142,15 @@ fuzz: $(FUZZ_BINS)
 # In make test: the seeds plus a short run from a fixed seed (repeatable).
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=10 FUZZ_FLAGS=-seed=1
+
+# ---- valgrind: every unit test under memcheck (release build; not part of make test) ----
+VALGRIND_FLAGS ?= -q --error-exitcode=1 --leak-check=full
+valgrind: $(UNIT_TESTS)
+	@[ "$(MODE)" = release ] || { echo "make valgrind runs the release build (MODE=release)"; exit 2; }
+	@fail=0; for t in $(UNIT_TESTS); do \
+	  s=$$SECONDS; timeout 900 valgrind $(VALGRIND_FLAGS) $$t >$$t.valgrind.log 2>&1 && echo "PASS $$t ($$((SECONDS-s))s)" || \
+	    { tail -n 60 $$t.valgrind.log; echo "FAIL: $$t (log: $$t.valgrind.log)"; fail=1; }; \
+	done; exit $$fail
 
 bench: all
 	@for b in bench/*.sh; do [ -x "$$b" ] || continue; echo "== $$b"; timeout 1800 $$b || echo "bench failed: $$b"; done
