@@ -52,8 +52,24 @@ static json_t *ssh_secret(struct kube_client *c, const json_t *job, const char *
     return out;
 }
 
+/* Tells sink what the server holds after action a answered res (NULL: err). */
+static void report(const struct apply_sink *sink, const struct action *a, const json_t *res,
+                   const struct kube_error *err)
+{
+    if (!sink || a->kind == ACT_EVENT)
+        return;
+    if (res && obj_name(res) && json_is_object(json_object_get(res, "metadata")) &&
+        strcmp(ju_str(res, "kind") ?: "", "Status") != 0) {
+        if (sink->stored)
+            sink->stored(sink->ud, a->res, res);
+    } else if (a->kind == ACT_DELETE && (res || err->reason == KUBE_NOT_FOUND) && sink->gone) {
+        sink->gone(sink->ud, a->res, a->name);
+    }
+}
+
 /* Runs one action; returns 0 ok/ignorable, -1 retry. */
-static int run_action(struct kube_client *c, const json_t *job, const struct action *a)
+static int run_action(struct kube_client *c, const json_t *job, const struct action *a,
+                      const struct apply_sink *sink)
 {
     const char *ns = ju_str(job, "metadata", "namespace");
     const struct kube_resource *r = resource_of(a->res, a->obj);
@@ -71,6 +87,7 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     case ACT_DELETE: res = kube_delete(c, r, ns, a->name, &bg, &err); break;
     case ACT_SSH_SECRET: res = ssh_secret(c, job, a->name, &err); break;
     }
+    report(sink, a, res, &err);
     int rc = 0;
     if (!res && !(err.reason == KUBE_ALREADY_EXISTS && (a->kind == ACT_CREATE || a->kind == ACT_SSH_SECRET)) &&
         !(err.reason == KUBE_NOT_FOUND && a->kind == ACT_DELETE)) {
@@ -85,18 +102,18 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     return rc;
 }
 
-int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p)
+int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, const struct apply_sink *sink)
 {
     /* API changes first; Events only once they all went through, so that a retried sync
      * (e.g. after a status Conflict) does not report the same transition twice. */
     int rc = 0;
     for (size_t i = 0; i < p->n && rc == 0; i++) {
-        if (p->a[i].kind != ACT_EVENT && run_action(c, job, &p->a[i]) < 0)
+        if (p->a[i].kind != ACT_EVENT && run_action(c, job, &p->a[i], sink) < 0)
             rc = -1;
     }
     for (size_t i = 0; i < p->n && rc == 0; i++) {
         if (p->a[i].kind == ACT_EVENT)
-            run_action(c, job, &p->a[i]);
+            run_action(c, job, &p->a[i], NULL);
     }
     return rc;
 }

@@ -19,6 +19,7 @@ struct cache {
     json_t *groups; /* "ns/job" -> {name: "compact json"} */
     size_t count;
     int synced, started;
+    unsigned long long seen_rv; /* the newest resourceVersion the list/watch delivered */
     char *last_error;
     struct kube_cancel *cancel;
     pthread_t th;
@@ -43,6 +44,15 @@ struct cache *cache_new(struct kube_client *c, const struct cache_opts *o)
         return NULL;
     }
     return k;
+}
+
+/* resourceVersion as a number (Kubernetes' are etcd revisions); 0 when not numeric. */
+static unsigned long long rv_num(const json_t *obj)
+{
+    const char *rv = ju_str(obj, "metadata", "resourceVersion");
+    char *end = NULL;
+    unsigned long long n = rv && *rv ? strtoull(rv, &end, 10) : 0;
+    return end && *end == '\0' ? n : 0;
 }
 
 /* "ns/job" for obj, or 0 when it belongs to no job. */
@@ -99,7 +109,7 @@ static void set_error(struct cache *k, const char *what, const struct kube_error
 }
 
 /* Replaces the cache with a list's items and notifies every group present before or after. */
-static void replace_all(struct cache *k, json_t *items)
+static void replace_all(struct cache *k, json_t *items, unsigned long long list_rv)
 {
     json_t *fresh = json_object();
     size_t i, n = 0;
@@ -116,6 +126,7 @@ static void replace_all(struct cache *k, json_t *items)
     pthread_mutex_lock(&k->mu);
     json_t *old = k->groups;
     k->groups = fresh;
+    k->seen_rv = list_rv;
     k->count = n;
     k->synced = 1;
     pthread_cond_broadcast(&k->cv);
@@ -126,6 +137,18 @@ static void replace_all(struct cache *k, json_t *items)
     if (k->o.notify)
         json_object_foreach(old, gk, v) k->o.notify(gk, k->o.ud);
     json_decref(old);
+}
+
+/* resourceVersion of the cached copy of name in group key (0: none or not numeric); lock held. */
+static unsigned long long cached_rv_locked(struct cache *k, const char *key, const char *name)
+{
+    json_t *v = json_object_get(json_object_get(k->groups, key), name);
+    if (!v)
+        return 0;
+    json_t *o = json_loads(json_string_value(v), 0, NULL);
+    unsigned long long rv = rv_num(o);
+    json_decref(o);
+    return rv;
 }
 
 static int on_event(const struct kube_watch_event *ev, void *ud)
@@ -139,8 +162,13 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
         return 0;
     if (k->o.observe)
         k->o.observe(key, ev->object, k->o.ud);
+    unsigned long long rv = rv_num(ev->object);
     pthread_mutex_lock(&k->mu);
-    put_locked(k, k->groups, key, name, ev->type == KUBE_EVENT_DELETED ? NULL : ev->object);
+    /* an event older than the cached copy (our own write, cache_store) would undo it */
+    if (ev->type == KUBE_EVENT_DELETED || !rv || cached_rv_locked(k, key, name) <= rv)
+        put_locked(k, k->groups, key, name, ev->type == KUBE_EVENT_DELETED ? NULL : ev->object);
+    if (rv > k->seen_rv)
+        k->seen_rv = rv;
     pthread_mutex_unlock(&k->mu);
     if (k->o.notify)
         k->o.notify(key, k->o.ud);
@@ -172,7 +200,7 @@ static void *run(void *arg)
         }
         const char *rv = ju_str(list, "metadata", "resourceVersion");
         char *rvc = strdup(rv ? rv : "");
-        replace_all(k, json_object_get(list, "items"));
+        replace_all(k, json_object_get(list, "items"), rv_num(list));
         json_decref(list);
         struct kube_list_opts wo = { .label_selector = k->selector, .resource_version = rvc,
                                      .timeout_seconds = 300, .allow_bookmarks = 1 };
@@ -230,6 +258,30 @@ json_t *cache_group(struct cache *k, const char *key)
     }
     pthread_mutex_unlock(&k->mu);
     return out;
+}
+
+void cache_store(struct cache *k, const json_t *obj)
+{
+    char key[512];
+    const char *name = obj_name(obj);
+    if (!k || !name || !group_key(k, obj, key, sizeof key))
+        return;
+    unsigned long long rv = rv_num(obj);
+    pthread_mutex_lock(&k->mu);
+    /* once the watch delivered this revision the cache is at least as new (and knows of a
+     * deletion since): storing then could resurrect a deleted object */
+    if (rv && rv > k->seen_rv)
+        put_locked(k, k->groups, key, name, (json_t *)obj);
+    pthread_mutex_unlock(&k->mu);
+}
+
+void cache_drop(struct cache *k, const char *key, const char *name)
+{
+    if (!k || !key || !name)
+        return;
+    pthread_mutex_lock(&k->mu);
+    put_locked(k, k->groups, key, name, NULL);
+    pthread_mutex_unlock(&k->mu);
 }
 
 json_t *cache_get(struct cache *k, const char *key, const char *name)

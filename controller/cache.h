@@ -39,6 +39,13 @@ int cache_start(struct cache *k);
 int cache_wait_synced(struct cache *k, long timeout_ms);
 /* The objects of group "ns/job" as a new array of parsed objects (empty array when none). */
 json_t *cache_group(struct cache *k, const char *key);
+/* Write-through of the operator's own writes, so the next sync does not act on a state the
+ * API server already moved past (duplicate creates, status Conflicts, deletes of deleted pods):
+ * stores obj (the server's reply to a create/update) unless the list/watch already delivered
+ * its resourceVersion (numeric; etcd revisions); the watch's own event for it follows. */
+void cache_store(struct cache *k, const json_t *obj);
+/* Removes name from group key now (the operator deleted it; the watch's event follows). */
+void cache_drop(struct cache *k, const char *key, const char *name);
 /* The object name in group key, parsed (new reference) or NULL. */
 json_t *cache_get(struct cache *k, const char *key, const char *name);
 /* A new array of every group key currently cached. */

@@ -104,6 +104,32 @@ static void record_metrics(const char *key, const char *ns, const struct plan *p
         metrics_job_info(key, ns, p->launcher_pod);
 }
 
+/* The cache holding objects of kind r, or NULL. */
+static struct cache *cache_of(struct controller *ctl, enum res_kind r)
+{
+    static const int map[RK__COUNT] = { [RK_CONFIGMAP] = C_CM, [RK_SERVICEACCOUNT] = C_SA, [RK_ROLE] = C_ROLE,
+        [RK_ROLEBINDING] = C_RB, [RK_SECRET] = C_SECRET, [RK_SERVICE] = C_SVC, [RK_POD] = C_POD,
+        [RK_JOB] = C_JOB, [RK_PODGROUP] = C_PG, [RK_MPIJOB] = C_MPIJOB, [RK_EVENT] = -1 };
+    return (unsigned)r < RK__COUNT && map[r] >= 0 ? ctl->caches[map[r]] : NULL;
+}
+
+struct sink_ctx {
+    struct controller *ctl;
+    const char *key;
+};
+
+static void sink_stored(void *ud, enum res_kind r, const json_t *obj)
+{
+    struct sink_ctx *s = ud;
+    cache_store(cache_of(s->ctl, r), obj);
+}
+
+static void sink_gone(void *ud, enum res_kind r, const char *name)
+{
+    struct sink_ctx *s = ud;
+    cache_drop(cache_of(s->ctl, r), s->key, name);
+}
+
 /* One sync of key; returns 0 done, -1 retry with backoff; *after_ms = requested requeue. */
 static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
 {
@@ -132,7 +158,9 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
     ob.launcher_seen = lmem_get(ctl->lmem, key);
     struct plan p;
     reconcile_plan(&ob, &ctl->o.build, ju_now_ms(), &p);
-    int rc = p.n ? apply_plan(ctl->c, ob.job, &p) : 0;
+    struct sink_ctx sc = { ctl, key };
+    struct apply_sink sink = { sink_stored, sink_gone, &sc };
+    int rc = p.n ? apply_plan(ctl->c, ob.job, &p, &sink) : 0;
     if (rc == 0)
         record_metrics(key, ns, &p);
     if (p.n)

@@ -35,9 +35,18 @@ void controller_stop(struct controller *ctl);
 /* Frees ctl. */
 void controller_free(struct controller *ctl);
 
-/* Executes one plan for job key ("ns/name") against the API. Returns 0 when every action
- * succeeded or needed no retry, -1 when the key should be retried with backoff. */
-int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p);
+/* Where apply_plan reports what the API server now holds after each write (the caches'
+ * write-through): stored = the reply object of a create/update/patch/delete-in-progress,
+ * gone = an object that no longer exists (deleted, or NotFound on delete). */
+struct apply_sink {
+    void (*stored)(void *ud, enum res_kind r, const json_t *obj);
+    void (*gone)(void *ud, enum res_kind r, const char *name);
+    void *ud;
+};
+
+/* Executes one plan for job key ("ns/name") against the API (sink may be NULL). Returns 0 when
+ * every action succeeded or needed no retry, -1 when the key should be retried with backoff. */
+int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, const struct apply_sink *sink);
 /* Records a core v1 Event on the MPIJob (best effort). */
 void event_record(struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg);
 
