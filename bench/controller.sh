@@ -8,24 +8,31 @@
 #   - the anchor: kubectl creating the N MPIJobs (wall time, kubectl peak RSS);
 #   - time from the start of that create until every launcher Job exists
 #     (and until every MPIJob has its Created condition), and the ratio to the anchor;
+#     both seen by `kubectl get --watch` streams opened before the create (no polling
+#     of 1,000-object lists, which would load the API server being measured);
 #   - reconcile latency p50/p90/p99 (one sync of one MPIJob incl. its API calls,
 #     from the operator's mpi_operator_reconcile_duration_seconds summary);
 #   - the operator's peak RSS: its own memory (RssAnon, sampled) and VmHWM, which
-#     also counts the ~10 MB of shared library pages (libcrypto alone ~4 MB).
+#     also counts the ~10 MB of shared library pages (libcrypto alone ~4 MB);
+#   - CPU seconds used by the operator and by kubesim, and the API requests served.
 #     Targets: RSS <= 10 MB, p99 <= 50 ms.
 # Usage: bench/controller.sh [N]. Needs root (kubesim network namespaces).
+# Env: BENCH_N (N), BENCH_DIR_PREFIX (temp dir prefix, default /tmp/controller-bench),
+# BENCH_THREADINESS (operator --threadiness, default: the operator's default),
+# BENCH_KEEP=1 (keep the temp dir: operator.log, apiserver.log).
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 BINDIR=${BINDIR:-$ROOT/bin}
 KS=$ROOT/tests/kubesim/kubesim
 N=${1:-${BENCH_N:-1000}}
 [ "$(id -u)" -eq 0 ] || { echo "bench/controller.sh: needs root (kubesim network namespaces)"; exit 0; }
-D=$(mktemp -d /tmp/controller-bench-XXXXXX)
-OP=
+D=$(mktemp -d "${BENCH_DIR_PREFIX:-/tmp/controller-bench}-XXXXXX")
+OP= SAMPLER= W1= W2=
 cleanup() {
+  for p in $W1 $W2 $SAMPLER; do kill "$p" 2>/dev/null || true; done
   [ -n "$OP" ] && kill "$OP" 2>/dev/null && sleep 1
   timeout 60 "$KS" down --dir "$D" >/dev/null 2>&1 || true
-  rm -rf "$D"
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "kept $D"; else rm -rf "$D"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -58,32 +65,59 @@ spec:
 """
 print("---\n".join(tmpl % {"i": i} for i in range(n)))
 PY
+# counts distinct names on stdin lines "NAME [WORD...]" (those with WANT among the words
+# when WANT is given) and writes the epoch ns at which the count reaches N to FILE
+cat >"$D/count.py" <<'PY'
+import sys, time
+n, out, want = int(sys.argv[1]), sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""
+seen = set()
+for line in sys.stdin:
+    w = line.split()
+    if not w or (want and want not in w[1:]):
+        continue
+    seen.add(w[0])
+    if len(seen) >= n:
+        with open(out, "w") as f:
+            f.write("%d\n" % time.time_ns())
+        break
+PY
+THR=()
+[ -n "${BENCH_THREADINESS:-}" ] && THR=(--threadiness "$BENCH_THREADINESS")
 setsid "$KS" run --dir "$D" -- "$BINDIR/mpi-operator" --kubeconfig "$D/kubeconfig" --leader-elect=false \
-  --monitoring-port 18190 >"$D/operator.log" 2>&1 &
+  --monitoring-port 18190 "${THR[@]}" >"$D/operator.log" 2>&1 &
 OP=$!
 until "$KS" run --dir "$D" -- curl -sf -m 5 http://127.0.0.1:18190/readyz >/dev/null 2>&1; do sleep 0.2; done
 rss0=$(awk '/VmRSS/ {print $2}' /proc/$OP/status)
-count_jobs() { k get jobs -l training.kubeflow.org/operator-name=mpi-operator --no-headers 2>/dev/null | wc -l; }
+# the watches: launcher Jobs by name; MPIJobs with their condition types
+( k get jobs -l training.kubeflow.org/operator-name=mpi-operator --watch -o name 2>/dev/null |
+  python3 "$D/count.py" "$N" "$D/t_jobs" ) &
+W1=$!
+( k get mpijobs --watch -o jsonpath='{.metadata.name}{" "}{.status.conditions[*].type}{"\n"}' 2>/dev/null |
+  python3 "$D/count.py" "$N" "$D/t_created" Created ) &
+W2=$!
+sleep 3   # the watches are open (kubectl start-up)
 # peak anonymous RSS (heap, stacks: the operator's own memory; VmHWM adds shared library pages)
-anon_peak=0
 ( while kill -0 $OP 2>/dev/null; do a=$(awk '/RssAnon/ {print $2}' /proc/$OP/status 2>/dev/null); echo "${a:-0}"; sleep 0.2; done ) \
   >"$D/anon.samples" 2>/dev/null &
 SAMPLER=$!
+ks_pid=$(cat "$D/kubesim.pid")
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }   # utime + stime, clock ticks
+tck=$(getconf CLK_TCK)
+op_cpu0=$(cpu "$OP"); ks_cpu0=$(cpu "$ks_pid"); req0=$(wc -l <"$D/apiserver.log")
 t0=$(date +%s%N)
 /usr/bin/time -f "%e %M" -o "$D/kubectl.time" "$KS" run --dir "$D" -- kubectl create -f "$D/jobs.yaml" >/dev/null
 t_create=$(( ($(date +%s%N) - t0) / 1000000 ))
 deadline=$(( $(date +%s) + 900 ))
-while [ "$(count_jobs)" -lt "$N" ]; do
-  [ "$(date +%s)" -lt $deadline ] || { echo "bench/controller.sh: launcher Jobs incomplete after 900 s"; exit 1; }
-  sleep 0.5
+for f in t_jobs t_created; do
+  until [ -s "$D/$f" ]; do
+    [ "$(date +%s)" -lt $deadline ] || { echo "bench/controller.sh: $f incomplete after 900 s"; exit 1; }
+    sleep 0.2
+  done
 done
-t_jobs=$(( ($(date +%s%N) - t0) / 1000000 ))
-created() { local n; n=$(k get mpijobs -o jsonpath='{range .items[*]}{.status.conditions[0].type}{"\n"}{end}' 2>/dev/null | grep -c '^Created$'); echo "${n:-0}"; }
-while [ "$(created)" -lt "$N" ]; do
-  [ "$(date +%s)" -lt $deadline ] || { echo "bench/controller.sh: Created conditions incomplete after 900 s"; exit 1; }
-  sleep 0.5
-done
-t_created=$(( ($(date +%s%N) - t0) / 1000000 ))
+t_jobs=$(( ($(cat "$D/t_jobs") - t0) / 1000000 ))
+t_created=$(( ($(cat "$D/t_created") - t0) / 1000000 ))
+op_cpu=$(( $(cpu "$OP") - op_cpu0 )); ks_cpu=$(( $(cpu "$ks_pid") - ks_cpu0 ))
+reqs=$(( $(wc -l <"$D/apiserver.log") - req0 ))
 sleep 2
 m=$("$KS" run --dir "$D" -- curl -sf -m 30 http://127.0.0.1:18190/metrics)
 q() { echo "$m" | awk -v q="$1" '$1 == "mpi_operator_reconcile_duration_seconds{quantile=\""q"\"}" {printf "%.1f", $2 * 1000}'; }
@@ -110,4 +144,7 @@ printf '%-58s %10d MB   (target <= 10)\n' "operator peak anonymous RSS (heap + s
 printf '%-58s %10d MB\n' "operator peak RSS incl. shared libraries (VmHWM)" "$(( (hwm + 512) / 1024 ))"
 printf '%-58s %10d MB\n' "  of which shared library pages (RssFile, at the end)" "$(( (file_now + 512) / 1024 ))"
 printf '%-58s %10d MB\n' "operator RSS before the jobs (idle, caches synced)" "$(( (rss0 + 512) / 1024 ))"
+printf '%-58s %12s\n' "operator CPU time until Created (s)" "$(echo "scale=1; $op_cpu / $tck" | bc)"
+printf '%-58s %12s\n' "kubesim CPU time until Created (s)" "$(echo "scale=1; $ks_cpu / $tck" | bc)"
+printf '%-58s %12s\n' "API requests served until Created (all clients)" "$reqs"
 printf '%-58s %12s\n' "pods created (workers + launchers, Pending)" "$pods"

@@ -187,6 +187,84 @@ class StoreTest(unittest.TestCase):
                                     field_selector="involvedObject.name=p")), 1)
 
 
+class ScaleIndexTest(unittest.TestCase):
+    """The store's indexes (sorted keys, labels, owners, uids) stay right through writes."""
+
+    def test_list_namespace_ranges_and_label_index(self):
+        s = new_store()
+        for ns in ("a", "b"):
+            s.create("namespaces", None, {"metadata": {"name": ns}})
+            s.create("serviceaccounts", ns, {"metadata": {"name": "default"}})
+        for i in range(5):
+            s.create("pods", "a", pod("p%d" % i, {"app": "x" if i % 2 else "y", "i": str(i)}))
+        s.create("pods", "b", pod("p0", {"app": "x"}))
+        s.create("pods", "default", pod("q", {"app": "x"}))
+        self.assertEqual([p["metadata"]["name"] for p in s.list("pods", "a")],
+                         ["p0", "p1", "p2", "p3", "p4"])
+        self.assertEqual([p["metadata"]["name"] for p in s.list("pods", "a", "app=x")],
+                         ["p1", "p3"])
+        self.assertEqual([p["metadata"]["name"] for p in s.list("pods", "a", "app in (x,y),i!=0")],
+                         ["p1", "p2", "p3", "p4"])
+        self.assertEqual([(p["metadata"]["namespace"], p["metadata"]["name"])
+                          for p in s.list("pods", None, "app=x")],
+                         [("a", "p1"), ("a", "p3"), ("b", "p0"), ("default", "q")])
+        # a label change moves the object between index entries
+        s.mutate("pods", "a", "p1", lambda o: o["metadata"]["labels"].update(app="y"))
+        self.assertEqual([p["metadata"]["name"] for p in s.list("pods", "a", "app=x")], ["p3"])
+        self.assertEqual([p["metadata"]["name"] for p in s.select("pods", "a", {"app": "y"})],
+                         ["p0", "p1", "p2", "p4"])
+        s.delete("pods", "a", "p3")
+        self.assertEqual(s.list("pods", "a", "app=x"), [])
+        self.assertEqual(s.select("pods", "a", {"app": "x"}), [])
+        # list results are copies: changing them changes nothing stored
+        s.list("pods", "a")[0]["metadata"]["labels"]["app"] = "z"
+        self.assertEqual(s.list("pods", "a", "app=z"), [])
+
+    def test_owner_and_uid_index(self):
+        s = new_store()
+        o = s.create("configmaps", "default", {"metadata": {"name": "o"}})
+        uid = o["metadata"]["uid"]
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": uid}
+        s.create("configmaps", "default", {"metadata": {"name": "d1", "ownerReferences": [ref]}})
+        s.create("pods", "default", dict(pod("d2"), metadata={"name": "d2",
+                                                              "ownerReferences": [ref]}))
+        self.assertEqual(s.dependents(uid), [("configmaps", "default", "d1"),
+                                             ("pods", "default", "d2")])
+        self.assertEqual(s.by_uid(uid), ("configmaps", "default", "o"))
+        s.mutate("configmaps", "default", "d1", lambda x: x["metadata"].pop("ownerReferences"))
+        self.assertEqual(s.dependents(uid), [("pods", "default", "d2")])
+        s.delete("configmaps", "default", "o")
+        self.assertIsNone(s.by_uid(uid))
+        self.assertEqual(s.dependents(uid), [("pods", "default", "d2")])
+
+    def test_history_keeps_old_versions_unchanged(self):
+        s = new_store()
+        s.create("configmaps", "default", {"metadata": {"name": "h"}, "data": {"k": "1"}})
+        rv = s.rv
+        s.mutate("configmaps", "default", "h", lambda o: o["data"].update(k="2"))
+        s.delete("configmaps", "default", "h")
+        ev = [(t, o["metadata"]["resourceVersion"], (o.get("data") or {}).get("k"))
+              for _rv, r, t, o in s.events_since(rv - 1) if r == "configmaps"]
+        self.assertEqual([e[0] for e in ev], ["ADDED", "MODIFIED", "DELETED"])
+        self.assertEqual(len({e[1] for e in ev}), 3)
+        self.assertEqual([e[2] for e in ev], ["1", "2", "2"])
+
+    def test_event_aggregation_by_index(self):
+        s = new_store()
+        cm = s.create("configmaps", "default", {"metadata": {"name": "e"}})
+        for _ in range(3):
+            s.record_event(None, cm, "Normal", "Same", "same message", "test")
+        s.record_event(None, cm, "Normal", "Other", "same message", "test")
+        evs = sorted((e["reason"], e["count"]) for e in s.list("events", "default"))
+        self.assertEqual(evs, [("Other", 1), ("Same", 3)])
+        # a deleted event is not bumped: the next one is new
+        name = [e for e in s.list("events", "default") if e["reason"] == "Same"][0]
+        s.delete("events", "default", name["metadata"]["name"])
+        s.record_event(None, cm, "Normal", "Same", "same message", "test")
+        self.assertEqual(sorted((e["reason"], e["count"]) for e in s.list("events", "default")),
+                         [("Other", 1), ("Same", 1)])
+
+
 class PatchTest(unittest.TestCase):
     def test_merge_patch(self):
         self.assertEqual(patch.merge_patch({"a": 1, "b": {"c": 2, "d": 3}},
@@ -399,6 +477,79 @@ class LoopTest(unittest.TestCase):
                 self.assertNotIn("ownerReferences", dep["metadata"])
             else:
                 self.assertIsNone(dep)
+
+    def test_gc_incremental_missing_owner_namespace_and_expiry(self):
+        gc = GarbageCollector(self.s, event_ttl=3600)
+        # a dependent whose owner never existed goes; one whose owner lives stays
+        owner = self.s.create("configmaps", "default", {"metadata": {"name": "own"}})
+        good = {"apiVersion": "v1", "kind": "ConfigMap", "name": "own",
+                "uid": owner["metadata"]["uid"]}
+        bad = dict(good, uid="no-such-uid")
+        self.s.create("configmaps", "default", {"metadata": {"name": "keep",
+                                                             "ownerReferences": [good]}})
+        self.s.create("configmaps", "default", {"metadata": {"name": "orphan",
+                                                             "ownerReferences": [bad]}})
+        self.settle()
+        self.assertIsNotNone(self.s.try_get("configmaps", "default", "keep"))
+        self.assertIsNone(self.s.try_get("configmaps", "default", "orphan"))
+        # a chain: deleting the owner takes the dependent and its own dependent
+        keep = self.s.get("configmaps", "default", "keep")
+        self.s.create("configmaps", "default", {"metadata": {"name": "grandchild", "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "keep",
+             "uid": keep["metadata"]["uid"]}]}})
+        self.s.delete("configmaps", "default", "own")
+        self.settle()
+        self.assertEqual([c["metadata"]["name"] for c in self.s.list("configmaps", "default")
+                          if c["metadata"]["name"] in ("keep", "grandchild")], [])
+        # a terminating namespace is emptied, then removed
+        self.s.create("namespaces", None, {"metadata": {"name": "gone"}})
+        self.settle()
+        self.s.create("configmaps", "gone", {"metadata": {"name": "x"}})
+        self.s.delete("namespaces", None, "gone")
+        self.settle()
+        self.assertIsNone(self.s.try_get("namespaces", None, "gone"))
+        self.assertEqual(self.s.list("configmaps", "gone"), [])
+        # event expiry (--event-ttl)
+        cm = self.s.get("configmaps", "default", "kube-root-ca.crt") if self.s.try_get(
+            "configmaps", "default", "kube-root-ca.crt") else self.s.create(
+            "configmaps", "default", {"metadata": {"name": "evowner"}})
+        self.s.record_event(None, cm, "Normal", "Old", "old", "test")
+        self.s.record_event(None, cm, "Normal", "New", "new", "test")
+        old = [e for e in self.s.list("events", "default") if e["reason"] == "Old"][0]
+        old["lastTimestamp"] = "2000-01-01T00:00:00Z"
+        self.s.update("events", "default", old)
+        gc.expire_events()
+        self.assertEqual(sorted(e["reason"] for e in self.s.list("events", "default")), ["New"])
+
+    def test_endpoints_follow_label_changes(self):
+        EndpointsController(self.s)
+        for i in range(3):
+            self.s.create("services", "default", {"metadata": {"name": "s%d" % i}, "spec": {
+                "clusterIP": "None", "selector": {"app": "s%d" % i, "tier": "w"},
+                "ports": [{"port": 22}]}})
+        self.s.create("pods", "default", pod("p", {"app": "s1", "tier": "w"}))
+        self.s.update_status("pods", "default", "p", {"phase": "Running", "podIP": "10.250.1.9",
+                                                      "conditions": [{"type": "Ready",
+                                                                      "status": "True"}]})
+        self.settle()
+
+        def ips(svc):
+            ep = self.s.get("endpoints", "default", svc)
+            return [a["ip"] for sub in ep.get("subsets") or [] for a in sub.get("addresses", [])]
+        self.assertEqual([ips("s0"), ips("s1"), ips("s2")], [[], ["10.250.1.9"], []])
+        # relabelled: it leaves s1's endpoints and joins s2's
+        self.s.mutate("pods", "default", "p", lambda o: o["metadata"]["labels"].update(app="s2"))
+        self.settle()
+        self.assertEqual([ips("s0"), ips("s1"), ips("s2")], [[], [], ["10.250.1.9"]])
+        # the service's selector changes: the pod leaves
+        svc = self.s.get("services", "default", "s2")
+        svc["spec"]["selector"] = {"app": "other"}
+        self.s.update("services", "default", svc)
+        self.settle()
+        self.assertEqual(ips("s2"), [])
+        self.s.delete("pods", "default", "p")
+        self.settle()
+        self.assertEqual([ips("s0"), ips("s1"), ips("s2")], [[], [], []])
 
     def test_job_success_and_backoff(self):
         jc = JobController(self.s, backoff_base=0, resync=0.05)

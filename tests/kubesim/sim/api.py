@@ -456,7 +456,7 @@ class Api:
         if r.info.key == EVENTS_V1:
             fs = [(p.replace("regarding.", "involvedObject.").replace(
                 "reportingController", "reportingComponent"), o, v) for p, o, v in fs]
-        objs = self.store.list(skey, r.namespace or None, ls, fs)
+        objs = self.store.list(skey, r.namespace or None, ls, fs, copy=False)
         start = 0
         if q.get("continue"):
             try:
@@ -487,7 +487,8 @@ class Api:
                 {"ns": last.get("namespace", ""), "name": last["name"],
                  "rv": self.store.rv}).encode()).decode().rstrip("=")
             md["remainingItemCount"] = len(objs) - start - limit
-        items = [self.out(r.info, r.version, o) for o in page]
+        items = [self.out(r.info, r.version, deepcopy(o) if r.info.crd is not None else o)
+                 for o in page]
         if self.wants_table(request):
             return jresp(tables.table(r.info, r.version, items, md,
                                       q.get("includeObject", "Object")))
@@ -525,8 +526,10 @@ class Api:
         backlog = []
         matched = set()
         too_old = None
+        # events are stored objects shared with the store (never mutated in place): out()
+        # copies custom resources before defaulting them
         if rv in ("", "0") or initial:
-            for o in self.store.list(skey, ns or None, ls, fs):
+            for o in self.store.list(skey, ns or None, ls, fs, copy=False):
                 backlog.append(("ADDED", o))
                 matched.add((o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         else:
@@ -534,7 +537,7 @@ class Api:
                 int(rv)
             except ValueError:
                 raise errors.bad_request('invalid resource version "%s"' % rv)
-            for o in self.store.list(skey, ns or None, ls, fs):
+            for o in self.store.list(skey, ns or None, ls, fs, copy=False):
                 matched.add((o["metadata"].get("namespace", ""), o["metadata"]["name"]))
             try:
                 hist = self.store.events_since(rv)
@@ -549,8 +552,9 @@ class Api:
                         matched.discard(k)
             for (erv, res, etype, o) in hist:
                 if res == skey:
-                    backlog.append((etype, deepcopy(o)))
-        handle = self.store.subscribe(skey, lambda t, o: queue.put_nowait((t, o)))
+                    backlog.append((etype, o))
+        handle = self.store.subscribe(skey, lambda t, o: queue.put_nowait((t, o)),
+                                      readonly=True)
         resp = web.StreamResponse(status=200)
         resp.content_type = "application/json"
         resp.enable_chunked_encoding()
@@ -564,7 +568,8 @@ class Api:
                 elif etype == "BOOKMARK":
                     obj = o
                 else:
-                    obj = self.out(r.info, r.version, o)
+                    obj = self.out(r.info, r.version, deepcopy(o) if r.info.crd is not None
+                                   else o)
                     if as_table:
                         obj = tables.table(r.info, r.version, [obj], {
                             "resourceVersion": obj["metadata"].get("resourceVersion", "")},

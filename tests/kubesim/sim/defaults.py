@@ -154,8 +154,8 @@ class ServiceIPs:
         self.next = 10
 
     def alloc(self, store):
-        used = {s.get("spec", {}).get("clusterIP") for _r, s in
-                ((r, o) for r, o in store.all_objects() if r == "services")}
+        used = {s.get("spec", {}).get("clusterIP") for s in
+                store.data.get("services", {}).values()}
         while True:
             ip = str(self.net[self.next])
             self.next += 1

@@ -48,17 +48,27 @@ def set_cond(st, typ, status, reason, message):
 
 
 class JobController:
-    def __init__(self, store, backoff_base=1.0, resync=0.5):
+    """Level-triggered per Job: a Job is synced when it or one of its pods changes; every
+    `resync` seconds the Jobs that wait on time (deadline, back-off, ttl: kept in a set as
+    their events arrive, not found by a scan) are synced, and every `full_resync` seconds
+    all of them (a safety net, as informers resync), spread over ticks of at most
+    `resync_batch` Jobs so that no tick stalls the API server."""
+
+    def __init__(self, store, backoff_base=1.0, resync=0.5, full_resync=30.0, resync_batch=100):
         self.store = store
         self.backoff_base = backoff_base
         self.resync = resync
+        self.full_resync = full_resync
+        self.resync_batch = resync_batch
+        self.timed = set()     # (ns, name) of Jobs whose next step depends on the clock
+        self.backlog = []      # (ns, name) of the full resync still to do
         self.counted = {}      # job uid -> {pod uid}
         self.ignored = set()   # pod uids deleted because of suspend / success
         self.last_fail = {}    # job uid -> monotonic time of the latest counted failure
         self.dirty = set()
         self.scheduled = False
-        store.subscribe(JOBS, self._on_job)
-        store.subscribe("pods", self._on_pod)
+        store.subscribe(JOBS, self._on_job, readonly=True)
+        store.subscribe("pods", self._on_pod, readonly=True)
 
     def start(self):
         self.task = asyncio.ensure_future(self._loop())
@@ -68,11 +78,27 @@ class JobController:
             self.task.cancel()
 
     async def _loop(self):
+        last_full = time.monotonic()
         while True:
             await asyncio.sleep(self.resync)
-            for j in self.store.list(JOBS, copy=False):
-                self.dirty.add((j["metadata"]["namespace"], j["metadata"]["name"]))
+            if time.monotonic() - last_full >= self.full_resync and not self.backlog:
+                last_full = time.monotonic()
+                self.backlog = [(j["metadata"]["namespace"], j["metadata"]["name"])
+                                for j in self.store.list(JOBS, copy=False)]
+            self.dirty.update(self.backlog[:self.resync_batch])
+            del self.backlog[:self.resync_batch]
+            self.dirty.update(self.timed)
             self._run()
+
+    def _waits_on_time(self, job):
+        """True if the Job's next step depends on the clock (activeDeadlineSeconds, the
+        re-creation back-off, ttlSecondsAfterFinished) rather than on a change."""
+        spec = job.get("spec") or {}
+        st = job.get("status") or {}
+        if is_true(st, "Complete") or is_true(st, "Failed"):
+            return spec.get("ttlSecondsAfterFinished") is not None
+        return spec.get("activeDeadlineSeconds") is not None or \
+            job["metadata"]["uid"] in self.last_fail
 
     def _kick(self, ns, name):
         self.dirty.add((ns, name))
@@ -82,16 +108,23 @@ class JobController:
 
     def _on_job(self, etype, job):
         md = job["metadata"]
+        key = (md["namespace"], md["name"])
         if etype == "DELETED":
             self.counted.pop(md["uid"], None)
+            self.last_fail.pop(md["uid"], None)
+            self.timed.discard(key)
             return
+        if self._waits_on_time(job):
+            self.timed.add(key)
+        else:
+            self.timed.discard(key)
         self._kick(md["namespace"], md["name"])
 
     def _on_pod(self, etype, pod):
         owned = False
         for ref in pod["metadata"].get("ownerReferences") or []:
             if ref.get("kind") == "Job" and ref.get("controller"):
-                job = self.store.try_get(JOBS, pod["metadata"]["namespace"], ref["name"])
+                job = self.store.stored(JOBS, pod["metadata"]["namespace"], ref["name"])
                 owned = job is not None and job["metadata"]["uid"] == ref.get("uid")
                 self._kick(pod["metadata"]["namespace"], ref["name"])
         if etype != "DELETED" and not owned and \
@@ -102,8 +135,8 @@ class JobController:
     def _run(self):
         self.scheduled = False
         todo, self.dirty = self.dirty, set()
-        for ns, name in todo:
-            job = self.store.try_get(JOBS, ns, name)
+        for ns, name in sorted(todo):
+            job = self.store.stored(JOBS, ns, name)
             if job is None:
                 continue
             try:
@@ -117,9 +150,13 @@ class JobController:
 
     # ------------------------------------------------------------------------
     def _pods(self, job):
+        """The Job's pods (stored objects, read only), from the store's owner index."""
         uid = job["metadata"]["uid"]
         out = []
-        for p in self.store.list("pods", job["metadata"]["namespace"]):
+        for res, ns, name in self.store.dependents(uid):
+            p = self.store.stored(res, ns, name) if res == "pods" else None
+            if p is None or ns != job["metadata"]["namespace"]:
+                continue
             for ref in p["metadata"].get("ownerReferences") or []:
                 if ref.get("uid") == uid and ref.get("controller"):
                     out.append(p)
@@ -192,6 +229,7 @@ class JobController:
                 st["failed"] = st.get("failed", 0) + 1
                 counted.add(puid)
                 self.last_fail[uid] = time.monotonic()
+                self.timed.add((ns, name))
         if not finished:
             # removing the finalizer only after the count is stored (below)
             pass

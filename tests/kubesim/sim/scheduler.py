@@ -122,13 +122,13 @@ class Scheduler:
             log.exception("scheduling pass failed")
 
     def schedule_all(self, retry=False):
-        pods = self.store.list("pods")
+        pods = self.store.list("pods", copy=False)   # read only (stored objects)
         pending = [p for p in pods if not p["spec"].get("nodeName") and not _terminal(p)
                    and not p["metadata"].get("deletionTimestamp")
                    and p["spec"].get("schedulerName", "default-scheduler") == self.name]
         if not pending:
             return
-        nodes = self.store.list("nodes")
+        nodes = self.store.list("nodes", copy=False)
         used = {n["metadata"]["name"]: {} for n in nodes}
         for p in pods:
             nn = p["spec"].get("nodeName")

@@ -61,7 +61,8 @@ class Server:
         defaults.install(self.store)
         self.auth.install(self.store)
         self.crds = CRDController(self.store)
-        self.gc = GarbageCollector(self.store, config.ca_pem)
+        self.gc = GarbageCollector(self.store, config.ca_pem,
+                                   event_ttl=float(ex.get("event_ttl", 3600)))
         self.endpoints = EndpointsController(self.store)
         self.apps = AppsController(self.store)
         self.jobs = JobController(self.store, float(ex.get("job_backoff_seconds", 1)))
@@ -304,6 +305,8 @@ class Server:
             self.config.extra[req["key"]] = req["value"]
             if req["key"] == "watch_window":
                 self.store.window = max(1, int(req["value"]))
+            if req["key"] == "event_ttl":
+                self.gc.event_ttl = float(req["value"])
             return "ok"
         raise ApiError(400, "BadRequest", "unknown control op %r" % op)
 
@@ -325,6 +328,7 @@ class Server:
     async def run(self):
         self.bootstrap()
         self.jobs.start()
+        self.gc.start()
         await self.start_kubelet()
         await self.listen()
         self.write_kubeconfig()
@@ -360,6 +364,18 @@ def main(d):
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     server = Server(config)
-    loop.run_until_complete(server.run())
+    prof_path = os.environ.get("KUBESIM_PROFILE")
+    if prof_path:
+        # KUBESIM_PROFILE=FILE (set for `kubesim up`): cProfile the daemon, pstats to FILE
+        # at shutdown (read with `python3 -m pstats FILE`)
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
+    try:
+        loop.run_until_complete(server.run())
+    finally:
+        if prof_path:
+            prof.disable()
+            prof.dump_stats(prof_path)
     loop.close()
     return 0

@@ -1,6 +1,14 @@
 """In-memory object store: every API object keyed by (resource key, namespace, name),
 with a global resourceVersion counter, watch history, and synchronous change
-notifications. See ../INTERFACE.md for the contract used by the node side."""
+notifications. See ../INTERFACE.md for the contract used by the node side.
+
+Scale notes (docs/kubesim.md, "Scale"): a stored object is never mutated in place (every
+write stores a new dict), so history entries and read-only subscribers share it without
+copies; indexes by sorted key (namespace ranges), uid, owner uid and label keep lists,
+label selections and owner lookups from scanning every object."""
+import bisect
+import collections
+import pickle
 import random
 import time
 import uuid
@@ -24,12 +32,24 @@ def now_micro():
 
 
 def deepcopy(o):
-    """Fast deep copy for JSON-shaped data."""
-    if isinstance(o, dict):
-        return {k: deepcopy(v) for k, v in o.items()}
-    if isinstance(o, list):
-        return [deepcopy(v) for v in o]
+    """Deep copy of JSON-shaped data (pickle round trip: ~2.5x faster than a Python walk)."""
+    if isinstance(o, (dict, list)):
+        return pickle.loads(pickle.dumps(o, pickle.HIGHEST_PROTOCOL))
     return o
+
+
+def _label_keys(res, ns, obj):
+    labels = (obj.get("metadata") or {}).get("labels")
+    if not isinstance(labels, dict):
+        return ()
+    return [(res, ns, k, v) for k, v in labels.items() if isinstance(v, str)]
+
+
+def _owner_uids(obj):
+    refs = (obj.get("metadata") or {}).get("ownerReferences")
+    if not isinstance(refs, list):
+        return ()
+    return {r.get("uid") for r in refs if isinstance(r, dict) and r.get("uid")}
 
 
 def rand_suffix(n=5):
@@ -48,12 +68,17 @@ class Store:
         self.data = {}
         self.rv = 1
         self.window = max(1, int(watch_window))
-        self.history = []          # [(rv, key, type, obj)]
+        self.history = collections.deque()   # [(rv, key, type, obj)]
         self.compacted = 0         # newest RV no longer in history
-        self._subs = {}            # key -> {handle: cb}
+        self._subs = {}            # key -> {handle: (cb, readonly)}
         self._all_subs = {}
         self._next_handle = 1
-        self._queue = []
+        self._queue = collections.deque()
+        self._keys = {}            # res -> sorted [(ns, name)] (None: rebuild on next list)
+        self._uids = {}            # uid -> (res, ns, name)
+        self._owned = {}           # owner uid -> {(res, ns, name)} (from ownerReferences)
+        self._labels = {}          # (res, ns, label, value) -> {name}
+        self._event_keys = {}      # (ns, involved uid, reason, message, component) -> name
         self._delivering = False
         self.hooks_create = {}     # key -> [fn(store, info, obj)]   (defaults/admission)
         self.hooks_update = {}     # key -> [fn(store, info, old, new)]
@@ -77,23 +102,88 @@ class Store:
         self.rv += 1
         return self.rv
 
+    # ---- indexes (kept by the only two places that change a bucket) -------------
+    def _index(self, res, key, obj, add):
+        ns, name = key
+        uid = obj["metadata"].get("uid")
+        for o in _owner_uids(obj):
+            if add:
+                self._owned.setdefault(o, set()).add((res, ns, name))
+            else:
+                deps = self._owned.get(o)
+                if deps is not None:
+                    deps.discard((res, ns, name))
+                    if not deps:
+                        del self._owned[o]
+        for lk in _label_keys(res, ns, obj):
+            if add:
+                self._labels.setdefault(lk, set()).add(name)
+            else:
+                names = self._labels.get(lk)
+                if names is not None:
+                    names.discard(name)
+                    if not names:
+                        del self._labels[lk]
+        if uid:
+            if add:
+                self._uids[uid] = (res, ns, name)
+            elif self._uids.get(uid) == (res, ns, name):
+                del self._uids[uid]
+
+    def _put(self, res, key, obj):
+        bucket = self._bucket(res)
+        old = bucket.get(key)
+        if old is not None:
+            self._index(res, key, old, False)
+        else:
+            self._keys[res] = None
+        bucket[key] = obj
+        self._index(res, key, obj, True)
+
+    def _pop(self, res, key):
+        obj = self.data.get(res, {}).pop(key, None)
+        if obj is not None:
+            self._index(res, key, obj, False)
+            self._keys[res] = None
+        return obj
+
+    def _sorted_keys(self, res):
+        keys = self._keys.get(res)
+        if keys is None:
+            keys = self._keys[res] = sorted(self.data.get(res, {}))
+        return keys
+
+    def by_uid(self, uid):
+        """(res, ns, name) of the live object with this uid, or None."""
+        return self._uids.get(uid)
+
+    def dependents(self, uid):
+        """[(res, ns, name)] of objects whose ownerReferences name uid."""
+        return sorted(self._owned.get(uid, ()))
+
+    def stored(self, res, ns, name):
+        """The stored object itself (no copy; never mutate it), or None."""
+        info = self.registry.get(res)
+        if info is None:
+            return None
+        return self.data.get(res, {}).get((self._ns(info, ns), name))
+
     def _emit(self, res, etype, obj):
         self.history.append((self.rv, res, etype, obj))
         if len(self.history) > self.window:
-            drop = len(self.history) - self.window
-            self.compacted = self.history[drop - 1][0]
-            del self.history[:drop]
+            while len(self.history) > self.window:
+                self.compacted = self.history.popleft()[0]
         self._queue.append((res, etype, obj))
         if self._delivering:
             return
         self._delivering = True
         try:
             while self._queue:
-                r, t, o = self._queue.pop(0)
-                for cb in list(self._subs.get(r, {}).values()):
-                    self._call(cb, (t, deepcopy(o)))
-                for cb in list(self._all_subs.values()):
-                    self._call(cb, (r, t, deepcopy(o)))
+                r, t, o = self._queue.popleft()
+                for cb, ro in list(self._subs.get(r, {}).values()):
+                    self._call(cb, (t, o if ro else deepcopy(o)))
+                for cb, ro in list(self._all_subs.values()):
+                    self._call(cb, (r, t, o if ro else deepcopy(o)))
         finally:
             self._delivering = False
 
@@ -106,13 +196,16 @@ class Store:
             traceback.print_exc()
 
     # ---- subscriptions -------------------------------------------------
-    def subscribe(self, res, callback):
+    def subscribe(self, res, callback, readonly=False):
+        """callback(type, obj) for changes of res ("*": callback(res, type, obj)).
+        readonly=True: obj is the stored object itself (no copy), which the callback
+        and anything it keeps must never mutate."""
         h = self._next_handle
         self._next_handle += 1
         if res == "*":
-            self._all_subs[h] = callback
+            self._all_subs[h] = (callback, readonly)
         else:
-            self._subs.setdefault(res, {})[h] = callback
+            self._subs.setdefault(res, {})[h] = (callback, readonly)
         return h
 
     def unsubscribe(self, handle):
@@ -125,7 +218,9 @@ class Store:
         rv = int(rv)
         if rv < self.compacted:
             raise errors.gone("too old resource version: %d (%d)" % (rv, self.compacted + 1))
-        return [e for e in self.history if e[0] > rv]
+        h = self.history
+        i = bisect.bisect_right(h, rv, key=lambda e: e[0])
+        return [h[j] for j in range(i, len(h))]
 
     # ---- reads ---------------------------------------------------------
     def get(self, res, ns, name):
@@ -148,17 +243,57 @@ class Store:
             label_selector = parse_label_selector(label_selector)
         if isinstance(field_selector, str):
             field_selector = parse_field_selector(field_selector)
+        bucket = self.data.get(res, {})
+        keys = self._sorted_keys(res)
+        if info.namespaced and ns:
+            lo = bisect.bisect_left(keys, (ns, ""))
+            hi = bisect.bisect_left(keys, (ns + "\0", ""))
+            keys = keys[lo:hi]
+        cand = self._label_candidates(res, ns if info.namespaced else "", label_selector)
+        if cand is not None:
+            keys = [k for k in keys if k[1] in cand]
         out = []
-        for (ons, _name), obj in sorted(self.data.get(res, {}).items()):
-            if info.namespaced and ns and ons != ns:
-                continue
+        for k in keys:
+            obj = bucket[k]
             md = obj.get("metadata", {})
             if label_selector and not match_labels(label_selector, md.get("labels")):
                 continue
             if field_selector and not match_fields(field_selector, obj):
                 continue
-            out.append(deepcopy(obj) if copy else obj)
-        return out
+            out.append(obj)
+        return [deepcopy(o) for o in out] if copy else out
+
+    def _label_candidates(self, res, ns, reqs):
+        """Names that can match the equality requirements of a parsed label selector, within
+        one namespace (None: no usable requirement or no namespace; filter as usual)."""
+        if not reqs or not ns:
+            return None
+        cand = None
+        for key, op, vals in reqs:
+            if op == "=":
+                names = self._labels.get((res, ns, key, vals[0]), set())
+            elif op == "in":
+                names = set()
+                for v in vals:
+                    names |= self._labels.get((res, ns, key, v), set())
+            else:
+                continue
+            cand = set(names) if cand is None else cand & names
+        return cand
+
+    def select(self, res, ns, labels):
+        """Stored objects (no copies) in namespace ns whose labels include every key=value of
+        the dict labels (a Service/Job selector), sorted by name."""
+        if not labels:
+            return []
+        cand = None
+        for k, v in labels.items():
+            names = self._labels.get((res, ns, k, v), set())
+            cand = set(names) if cand is None else cand & names
+            if not cand:
+                return []
+        bucket = self.data.get(res, {})
+        return [bucket[(ns, n)] for n in sorted(cand) if (ns, n) in bucket]
 
     def all_objects(self):
         """Yields (res, obj) for every stored object (no copies; do not mutate)."""
@@ -224,7 +359,7 @@ class Store:
         else:
             md.pop("generation", None)
         md["resourceVersion"] = str(self._bump())
-        bucket[(ns, name)] = obj
+        self._put(res, (ns, name), obj)
         self._emit(res, "ADDED", obj)
         return deepcopy(obj)
 
@@ -287,7 +422,7 @@ class Store:
         if new == old:
             return deepcopy(old)
         new["metadata"]["resourceVersion"] = str(self._bump())
-        self.data[res][(ns, name)] = new
+        self._put(res, (ns, name), new)
         md = new["metadata"]
         if md.get("deletionTimestamp") and not md.get("finalizers") and \
                 not self._waits_for_kubelet(res, new) and res != "namespaces":
@@ -391,13 +526,15 @@ class Store:
         return self._remove_obj(res, ns, name, new), True
 
     def _remove_obj(self, res, ns, name, obj):
-        self.data[res][(ns, name)] = obj
+        self._put(res, (ns, name), obj)
         return self._remove(res, ns, name)
 
     def _remove(self, res, ns, name):
-        obj = self.data.get(res, {}).pop((ns, name), None)
+        obj = self._pop(res, (ns, name))
         if obj is None:
             return None
+        obj = dict(obj)   # the stored dict may be shared (history, subscribers): a new one
+        obj["metadata"] = dict(obj["metadata"])
         obj["metadata"]["resourceVersion"] = str(self._bump())
         self._emit(res, "DELETED", obj)
         return deepcopy(obj)
@@ -430,14 +567,16 @@ class Store:
                "resourceVersion": md.get("resourceVersion")}
         if not ref["namespace"]:
             ref.pop("namespace")
-        for (ens, _n), ev in self.data.get("events", {}).items():
-            if ens == ns and ev.get("reason") == reason and ev.get("message") == message and \
-                    ev.get("involvedObject", {}).get("uid") == ref["uid"] and \
-                    ev.get("source", {}).get("component") == component:
-                def bump(o):
-                    o["count"] = o.get("count", 1) + 1
-                    o["lastTimestamp"] = now()
-                return self.mutate("events", ns, ev["metadata"]["name"], bump)
+        # the recorder's aggregation: the same event again bumps count (an index, not a scan)
+        key = (ns, ref["uid"], reason, message, component)
+        ev = self.data.get("events", {}).get((ns, self._event_keys.get(key)))
+        if ev is not None and ev.get("reason") == reason and ev.get("message") == message and \
+                ev.get("involvedObject", {}).get("uid") == ref["uid"] and \
+                ev.get("source", {}).get("component") == component:
+            def bump(o):
+                o["count"] = o.get("count", 1) + 1
+                o["lastTimestamp"] = now()
+            return self.mutate("events", ns, ev["metadata"]["name"], bump)
         ev = {"metadata": {"name": "%s.%016x" % (md.get("name"), random.getrandbits(64)),
                            "namespace": ns},
               "involvedObject": ref, "reason": reason, "message": message,
@@ -445,4 +584,8 @@ class Store:
               "firstTimestamp": now(), "lastTimestamp": now(), "count": 1,
               "type": type_, "eventTime": None, "reportingComponent": component,
               "reportingInstance": host or ""}
-        return self.create("events", ns, ev)
+        out = self.create("events", ns, ev)
+        if len(self._event_keys) > 4 * max(1, len(self.data.get("events", {}))) + 1000:
+            self._event_keys = {}   # stale keys of deleted events: start over
+        self._event_keys[key] = out["metadata"]["name"]
+        return out
