@@ -108,10 +108,9 @@ static void set_error(struct cache *k, const char *what, const struct kube_error
     KLOG_WARN("cache %s: %s: %s", k->o.res->resource, what, e->message ? e->message : kube_reason_name(e->reason));
 }
 
-/* Replaces the cache with a list's items and notifies every group present before or after. */
-static void replace_all(struct cache *k, json_t *items, unsigned long long list_rv)
+/* Adds a list page's items to fresh (pruned, grouped); returns how many it kept. */
+static size_t add_items(struct cache *k, json_t *fresh, json_t *items)
 {
-    json_t *fresh = json_object();
     size_t i, n = 0;
     json_t *it;
     char key[512];
@@ -123,6 +122,64 @@ static void replace_all(struct cache *k, json_t *items, unsigned long long list_
             n++;
         }
     }
+    return n;
+}
+
+/* Page size of the caches' lists: one page at a time is held as parsed JSON (a whole list
+ * of 3,000 pods parsed at once cost ~115 MB of RSS; a page of 100 a few MB). */
+#define LIST_PAGE 100
+
+/* Lists the resource page by page into a fresh group map; *rv gets the first page's
+ * resourceVersion (the snapshot the pages belong to). NULL on failure (err set). An
+ * expired continue token (410) restarts the listing, at most twice. */
+static json_t *list_fresh(struct cache *k, char **rv, size_t *count, struct kube_error *err)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        json_t *fresh = json_object();
+        char *cont = NULL;
+        *rv = NULL;
+        *count = 0;
+        for (;;) {
+            struct kube_list_opts lo = { .label_selector = k->selector, .limit = LIST_PAGE, .continue_token = cont };
+            json_t *page = kube_list(k->c, k->o.res, k->ns, &lo, err);
+            int was_continued = cont != NULL;
+            free(cont);
+            cont = NULL;
+            if (!page) {
+                json_decref(fresh);
+                free(*rv);
+                *rv = NULL;
+                if (was_continued && err->reason == KUBE_GONE) {
+                    kube_error_clear(err);
+                    break; /* start over */
+                }
+                return NULL;
+            }
+            if (!*rv) {
+                const char *r = ju_str(page, "metadata", "resourceVersion");
+                *rv = strdup(r ? r : "");
+                if (!*rv) {
+                    json_decref(page);
+                    json_decref(fresh);
+                    kube_error_set(err, 0, KUBE_UNKNOWN, "list %s: out of memory", k->o.res->resource);
+                    return NULL;
+                }
+            }
+            *count += add_items(k, fresh, json_object_get(page, "items"));
+            const char *c = ju_str(page, "metadata", "continue");
+            cont = c && *c ? strdup(c) : NULL;
+            json_decref(page);
+            if (!cont)
+                return fresh;
+        }
+    }
+    kube_error_set(err, 410, KUBE_GONE, "list %s: the continue token expired three times", k->o.res->resource);
+    return NULL;
+}
+
+/* Replaces the cache with a fresh listing and notifies every group present before or after. */
+static void replace_all(struct cache *k, json_t *fresh, size_t n, unsigned long long list_rv)
+{
     pthread_mutex_lock(&k->mu);
     json_t *old = k->groups;
     k->groups = fresh;
@@ -186,11 +243,12 @@ static void *run(void *arg)
     int64_t delay = 500;
     while (!kube_cancel_requested(k->cancel)) {
         struct kube_error err = KUBE_ERROR_INIT;
-        struct kube_list_opts lo = { .label_selector = k->selector, .limit = 500 };
+        char *rvc = NULL;
+        size_t n = 0;
         pthread_mutex_lock(&list_gate);
-        json_t *list = kube_list_all(k->c, k->o.res, k->ns, &lo, &err);
+        json_t *fresh = list_fresh(k, &rvc, &n, &err);
         pthread_mutex_unlock(&list_gate);
-        if (!list) {
+        if (!fresh) {
             if (err.reason != KUBE_CANCELLED)
                 set_error(k, "list", &err);
             kube_error_clear(&err);
@@ -198,10 +256,9 @@ static void *run(void *arg)
             delay = delay * 2 > 30000 ? 30000 : delay * 2;
             continue;
         }
-        const char *rv = ju_str(list, "metadata", "resourceVersion");
-        char *rvc = strdup(rv ? rv : "");
-        replace_all(k, json_object_get(list, "items"), rv_num(list));
-        json_decref(list);
+        char *end = NULL;
+        unsigned long long rvn = *rvc ? strtoull(rvc, &end, 10) : 0;
+        replace_all(k, fresh, n, end && *end == '\0' ? rvn : 0);
         struct kube_list_opts wo = { .label_selector = k->selector, .resource_version = rvc,
                                      .timeout_seconds = 300, .allow_bookmarks = 1 };
         int rc = kube_watch(k->c, k->o.res, k->ns, &wo, on_event, k, k->cancel, NULL, &err);
