@@ -14,7 +14,10 @@
 #     from the operator's mpi_operator_reconcile_duration_seconds summary);
 #   - the operator's peak RSS: its own memory (RssAnon, sampled) and VmHWM, which
 #     also counts the ~10 MB of shared library pages (libcrypto alone ~4 MB);
-#   - CPU seconds used by the operator and by kubesim, and the API requests served.
+#   - CPU seconds used by the operator and by kubesim, and the API requests served;
+#   - then the operator is restarted over the N existing jobs: time until it has synced
+#     all of them, the latency of those syncs (nothing to change: no API call, so this
+#     is the operator's own share of a sync), the requests it made, its peak RSS.
 #     Targets: RSS <= 10 MB, p99 <= 50 ms.
 # Usage: bench/controller.sh [N]. Needs root (kubesim network namespaces).
 # Env: BENCH_N (N), BENCH_DIR_PREFIX (temp dir prefix, default /tmp/controller-bench),
@@ -27,10 +30,10 @@ KS=$ROOT/tests/kubesim/kubesim
 N=${1:-${BENCH_N:-1000}}
 [ "$(id -u)" -eq 0 ] || { echo "bench/controller.sh: needs root (kubesim network namespaces)"; exit 0; }
 D=$(mktemp -d "${BENCH_DIR_PREFIX:-/tmp/controller-bench}-XXXXXX")
-OP= SAMPLER= W1= W2=
+OP= OP2= SAMPLER= W1= W2=
 cleanup() {
   for p in $W1 $W2 $SAMPLER; do kill "$p" 2>/dev/null || true; done
-  [ -n "$OP" ] && kill "$OP" 2>/dev/null && sleep 1
+  for p in $OP $OP2; do kill "$p" 2>/dev/null && sleep 1; done
   timeout 60 "$KS" down --dir "$D" >/dev/null 2>&1 || true
   if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "kept $D"; else rm -rf "$D"; fi
 }
@@ -128,6 +131,27 @@ anon_peak=$(sort -n "$D/anon.samples" | tail -1)
 file_now=$(awk '/RssFile/ {print $2}' /proc/$OP/status)
 read -r k_s k_rss <"$D/kubectl.time"
 pods=$(k get pods --no-headers 2>/dev/null | wc -l || echo "?")
+# ---- restart over the N existing jobs
+kill "$OP"; wait "$OP" 2>/dev/null || true; OP=
+req1=$(wc -l <"$D/apiserver.log")
+t1=$(date +%s%N)
+setsid "$KS" run --dir "$D" -- "$BINDIR/mpi-operator" --kubeconfig "$D/kubeconfig" --leader-elect=false \
+  --monitoring-port 18191 "${THR[@]}" >"$D/operator2.log" 2>&1 &
+OP2=$!
+m2=
+until [ "$(echo "$m2" | awk '$1 == "mpi_operator_reconcile_duration_seconds_count" {print $2}')" -ge "$N" ] 2>/dev/null; do
+  [ "$(date +%s)" -lt $deadline ] || { echo "bench/controller.sh: restarted operator did not sync $N jobs"; exit 1; }
+  sleep 0.5
+  m2=$("$KS" run --dir "$D" -- curl -sf -m 5 http://127.0.0.1:18191/metrics 2>/dev/null || true)
+done
+t_restart=$(( ($(date +%s%N) - t1) / 1000000 ))
+sleep 2
+m2=$("$KS" run --dir "$D" -- curl -sf -m 30 http://127.0.0.1:18191/metrics)
+req_restart=$(( $(wc -l <"$D/apiserver.log") - req1 ))
+hwm2=$(awk '/VmHWM/ {print $2}' /proc/$OP2/status)
+anon2=$(awk '/RssAnon/ {print $2}' /proc/$OP2/status)
+pss2=$(awk '/^Pss:/ {print $2}' /proc/$OP2/smaps_rollup 2>/dev/null || echo 0)
+q2() { echo "$m2" | awk -v q="$1" '$1 == "mpi_operator_reconcile_duration_seconds{quantile=\""q"\"}" {printf "%.2f", $2 * 1000}'; }
 echo "(measured at load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores)"
 printf '\n== bench/controller.sh: %d MPIJobs x 2 workers created at once (kubesim, pods kept Pending)\n' "$N"
 printf '%-58s %12s\n' "measure" "value"
@@ -148,3 +172,10 @@ printf '%-58s %12s\n' "operator CPU time until Created (s)" "$(echo "scale=1; $o
 printf '%-58s %12s\n' "kubesim CPU time until Created (s)" "$(echo "scale=1; $ks_cpu / $tck" | bc)"
 printf '%-58s %12s\n' "API requests served until Created (all clients)" "$reqs"
 printf '%-58s %12s\n' "pods created (workers + launchers, Pending)" "$pods"
+printf '%-58s %10d ms\n' "restart over N jobs: until all synced (incl. start, lists)" "$t_restart"
+printf '%-58s %10s ms\n' "  no-op reconcile latency p50" "$(q2 0.5)"
+printf '%-58s %10s ms\n' "  no-op reconcile latency p99" "$(q2 0.99)"
+printf '%-58s %12s\n' "  API requests in the restart (lists, watches, writes)" "$req_restart"
+printf '%-58s %10d MB\n' "  operator anonymous RSS after syncing N jobs" "$(( (anon2 + 512) / 1024 ))"
+printf '%-58s %10d MB\n' "  operator peak RSS (VmHWM)" "$(( (hwm2 + 512) / 1024 ))"
+printf '%-58s %10d MB\n' "  operator PSS (shared pages split among their users)" "$(( (pss2 + 512) / 1024 ))"

@@ -54,7 +54,7 @@ class JobController:
     all of them (a safety net, as informers resync), spread over ticks of at most
     `resync_batch` Jobs so that no tick stalls the API server."""
 
-    def __init__(self, store, backoff_base=1.0, resync=0.5, full_resync=30.0, resync_batch=100):
+    def __init__(self, store, backoff_base=1.0, resync=0.5, full_resync=300.0, resync_batch=100):
         self.store = store
         self.backoff_base = backoff_base
         self.resync = resync
