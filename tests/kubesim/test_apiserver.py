@@ -521,6 +521,20 @@ class LoopTest(unittest.TestCase):
         gc.expire_events()
         self.assertEqual(sorted(e["reason"] for e in self.s.list("events", "default")), ["New"])
 
+    def test_gc_retries_a_failed_delete(self):
+        gc = GarbageCollector(self.s)
+        gc.retry_seconds = 0.05
+        # "default" may not be deleted (403): an owner reference to nothing makes the GC try
+        with self.assertLogs("kubesim.gc", "WARNING") as logs:
+            self.s.mutate("namespaces", None, "default", lambda o: o["metadata"].update(
+                ownerReferences=[{"apiVersion": "v1", "kind": "ConfigMap", "name": "x",
+                                  "uid": "gone"}]))
+            self.settle(0.4)
+        self.assertGreaterEqual(len([m for m in logs.output if "forbidden" in m]), 2)
+        self.s.mutate("namespaces", None, "default",
+                      lambda o: o["metadata"].pop("ownerReferences"))
+        self.settle(0.2)
+
     def test_endpoints_follow_label_changes(self):
         EndpointsController(self.s)
         for i in range(3):

@@ -28,6 +28,7 @@ class GarbageCollector:
         self.scheduled = False
         self.event_ttl = event_ttl
         self.event_sweep = event_sweep
+        self.retry_seconds = 1.0
         self.task = None
         self.deps = set()     # (res, ns, name): check that its owners live
         self.owners = set()   # (res, ns, name): being deleted with orphan/foreground
@@ -153,12 +154,22 @@ class GarbageCollector:
             out.extend((res, bucket[k]) for k in keys[lo:hi])
         return out
 
-    def _delete(self, res, ns, name, prop="Background"):
+    def _delete(self, res, ns, name, prop="Background", retry=None):
+        """Deletes; on a failure other than 404 the pass that wanted it runs again in
+        `retry_seconds` (retry: (set name, item)), as the real GC requeues with back-off."""
         try:
             self.store.delete(res, ns, name, None, prop)
         except ApiError as e:
             if e.code != 404:
                 log.warning("gc: delete %s %s/%s: %s", res, ns, name, e.message)
+                if retry is not None:
+                    asyncio.get_event_loop().call_later(self.retry_seconds, self._retry, *retry)
+
+    def _retry(self, which, item):
+        getattr(self, which).add(item)
+        if not self.scheduled:
+            self.scheduled = True
+            asyncio.get_event_loop().call_later(0.02, self._sweep_safe)
 
     def sweep(self):
         """Full pass over every object (the safety net; process() is the incremental one)."""
@@ -204,7 +215,8 @@ class GarbageCollector:
                 continue
             alive = True
         if not alive:
-            self._delete(res, md.get("namespace"), md["name"])
+            self._delete(res, md.get("namespace"), md["name"],
+                         retry=("deps", (res, md.get("namespace", ""), md["name"])))
 
     def _check_owner(self, res, o, dependents):
         """An owner being deleted: orphan its dependents, or delete them first (foreground)."""
@@ -235,7 +247,8 @@ class GarbageCollector:
             for dres, d in deps:
                 if not d["metadata"].get("deletionTimestamp"):
                     self._delete(dres, d["metadata"].get("namespace"), d["metadata"]["name"],
-                                 "Foreground")
+                                 "Foreground",
+                                 retry=("owners", (res, md.get("namespace", ""), md["name"])))
             if not blocking:
                 # non-blocking dependents do not hold the owner
                 self._drop_finalizer(res, md, "foregroundDeletion")
@@ -250,7 +263,7 @@ class GarbageCollector:
                 continue
             left += 1
             if not o2["metadata"].get("deletionTimestamp"):
-                self._delete(r2, ns, o2["metadata"]["name"])
+                self._delete(r2, ns, o2["metadata"]["name"], retry=("nss", ns))
         if left == 0:
             s._remove("namespaces", "", ns)
 
