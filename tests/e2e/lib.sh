@@ -205,7 +205,8 @@ PY
 #   LAUNCHER_RESTART (the launcher template's restartPolicy: Never keeps a failed launcher
 #   pod and its log; the default OnFailure restarts it and the Job deletes it on failure),
 #   WORKER_GRACE (terminationGracePeriodSeconds of the workers, 2), READY_FILE (workers are
-#   Ready only while this host file exists: see e2e_ready_file).
+#   Ready only while this host file exists: see e2e_ready_file), YIELD (non-empty: ranks
+#   waiting in MPI yield the CPU, OMPI_MCA_mpi_yield_when_idle=1, for many jobs on few cores).
 e2e_job() {
   local name=$1 n=${WORKERS:-2} slots=${SLOTS:-1}
   local np=$(( n * slots ))
@@ -247,6 +248,7 @@ ${LAUNCHER_RESTART:+          restartPolicy: $LAUNCHER_RESTART}
             - {name: OMPI_MCA_btl, value: "self,vader,tcp"}
             - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
             - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
+${YIELD:+            - {name: OMPI_MCA_mpi_yield_when_idle, value: \"1\"\}}
     Worker:
       replicas: $n
       template:
