@@ -62,8 +62,12 @@ static void report(const struct apply_sink *sink, const struct action *a, const 
         strcmp(ju_str(res, "kind") ?: "", "Status") != 0) {
         if (sink->stored)
             sink->stored(sink->ud, a->res, res);
-    } else if (a->kind == ACT_DELETE && (res || err->reason == KUBE_NOT_FOUND) && sink->gone) {
-        sink->gone(sink->ud, a->res, a->name);
+    } else if (sink->gone && ((a->kind == ACT_DELETE && res) ||
+                              (a->kind != ACT_CREATE && a->kind != ACT_SSH_SECRET && err->reason == KUBE_NOT_FOUND))) {
+        /* deleted, or gone already (e.g. a status update of an MPIJob deleted meanwhile) */
+        const char *name = a->name ? a->name : obj_name(a->obj);
+        if (name)
+            sink->gone(sink->ud, a->res, name);
     }
 }
 
