@@ -118,12 +118,12 @@ asan:
 # seeds in tests/fuzz/corpus/<target>/, an optional libFuzzer dictionary in tests/fuzz/<target>.dict.
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
-FUZZ_CFLAGS = $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(PKG_CFLAGS)
+FUZZ_CFLAGS = $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude $(PKG_CFLAGS)
 fuzz_comp = $(filter $(COMPS),$(word 2,$(subst _, ,$(1))))
 fuzz_objs = $(patsubst %.c,build/fuzz/%.o,$(LIB_SRCS) $(foreach c,$(call fuzz_comp,$(1)),$(filter-out $(c)/main.c,$(call comp_srcs,$(c)))))
 build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -Iinclude $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+	clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Iinclude $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 define fuzz_rule
 build/fuzz/$(1): tests/fuzz/$(1).c $(call fuzz_objs,$(1))
 	@mkdir -p $$(dir $$@)

@@ -51,9 +51,13 @@ int ju_get_int(const json_t *o, const char *key, const char *path, long long *ou
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return 0;
-    if (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)) {
-        *out = (long long)json_real_value(v);
-        return 0;
+    if (json_is_real(v)) {
+        /* only whole numbers inside long long's range convert (a cast outside it is UB) */
+        double d = json_real_value(v);
+        if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == (double)(long long)d) {
+            *out = (long long)d;
+            return 0;
+        }
     }
     if (!json_is_integer(v))
         return ju_type_errk(err, path, key, "an integer", v);

@@ -7,6 +7,8 @@ TEST_PROGS += $(BUILD)/tests/mpi/allreduce_check
 .PHONY: test-progs
 test-progs: $(TEST_PROGS)
 
-$(BUILD)/tests/mpi/%: tests/mpi/%.c
+# wl_asan.c: under MODE=asan, the LeakSanitizer suppressions for libmpi & co and hwloc
+# without its PCI scan (see the file); compiled to nothing otherwise
+$(BUILD)/tests/mpi/%: tests/mpi/%.c images/nccl-benchmarks/src/wl_asan.c
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CSTD) $(WARN) $(OPT) -o $@ $<
+	$(MPICC) $(CSTD) $(WARN) $(OPT) -o $@ $^

@@ -14,7 +14,8 @@ BINDIR=${BINDIR:-$ROOT/bin}
 ks_skip_unless_root
 [ -x /usr/sbin/sshd ] || { echo "skip: OpenSSH sshd not installed"; exit 77; }
 [ -x "$BINDIR/mpi-rsh" ] || ks_fail "missing $BINDIR/mpi-rsh (run make)"
-[ -f "$ROOT/build/release/libkube.a" ] || ks_fail "missing build/release/libkube.a (run make)"
+LIBKUBE=$ROOT/build/${MODE:-release}/libkube.a
+[ -f "$LIBKUBE" ] || ks_fail "missing $LIBKUBE (run make)"
 
 M=$(mktemp -d "$ROOT/build/ssh-kubesim.XXXXXX")   # pods see the host's files, not its /tmp
 trap 'rm -rf "$M"' EXIT
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
            put(argv[1], "authorized_keys", pub);
 }
 EOF
-cc -std=gnu11 -I"$ROOT/include" -o "$M/keygen" "$M/keygen.c" "$ROOT/build/release/libkube.a" \
+SAN=; [ "${MODE:-release}" = asan ] && SAN="-fsanitize=address,undefined"
+cc -std=gnu11 $SAN -I"$ROOT/include" -o "$M/keygen" "$M/keygen.c" "$LIBKUBE" \
    $(pkg-config --libs libssh2 openssl) || ks_fail "compiling the key generator"
 for s in job other; do
   mkdir -p "$M/$s" && "$M/keygen" "$M/$s" || ks_fail "keygen $s"
