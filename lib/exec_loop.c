@@ -115,7 +115,8 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
     return 0;
 }
 
-static void sink_put(struct sink *k, const uint8_t *data, size_t len)
+/* Delivers output to its fd or capture buffer. -1 when the fd's reader has gone (EPIPE). */
+static int sink_put(struct sink *k, const uint8_t *data, size_t len)
 {
     if (k->buf) { /* capture */
         size_t room = k->max - *k->len;
@@ -124,20 +125,23 @@ static void sink_put(struct sink *k, const uint8_t *data, size_t len)
             size_t ncap = k->cap ? k->cap : 1024;
             while (ncap < *k->len + len + 1) ncap *= 2;
             char *nb = realloc(*k->buf, ncap);
-            if (!nb) { *k->trunc = 1; return; }
+            if (!nb) { *k->trunc = 1; return 0; }
             *k->buf = nb;
             k->cap = ncap;
         }
         memcpy(*k->buf + *k->len, data, len);
         *k->len += len;
         (*k->buf)[*k->len] = 0;
-        return;
+        return 0;
     }
-    if (k->dead || k->fd < 0 || len == 0) return;
+    if (k->dead || k->fd < 0 || len == 0) return 0;
     if (write_all(k->fd, data, len) < 0) {
-        KLOG_DEBUG("exec: output fd %d closed (%s); discarding further output", k->fd, strerror(errno));
-        k->dead = 1; /* like ssh: keep the session, drop what nobody reads */
+        int e = errno;
+        KLOG_DEBUG("exec: output fd %d failed (%s); discarding further output", k->fd, strerror(e));
+        k->dead = 1;
+        return e == EPIPE ? -1 : 0;
     }
+    return 0;
 }
 
 static void fail_session(struct sess *s, int close_code, const char *fmt, const char *detail)
@@ -163,8 +167,15 @@ static void on_data(struct sess *s, const struct kube_ws_event *ev)
         if (n) { p++; n--; }
     }
     switch (s->ch) {
-    case 1: sink_put(&s->out, p, n); break;
-    case 2: sink_put(&s->err, p, n); break;
+    case 1:
+    case 2:
+        /* the reader of our stdout/stderr is gone (`mpi-rsh POD yes | head`): end the stream,
+         * as kubectl (killed by SIGPIPE) and ssh (channel closed) do, instead of draining an
+         * endless command forever; the server stops the command */
+        if (sink_put(s->ch == 1 ? &s->out : &s->err, p, n) < 0)
+            fail_session(s, KUBE_WS_CLOSE_NORMAL, "exec: %s closed by its reader (broken pipe); stream closed",
+                         s->ch == 1 ? "stdout" : "stderr");
+        break;
     case 3:
         if (s->status_len + n > STATUS_MAX) {
             fail_session(s, KUBE_WS_CLOSE_TOO_BIG, "exec: status message over %s", "64 KiB");

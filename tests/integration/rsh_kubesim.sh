@@ -162,6 +162,13 @@ has "  message" "without an exit status" "$(cat "$W/cut.err")"
 sz=$(stat -c %s "$W/cut"); [ "$sz" -le 1000000 ] && [ "$sz" -gt 0 ] && ok "  $sz bytes before the cut" || bad "  cut size $sz"
 ks_fault exec-drop-after 0 >/dev/null
 
+# --- the reader of mpi-rsh's stdout goes away (`... | head`): the stream ends, never a drain
+# forever of an endless command; the remote command is stopped
+R -n w-0 'yes' 2>"$W/epipe.err" | head -c 10 >/dev/null; rc=${PIPESTATUS[0]}
+check "stdout closed by its reader -> 255" 255 $rc
+has "  message" "broken pipe" "$(cat "$W/epipe.err")"
+if ks_wait_for "! K exec w-0 -- sh -c 'ps -eo args | grep -q \"^yes\$\"'" 10; then ok "  remote yes stopped"; else bad "  remote yes still running"; fi
+
 # --- in-cluster config: mpi-rsh inside the launcher pod with its service account
 out=$(K exec launcher -- "$RSH" -n w-0.default.svc 'echo in-cluster from $(hostname)'); rc=$?
 check "in-cluster (launcher pod SA) -> w-0" "in-cluster from w-0/0" "$out/$rc"

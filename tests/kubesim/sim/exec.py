@@ -221,10 +221,16 @@ class ExecSession:
         await self._send_raw(ch, data)
 
     async def _send_raw(self, ch, data):
-        if self.b64:
-            await self.ws.send_str(chr(0x30 + ch) + base64.b64encode(data).decode())
-        else:
-            await self.ws.send_bytes(bytes([ch]) + data)
+        try:
+            if self.b64:
+                await self.ws.send_str(chr(0x30 + ch) + base64.b64encode(data).decode())
+            else:
+                await self.ws.send_bytes(bytes([ch]) + data)
+        except ConnectionResetError:
+            # the client went away (an exec'd daemon's launcher exiting): not a server error;
+            # stop sending, and the session ends as for a client that closed (command killed)
+            self.dropped = True
+            log.debug("exec %s: client gone while sending channel %d", self.argv[:1], ch)
 
     def drop(self):
         """Fault: cut the TCP connection without a status or close frame."""
@@ -419,7 +425,11 @@ class ExecSession:
             await self._send_raw(3, json.dumps(status).encode())
         elif status.get("status") != "Success":
             await self._send_raw(3, status.get("message", "").encode())
-        await self.ws.close(code=1000)
+        if not self.dropped:
+            try:
+                await self.ws.close(code=1000)
+            except ConnectionResetError:
+                pass
 
 
 def _read_fd(fd):
