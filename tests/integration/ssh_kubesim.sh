@@ -46,8 +46,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "keygen: %s\n", err ? err : "usage: keygen DIR");
         return 1;
     }
-    return put(argv[1], "ssh-privatekey", priv) || put(argv[1], "ssh-publickey", pub) ||
-           put(argv[1], "authorized_keys", pub);
+    int rc = put(argv[1], "ssh-privatekey", priv) || put(argv[1], "ssh-publickey", pub) ||
+             put(argv[1], "authorized_keys", pub);
+    free(priv);
+    free(pub);
+    return rc;
 }
 EOF
 SAN=; [ "${MODE:-release}" = asan ] && SAN="-fsanitize=address,undefined"
