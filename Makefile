@@ -47,7 +47,9 @@ CFLAGS  ?=
 LDFLAGS ?=
 ALL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(OPT) -Wl,--as-needed $(LDFLAGS)
-LDLIBS_ALL  = $(PKG_LIBS) -lpthread -lm
+# mbedTLS (the exec WebSocket's TLS, lib/tls_*.c) linked statically: images need no package for it
+MBEDTLS_LIBS := -Wl,-Bstatic -lmbedtls -lmbedx509 -lmbedcrypto -Wl,-Bdynamic
+LDLIBS_ALL  = $(MBEDTLS_LIBS) $(PKG_LIBS) -lpthread -lm
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -157,7 +159,7 @@ bench: all
 
 # ---- packages (Debian) ----
 DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev libcurl4-openssl-dev \
-  libjansson-dev libyaml-dev libssl-dev libssh2-1-dev libcmocka-dev openmpi-bin \
+  libjansson-dev libyaml-dev libssl-dev libmbedtls-dev libssh2-1-dev libcmocka-dev openmpi-bin \
   libopenmpi-dev libpmix-dev libopenblas-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
   hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc

@@ -1,9 +1,10 @@
 /* tls_conn.c - one client connection to the API server without libcurl: resolve, a
- * non-blocking TCP connect bounded by a deadline, then for https:// an OpenSSL handshake
- * (context from tls_ctx.c; SNI and certificate name = tls-server-name or the server's
- * host, IP addresses matched as IPs). The exec WebSocket (exec_conn.c) runs over it, so
- * mpi-rsh loads libssl but not libcurl and its ~25 dependent libraries (start-up time and
- * RSS: see docs/rsh.md). The socket stays non-blocking; SIGPIPE never escapes a send. */
+ * non-blocking TCP connect bounded by a deadline, then for https:// an mbedTLS handshake
+ * (configuration from tls_ctx.c; SNI and certificate name = tls-server-name or the server's
+ * host, IP addresses matched as IPs), resuming a remembered session when there is one
+ * (tls_session.c). The exec WebSocket (exec_conn.c) runs over it, so mpi-rsh needs neither
+ * libcurl nor OpenSSL (start-up time and RSS: see docs/rsh.md). The socket stays
+ * non-blocking and every send is MSG_NOSIGNAL: no SIGPIPE. */
 #include "tls_conn.h"
 
 #include <arpa/inet.h>
@@ -11,10 +12,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/err.h>
-#include <openssl/x509v3.h>
+#include <mbedtls/net_sockets.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +25,11 @@
 
 struct kube_conn {
     int fd;
-    SSL_CTX *ctx;
-    SSL *ssl;        /* NULL for http:// */
-    short events;    /* what the last would-block waits for */
+    int tls;             /* https:// */
+    struct kube_tls cfg; /* trust, identity, RNG */
+    mbedtls_ssl_context ssl;
+    size_t pending;      /* length of a write mbedTLS holds after WANT_WRITE (0: none) */
+    short events;        /* what the last would-block waits for */
     int tls_failed;  /* the last error was a TLS protocol error (an alert: retrying won't help) */
     char err[256];
 };
@@ -140,81 +141,93 @@ static int tcp_connect(const struct kube_config *cfg, const char *host, long por
     return fd;
 }
 
-/* Runs fn under a blocked SIGPIPE and swallows one it raised: a library must not kill its
- * caller for writing to a peer that went away, nor change the process's signal dispositions. */
-static int no_sigpipe(SSL *ssl, int (*fn)(SSL *, const void *, int), const void *buf, int len)
+/* mbedTLS's I/O callbacks over the non-blocking socket. */
+static int bio_send(void *arg, const unsigned char *buf, size_t len)
 {
-    sigset_t pipe, old, pending;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    sigpending(&pending);
-    int was_pending = sigismember(&pending, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, &old);
-    int r = fn(ssl, buf, len);
-    int e = errno;
-    sigpending(&pending);
-    if (!was_pending && sigismember(&pending, SIGPIPE)) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR) {}
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    errno = e;
-    return r;
+    struct kube_conn *c = arg;
+    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
+    if (n >= 0) return (int)n;
+    if (errno == EAGAIN || errno == EINTR) return MBEDTLS_ERR_SSL_WANT_WRITE;
+    snprintf(c->err, sizeof c->err, "send: %s", strerror(errno));
+    return errno == EPIPE || errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_SEND_FAILED;
 }
 
-static int do_connect(SSL *ssl, const void *buf, int len)
+static int bio_recv(void *arg, unsigned char *buf, size_t len)
 {
-    (void)buf;
-    (void)len;
-    return SSL_connect(ssl);
+    struct kube_conn *c = arg;
+    ssize_t n = recv(c->fd, buf, len, 0);
+    if (n >= 0) return (int)n;
+    if (errno == EAGAIN || errno == EINTR) return MBEDTLS_ERR_SSL_WANT_READ;
+    snprintf(c->err, sizeof c->err, "recv: %s", strerror(errno));
+    return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
 }
 
 /* Names the server certificate's verification failure, or the handshake's error. */
-static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, char **errmsg)
+static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, const char *name, int r, char **errmsg)
 {
     char e[256], ca[512];
-    long v = SSL_get_verify_result(c->ssl);
-    if (v != X509_V_OK)
+    uint32_t v = mbedtls_ssl_get_verify_result(&c->ssl);
+    if (r == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && v == MBEDTLS_X509_BADCERT_CN_MISMATCH)
+        kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): hostname mismatch: "
+                     "it is not issued for \"%s\"", cfg->server, kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, name);
+    else if (r == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && v)
         kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): %s", cfg->server,
-                     kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, X509_verify_cert_error_string(v));
+                     kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, kube_tls_verify_str(v, e, sizeof e));
+    else if (c->ssl.client_auth && !cfg->cert_file && !cfg->cert_data)
+        kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server requires a client certificate and "
+                     "none is configured (%s)", cfg->server, cfg->origin, c->err[0] ? c->err : kube_tls_errstr(r, e, sizeof e));
     else
         kube_set_err(errmsg, "TLS handshake with %s failed (%s): %s", cfg->server, cfg->origin,
-                     kube_tls_errstr(e, sizeof e, "the server closed the connection"));
+                     r == MBEDTLS_ERR_SSL_CONN_EOF ? "the server closed the connection"
+                     : c->err[0]                  ? c->err
+                                                  : kube_tls_errstr(r, e, sizeof e));
+}
+
+/* The name to verify: an IP address is matched against IP SANs (tls_ctx.c's callback) and
+ * sent as no SNI; a DNS name is SNI and verified by mbedTLS. */
+static int set_server_name(struct kube_conn *c, const char *name)
+{
+    int ip4 = inet_pton(AF_INET, name, c->cfg.ip) == 1;
+    if (ip4 || inet_pton(AF_INET6, name, c->cfg.ip) == 1) {
+        c->cfg.ip_len = ip4 ? 4 : 16;
+        return 0;
+    }
+    return mbedtls_ssl_set_hostname(&c->ssl, name) == 0 ? 0 : -1;
 }
 
 /* The TLS session over c->fd, verified against name (a DNS name or an IP address). */
 static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const char *name, int64_t deadline,
                      char **errmsg, int *retryable)
 {
-    if (!(c->ctx = kube_tls_ctx_new(cfg, errmsg))) return -1;
-    if (!(c->ssl = SSL_new(c->ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
+    if (kube_tls_init(&c->cfg, cfg, errmsg) < 0) return -1;
+    c->tls = 1;
+    mbedtls_ssl_init(&c->ssl);
+    if (mbedtls_ssl_setup(&c->ssl, &c->cfg.conf) != 0) {
         kube_set_err(errmsg, "TLS: cannot create a session for %s", cfg->server);
         return -1;
     }
-    unsigned char ip[16];
-    int is_ip = inet_pton(AF_INET, name, ip) == 1 || inet_pton(AF_INET6, name, ip) == 1;
-    X509_VERIFY_PARAM *vp = SSL_get0_param(c->ssl);
-    int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, name) == 1
-                   : SSL_set_tlsext_host_name(c->ssl, name) == 1 && SSL_set1_host(c->ssl, name) == 1;
-    if (!ok) {
+    if (set_server_name(c, name) < 0) {
         kube_set_err(errmsg, "TLS: cannot verify the server name \"%s\" of %s (%s)", name, cfg->server, cfg->origin);
         return -1;
     }
-    for (;;) {
-        int r = no_sigpipe(c->ssl, do_connect, NULL, 0);
-        if (r == 1) return 0;
-        int err = SSL_get_error(c->ssl, r);
-        short ev = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    mbedtls_ssl_set_bio(&c->ssl, c, bio_send, bio_recv, NULL);
+    int leader, r;
+    kube_tls_session_offer(&c->ssl, cfg, &leader);
+    while ((r = mbedtls_ssl_handshake(&c->ssl)) != 0) {
+        short ev = r == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : r == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : 0;
         int w = ev ? wait_ready(c->fd, ev, deadline) : -1;
         if (w > 0) continue;
+        kube_tls_session_finish(NULL, cfg, leader);
         if (w == 0) {
             kube_set_err(errmsg, "TLS handshake with %s timed out (%s)", cfg->server, cfg->origin);
             *retryable = 1;
         } else {
-            handshake_error(c, cfg, errmsg);
+            handshake_error(c, cfg, name, r, errmsg);
         }
         return -1;
     }
+    kube_tls_session_finish(&c->ssl, cfg, leader);
+    return 0;
 }
 
 struct kube_conn *kube_conn_open(const struct kube_config *cfg, int64_t deadline, char **errmsg, int *retryable)
@@ -248,60 +261,63 @@ struct kube_conn *kube_conn_open(const struct kube_config *cfg, int64_t deadline
     return c;
 }
 
-/* The outcome of an SSL_read/SSL_write that returned r <= 0: -2 would block, 0 EOF, -1 broken. */
-static ssize_t ssl_result(struct kube_conn *c, int r, const char *what)
+/* The outcome of an mbedtls_ssl_read/write that returned r <= 0: -2 would block, 0 EOF, -1 broken. */
+static ssize_t tls_result(struct kube_conn *c, int r, const char *what)
 {
-    int err = SSL_get_error(c->ssl, r);
-    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-        c->events = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+    if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) {
+        c->events = r == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT;
         return -2;
     }
-    if (err == SSL_ERROR_ZERO_RETURN) return 0;
-    c->tls_failed = err == SSL_ERROR_SSL;
-    char e[200];
-    snprintf(c->err, sizeof c->err, "TLS %s: %s", what,
-             err == SSL_ERROR_SYSCALL && errno ? strerror(errno)
-             : kube_tls_errstr(e, sizeof e, err == SSL_ERROR_SYSCALL ? "connection closed without close_notify"
-                                                                      : "protocol error"));
-    return err == SSL_ERROR_SYSCALL && !errno && !ERR_peek_error() ? 0 : -1;
+    if (r == 0 || r == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) return 0;
+    if (r == MBEDTLS_ERR_SSL_CONN_EOF) {
+        snprintf(c->err, sizeof c->err, "TLS %s: connection closed without close_notify", what);
+        return 0;
+    }
+    c->tls_failed = r != MBEDTLS_ERR_NET_CONN_RESET && r != MBEDTLS_ERR_NET_SEND_FAILED && r != MBEDTLS_ERR_NET_RECV_FAILED;
+    if (c->tls_failed || !c->err[0]) { /* else c->err holds the socket's error (bio_send/recv) */
+        char e[200];
+        snprintf(c->err, sizeof c->err, "TLS %s: %s", what, kube_tls_errstr(r, e, sizeof e));
+    }
+    return -1;
 }
-
-static int ssl_write(SSL *ssl, const void *buf, int len) { return SSL_write(ssl, buf, len); }
 
 ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len)
 {
-    int n = len > 1 << 30 ? 1 << 30 : (int)len;
-    if (!c->ssl) {
-        ssize_t w = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
+    size_t n = len > 1 << 30 ? 1 << 30 : len;
+    if (!c->tls) {
+        ssize_t w = send(c->fd, buf, n, MSG_NOSIGNAL);
         if (w >= 0) return w;
         c->events = POLLOUT;
         if (errno == EAGAIN || errno == EINTR) return 0;
         snprintf(c->err, sizeof c->err, "send: %s", strerror(errno));
         return -1;
     }
-    ERR_clear_error();
-    errno = 0;
-    int r = no_sigpipe(c->ssl, ssl_write, buf, n);
-    if (r > 0) return r;
-    ssize_t s = ssl_result(c, r, "send");
+    /* after WANT_WRITE mbedTLS holds the record it built and reports its length when the
+     * retry flushes it: the caller's buffer may have grown since, so retry with that length */
+    if (c->pending && n > c->pending) n = c->pending;
+    int r = mbedtls_ssl_write(&c->ssl, buf, n);
+    if (r > 0) {
+        c->pending = 0;
+        return r;
+    }
+    ssize_t s = tls_result(c, r, "send");
+    if (s == -2) c->pending = n;
     return s == -2 ? 0 : -1;
 }
 
 ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len)
 {
-    int n = len > 1 << 30 ? 1 << 30 : (int)len;
-    if (!c->ssl) {
-        ssize_t r = recv(c->fd, buf, (size_t)n, 0);
+    size_t n = len > 1 << 30 ? 1 << 30 : len;
+    if (!c->tls) {
+        ssize_t r = recv(c->fd, buf, n, 0);
         if (r >= 0) return r;
         c->events = POLLIN;
         if (errno == EAGAIN || errno == EINTR) return -2;
         snprintf(c->err, sizeof c->err, "recv: %s", strerror(errno));
         return -1;
     }
-    ERR_clear_error();
-    errno = 0;
-    int r = SSL_read(c->ssl, buf, n);
-    return r > 0 ? r : ssl_result(c, r, "recv");
+    int r = mbedtls_ssl_read(&c->ssl, buf, n);
+    return r > 0 ? r : tls_result(c, r, "recv");
 }
 
 int kube_conn_fd(const struct kube_conn *c) { return c->fd; }
@@ -315,8 +331,10 @@ int kube_conn_tls_failed(const struct kube_conn *c) { return c->tls_failed; }
 void kube_conn_close(struct kube_conn *c)
 {
     if (!c) return;
-    SSL_free(c->ssl);
-    SSL_CTX_free(c->ctx);
+    if (c->tls) {
+        mbedtls_ssl_free(&c->ssl);
+        kube_tls_free(&c->cfg);
+    }
     if (c->fd >= 0) close(c->fd);
     free(c);
 }

@@ -173,6 +173,7 @@ int main(int argc, char **argv)
     if (o.transport == RSH_SSH) {
         code = run_ssh(&o);
     } else {
+        kube_tls_session_dir_default();
         char *pod = rsh_host_to_pod(o.host, &err);
         if (!pod) {
             fprintf(stderr, "mpi-rsh: %s\n", err);

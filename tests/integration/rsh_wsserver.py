@@ -50,8 +50,10 @@ class Server:
     async def exec_handler(self, req):
         self.upgrades += 1
         offered = [p.strip() for p in req.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
-        self.note("upgrade %d offered=%s query=%s auth=%s" % (
-            self.upgrades, offered, req.query_string, "yes" if req.headers.get("Authorization") else "no"))
+        tls = req.transport.get_extra_info("ssl_object") if req.transport else None
+        self.note("upgrade %d offered=%s query=%s auth=%s tls-resumed=%s" % (
+            self.upgrades, offered, req.query_string, "yes" if req.headers.get("Authorization") else "no",
+            tls.session_reused if tls else "-"))
         if self.args.token and req.headers.get("Authorization") != "Bearer " + self.args.token:
             return self.err(401, "Unauthorized", "Unauthorized")
         m = self.mode

@@ -7,6 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -88,11 +92,102 @@ static void test_open_errors(void **state)
     open_fails("gopher://x", "is not http(s)://host[:port][/path]", 0);
 }
 
+/* --- concurrent connections resume the first one's session (lib/tls_session.c), against
+ * an OpenSSL server that counts full and resumed handshakes */
+#define NCONN 6
+
+struct tls_server {
+    int lfd, port;
+    SSL_CTX *ctx;
+    pthread_mutex_t mu;
+    int full, resumed, failed;
+};
+
+static void *serve_one(void *arg)
+{
+    struct tls_server *sv = arg;
+    int fd = accept(sv->lfd, NULL, NULL);
+    SSL *ssl = fd >= 0 ? SSL_new(sv->ctx) : NULL;
+    int ok = ssl && SSL_set_fd(ssl, fd) == 1 && SSL_accept(ssl) == 1;
+    pthread_mutex_lock(&sv->mu);
+    if (!ok) sv->failed++;
+    else if (SSL_session_reused(ssl)) sv->resumed++;
+    else sv->full++;
+    pthread_mutex_unlock(&sv->mu);
+    if (ok) SSL_shutdown(ssl);
+    SSL_free(ssl);
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
+static void *client_one(void *arg)
+{
+    const struct kube_config *cfg = arg;
+    char *err = NULL;
+    int retry;
+    struct kube_conn *c = kube_conn_open(cfg, kube_now_ms() + 20000, &err, &retry);
+    if (!c) fprintf(stderr, "client: %s\n", err);
+    free(err);
+    kube_conn_close(c);
+    return c ? arg : NULL;
+}
+
+static void test_concurrent_resumption(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test-tls.XXXXXX", cmd[512], cert[64], key[64], url[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cert, sizeof cert, "%s/cert.pem", dir);
+    snprintf(key, sizeof key, "%s/key.pem", dir);
+    snprintf(cmd, sizeof cmd, "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=api "
+             "-addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null", key, cert);
+    assert_int_equal(system(cmd), 0);
+    struct tls_server sv = {.lfd = socket(AF_INET, SOCK_STREAM, 0)};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t l = sizeof a;
+    assert_int_equal(bind(sv.lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(sv.lfd, NCONN), 0);
+    assert_int_equal(getsockname(sv.lfd, (struct sockaddr *)&a, &l), 0);
+    pthread_mutex_init(&sv.mu, NULL);
+    sv.ctx = SSL_CTX_new(TLS_server_method());
+    assert_non_null(sv.ctx);
+    assert_int_equal(SSL_CTX_use_certificate_file(sv.ctx, cert, SSL_FILETYPE_PEM), 1);
+    assert_int_equal(SSL_CTX_use_PrivateKey_file(sv.ctx, key, SSL_FILETYPE_PEM), 1);
+    SSL_CTX_set_session_id_context(sv.ctx, (const unsigned char *)"t", 1);
+    snprintf(url, sizeof url, "https://127.0.0.1:%d", ntohs(a.sin_port));
+    struct kube_config *cfg = kube_config_new_server(url);
+    assert_non_null(cfg);
+    cfg->ca_file = strdup(cert);
+    kube_tls_session_dir(NULL); /* in memory only */
+    pthread_t srv[NCONN], cli[NCONN];
+    void *res;
+    for (int i = 0; i < NCONN; i++) assert_int_equal(pthread_create(&srv[i], NULL, serve_one, &sv), 0);
+    for (int i = 0; i < NCONN; i++) assert_int_equal(pthread_create(&cli[i], NULL, client_one, cfg), 0);
+    int connected = 0;
+    for (int i = 0; i < NCONN; i++) {
+        assert_int_equal(pthread_join(cli[i], &res), 0);
+        connected += res != NULL;
+    }
+    for (int i = 0; i < NCONN; i++) assert_int_equal(pthread_join(srv[i], NULL), 0);
+    assert_int_equal(connected, NCONN);
+    assert_int_equal(sv.failed, 0);
+    assert_int_equal(sv.full, 1); /* one key exchange, the others waited and resumed it */
+    assert_int_equal(sv.resumed, NCONN - 1);
+    SSL_CTX_free(sv.ctx);
+    close(sv.lfd);
+    kube_config_free(cfg);
+    pthread_mutex_destroy(&sv.mu);
+    unlink(cert);
+    unlink(key);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_concurrent_resumption),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

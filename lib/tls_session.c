@@ -1,0 +1,217 @@
+/* tls_session.c - TLS sessions to resume. A full handshake with an ECDSA API server costs
+ * mbedTLS ~50 M instructions (key exchange, two signature verifications); resuming a session
+ * (the server's ticket) costs almost nothing. mpi-rsh starts once per worker per job, so it
+ * keeps the session of the last handshake in a file and the next process resumes it.
+ *
+ * A session belongs to one configuration: the key is a SHA-256 over the server URL, the name
+ * verified, the insecure flag, the CA and client certificate (data, or file name + size +
+ * mtime) and the client key's name. Session files carry the master secret: they live in a
+ * directory created 0700, used only when it is a real directory owned by this user and
+ * closed to group and others; each file is written 0600 and renamed into place, read with
+ * O_NOFOLLOW and ignored unless owned by this user with no group/other access. Any problem
+ * means a full handshake, never a failure. In-process, the last session is kept in memory,
+ * and connections started together (mpi-agent's parallel reach check) let the first one make
+ * the full handshake and resume its session: one key exchange instead of N. */
+#include "tls_conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <mbedtls/sha256.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/log.h"
+
+#define SESSION_MAX 8192
+
+#define FOLLOW_WAIT_MS 3000 /* how long a connection waits for another one's full handshake */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t handshake_done = PTHREAD_COND_INITIALIZER;
+static int inflight; /* a full handshake for inflight_key is under way in this process */
+static unsigned char inflight_key[32];
+static char *cache_dir;
+static unsigned char mem_key[32], mem_blob[SESSION_MAX];
+static size_t mem_len;
+
+void kube_tls_session_dir(const char *dir)
+{
+    pthread_mutex_lock(&mu);
+    free(cache_dir);
+    cache_dir = dir && *dir ? strdup(dir) : NULL;
+    pthread_mutex_unlock(&mu);
+}
+
+void kube_tls_session_dir_default(void)
+{
+    const char *d = getenv("MPI_RSH_TLS_CACHE_DIR"), *tmp = getenv("TMPDIR");
+    char *def = NULL;
+    if (!d && asprintf(&def, "%s/mpi-k8s-tls-%u", tmp && *tmp ? tmp : "/tmp", (unsigned)geteuid()) < 0) def = NULL;
+    kube_tls_session_dir(d ? d : def);
+    free(def);
+}
+
+static void hash_str(mbedtls_sha256_context *h, const char *s, size_t len)
+{
+    unsigned char l[8];
+    for (int i = 0; i < 8; i++) l[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    mbedtls_sha256_update_ret(h, l, sizeof l);
+    if (len) mbedtls_sha256_update_ret(h, (const unsigned char *)s, len);
+}
+
+/* A file by name and identity: a rotated certificate file is a new configuration. */
+static void hash_file(mbedtls_sha256_context *h, const char *path)
+{
+    struct stat st;
+    char id[96] = "";
+    if (path && stat(path, &st) == 0)
+        snprintf(id, sizeof id, "%lld:%lld.%ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                 st.st_mtim.tv_nsec);
+    hash_str(h, path ? path : "", path ? strlen(path) : 0);
+    hash_str(h, id, strlen(id));
+}
+
+static void config_key(const struct kube_config *cfg, unsigned char key[32])
+{
+    mbedtls_sha256_context h;
+    mbedtls_sha256_init(&h);
+    mbedtls_sha256_starts_ret(&h, 0);
+    const char *strs[] = {cfg->server, cfg->tls_server_name, cfg->insecure ? "insecure" : "verify"};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) hash_str(&h, strs[i] ? strs[i] : "", strs[i] ? strlen(strs[i]) : 0);
+    hash_str(&h, cfg->ca_data ? cfg->ca_data : "", cfg->ca_data ? cfg->ca_data_len : 0);
+    hash_str(&h, cfg->cert_data ? cfg->cert_data : "", cfg->cert_data ? cfg->cert_data_len : 0);
+    hash_file(&h, cfg->ca_file);
+    hash_file(&h, cfg->cert_file);
+    hash_file(&h, cfg->key_file);
+    mbedtls_sha256_finish_ret(&h, key);
+    mbedtls_sha256_free(&h);
+}
+
+/* dir/<first 16 bytes of the key in hex>.tls, when dir is safe to use; NULL otherwise. */
+static char *session_path(const unsigned char key[32])
+{
+    pthread_mutex_lock(&mu);
+    char *dir = cache_dir ? strdup(cache_dir) : NULL;
+    pthread_mutex_unlock(&mu);
+    if (!dir) return NULL;
+    struct stat st;
+    if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid() || (st.st_mode & 077)) {
+        KLOG_DEBUG("tls: not caching sessions in %s (missing, not a private directory of this user)", dir);
+        free(dir);
+        return NULL;
+    }
+    char hex[33], *path = NULL;
+    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    if (asprintf(&path, "%s/%s.tls", dir, hex) < 0) path = NULL;
+    free(dir);
+    return path;
+}
+
+/* The saved session for key from memory or the file; its length, 0 when none. */
+static size_t load_blob(const unsigned char key[32], unsigned char *blob)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&mu);
+    if (mem_len && !memcmp(mem_key, key, 32)) memcpy(blob, mem_blob, n = mem_len);
+    pthread_mutex_unlock(&mu);
+    char *path = n ? NULL : session_path(key);
+    int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+        st.st_size > 0 && st.st_size <= SESSION_MAX) {
+        ssize_t r = read(fd, blob, (size_t)st.st_size);
+        n = r == st.st_size ? (size_t)r : 0;
+        pthread_mutex_lock(&mu); /* kube_tls_session_keep rewrites the file only when it changed */
+        memcpy(mem_key, key, 32);
+        memcpy(mem_blob, blob, mem_len = n);
+        pthread_mutex_unlock(&mu);
+    }
+    if (fd >= 0) close(fd);
+    free(path);
+    return n;
+}
+
+/* With no session for key, waits (bounded) while another thread makes a full handshake for
+ * it, or becomes that thread (*leader). Called with mu held. */
+static void follow_or_lead(const unsigned char key[32], int *leader)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += FOLLOW_WAIT_MS / 1000;
+    while (inflight && !memcmp(inflight_key, key, 32) && !(mem_len && !memcmp(mem_key, key, 32)))
+        if (pthread_cond_timedwait(&handshake_done, &mu, &until) == ETIMEDOUT) return;
+    if (!inflight && !(mem_len && !memcmp(mem_key, key, 32))) {
+        inflight = *leader = 1;
+        memcpy(inflight_key, key, 32);
+    }
+}
+
+int kube_tls_session_offer(mbedtls_ssl_context *ssl, const struct kube_config *cfg, int *leader)
+{
+    unsigned char key[32], *blob = malloc(SESSION_MAX);
+    mbedtls_ssl_session s;
+    mbedtls_ssl_session_init(&s);
+    config_key(cfg, key);
+    *leader = 0;
+    size_t n = blob ? load_blob(key, blob) : 0;
+    if (blob && !n) {
+        pthread_mutex_lock(&mu);
+        follow_or_lead(key, leader);
+        pthread_mutex_unlock(&mu);
+        n = *leader ? 0 : load_blob(key, blob);
+    }
+    int ok = n && mbedtls_ssl_session_load(&s, blob, n) == 0 && mbedtls_ssl_set_session(ssl, &s) == 0;
+    if (n) KLOG_DEBUG("tls: %s a remembered session for %s", ok ? "offering" : "ignoring an unusable", cfg->server);
+    mbedtls_ssl_session_free(&s);
+    if (blob) mbedtls_platform_zeroize(blob, SESSION_MAX);
+    free(blob);
+    return ok;
+}
+
+/* Writes the session to its file: a private temporary file renamed into place. */
+static void save_file(const unsigned char key[32], const unsigned char *blob, size_t n)
+{
+    char *path = session_path(key), *tmp = NULL;
+    if (!path || asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+        free(path);
+        return;
+    }
+    int fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
+    int ok = fd >= 0 && write(fd, blob, n) == (ssize_t)n;
+    if (fd >= 0 && close(fd) < 0) ok = 0;
+    if (fd >= 0 && (!ok || rename(tmp, path) < 0)) unlink(tmp);
+    free(tmp);
+    free(path);
+}
+
+void kube_tls_session_finish(mbedtls_ssl_context *ssl, const struct kube_config *cfg, int leader)
+{
+    unsigned char key[32], *blob = ssl ? malloc(SESSION_MAX) : NULL;
+    size_t n = 0;
+    mbedtls_ssl_session s;
+    mbedtls_ssl_session_init(&s);
+    int ok = blob && mbedtls_ssl_get_session(ssl, &s) == 0 && mbedtls_ssl_session_save(&s, blob, SESSION_MAX, &n) == 0;
+    mbedtls_ssl_session_free(&s);
+    config_key(cfg, key);
+    int same = 0;
+    pthread_mutex_lock(&mu);
+    if (ok && n) {
+        same = mem_len == n && !memcmp(mem_key, key, 32) && !memcmp(mem_blob, blob, n);
+        memcpy(mem_key, key, 32);
+        memcpy(mem_blob, blob, mem_len = n);
+    }
+    if (leader) {
+        inflight = 0;
+        pthread_cond_broadcast(&handshake_done);
+    }
+    pthread_mutex_unlock(&mu);
+    if (ok && n && !same) save_file(key, blob, n); /* a resumed session is the one already saved */
+    if (blob) mbedtls_platform_zeroize(blob, SESSION_MAX);
+    free(blob);
+}
