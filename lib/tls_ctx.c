@@ -10,6 +10,7 @@
 #include <mbedtls/asn1.h>
 #include <mbedtls/error.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,30 @@ static int load_identity(struct kube_tls *t, const struct kube_config *cfg, char
     return 0;
 }
 
+/* ChaCha20-Poly1305 first: mbedTLS's AES-GCM runs byte by byte (~50 instructions per byte
+ * of stdout here, 5.9 CPU-s per GB), its ChaCha20 at 3.6 CPU-s per GB; servers that honour
+ * the client's order (Go's crypto/tls, so kube-apiserver) pick it. Then mbedTLS's defaults. */
+static const mbedtls_ecp_group_id curves[] = {MBEDTLS_ECP_DP_CURVE25519, MBEDTLS_ECP_DP_SECP256R1,
+                                              MBEDTLS_ECP_DP_SECP384R1, MBEDTLS_ECP_DP_SECP521R1, MBEDTLS_ECP_DP_NONE};
+static int suites[128];
+static pthread_once_t suites_once = PTHREAD_ONCE_INIT;
+
+static void build_suites(void)
+{
+    size_t n = 0;
+    suites[n++] = MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256;
+    suites[n++] = MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256;
+    for (const int *d = mbedtls_ssl_list_ciphersuites(); *d && n + 1 < sizeof suites / sizeof *suites; d++)
+        if (*d != suites[0] && *d != suites[1]) suites[n++] = *d;
+    suites[n] = 0;
+}
+
+static const int *ciphersuites(void)
+{
+    pthread_once(&suites_once, build_suites);
+    return suites;
+}
+
 /* The DRBG's entropy straight from the kernel: mbedtls_entropy_func would also poll HAVEGE
  * (Debian enables it), ~1 M instructions and a 16 KB table per connection for nothing. */
 static int kernel_entropy(void *arg, unsigned char *out, size_t len)
@@ -185,6 +210,8 @@ int kube_tls_init(struct kube_tls *t, const struct kube_config *cfg, char **errm
     }
     mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
     mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+    mbedtls_ssl_conf_ciphersuites(&t->conf, ciphersuites());
+    mbedtls_ssl_conf_curves(&t->conf, curves); /* mbedTLS 2.28 lists P-521 first: 30 M instructions more */
     if (load_trust(t, cfg, errmsg) < 0 || load_identity(t, cfg, errmsg) < 0) {
         kube_tls_free(t);
         return -1;

@@ -39,4 +39,7 @@ def server_context(pki_dir):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(os.path.join(pki_dir, "server.crt"), os.path.join(pki_dir, "server.key"))
     ctx.set_alpn_protocols(["http/1.1"])
+    # like Go's crypto/tls (kube-apiserver): the client's cipher order decides, so a client
+    # that puts ChaCha20-Poly1305 first (no AES hardware path, e.g. mbedTLS) gets it
+    ctx.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
     return ctx
