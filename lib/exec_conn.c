@@ -16,20 +16,6 @@
 #define HEAD_MAX (64 * 1024)
 #define BODY_MAX (64 * 1024)
 
-/* Waits until the connection is ready for events or deadline (monotonic ms) passes.
- * 1 ready, 0 timeout, -1 error. */
-static int wait_conn(struct exec_conn *c, short events, int64_t deadline)
-{
-    for (;;) {
-        int64_t left = deadline ? deadline - kube_now_ms() : 1000;
-        if (deadline && left <= 0) return 0;
-        struct pollfd p = {.fd = c->fd, .events = events};
-        int r = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
-        if (r < 0 && errno != EINTR) return -1;
-        if (r > 0) return 1;
-    }
-}
-
 int exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t deadline)
 {
     const char *p = buf;
@@ -37,7 +23,7 @@ int exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t dead
         ssize_t n = kube_conn_send(c->k, p, len);
         if (n < 0) return -1;
         if (n == 0) {
-            if (wait_conn(c, kube_conn_events(c->k), deadline) <= 0) return -1;
+            if (kube_wait_fd(c->fd, kube_conn_events(c->k), deadline) <= 0) return -1;
             continue;
         }
         p += n;
@@ -61,7 +47,7 @@ static int recv_more(struct exec_conn *c, char **buf, size_t *len, size_t *cap, 
     for (;;) {
         ssize_t n = kube_conn_recv(c->k, *buf + *len, *cap - *len - 1);
         if (n == -2) {
-            if (wait_conn(c, kube_conn_events(c->k), deadline) <= 0) return -1;
+            if (kube_wait_fd(c->fd, kube_conn_events(c->k), deadline) <= 0) return -1;
             continue;
         }
         if (n < 0) return -1;

@@ -68,11 +68,10 @@ bad:
     return -1;
 }
 
-/* Waits for events on fd until deadline. 1 ready, 0 timed out, -1 poll error. */
-static int wait_ready(int fd, short events, int64_t deadline)
+int kube_wait_fd(int fd, short events, int64_t deadline)
 {
     for (;;) {
-        int64_t left = deadline - kube_now_ms();
+        int64_t left = deadline ? deadline - kube_now_ms() : 60000;
         if (left <= 0) return 0;
         struct pollfd p = {.fd = fd, .events = events};
         int r = poll(&p, 1, left > 60000 ? 60000 : (int)left);
@@ -87,7 +86,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) goto fail;
-    int r = wait_ready(fd, POLLOUT, deadline), soerr = 0;
+    int r = kube_wait_fd(fd, POLLOUT, deadline), soerr = 0;
     socklen_t sl = sizeof soerr;
     if (r <= 0) {
         errno = r == 0 ? ETIMEDOUT : errno;
@@ -173,6 +172,15 @@ static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, 
     else if (r == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && v)
         kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): %s", cfg->server,
                      kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, kube_tls_verify_str(v, e, sizeof e));
+    else if (r == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE && c->ssl.in_msg &&
+             c->ssl.in_msg[1] == MBEDTLS_SSL_ALERT_MSG_PROTOCOL_VERSION)
+        kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server refuses TLS 1.2 (protocol_version "
+                     "alert), the newest version mbedTLS 2.28 speaks: its --tls-min-version must allow "
+                     "VersionTLS12", cfg->server, cfg->origin);
+    else if (r == MBEDTLS_ERR_SSL_CONN_EOF && c->ssl.state == MBEDTLS_SSL_SERVER_HELLO)
+        kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server closed the connection instead of "
+                     "answering the ClientHello; does it refuse TLS 1.2, the newest version mbedTLS 2.28 "
+                     "speaks? (kube-apiserver --tls-min-version must allow VersionTLS12)", cfg->server, cfg->origin);
     else if (c->ssl.client_auth && !cfg->cert_file && !cfg->cert_data)
         kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server requires a client certificate and "
                      "none is configured (%s)", cfg->server, cfg->origin, c->err[0] ? c->err : kube_tls_errstr(r, e, sizeof e));
@@ -215,7 +223,7 @@ static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const c
     kube_tls_session_offer(&c->ssl, cfg, &leader);
     while ((r = mbedtls_ssl_handshake(&c->ssl)) != 0) {
         short ev = r == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : r == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : 0;
-        int w = ev ? wait_ready(c->fd, ev, deadline) : -1;
+        int w = ev ? kube_wait_fd(c->fd, ev, deadline) : -1;
         if (w > 0) continue;
         kube_tls_session_finish(NULL, cfg, leader);
         if (w == 0) {

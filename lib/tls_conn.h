@@ -26,6 +26,9 @@ struct kube_conn *kube_conn_open(const struct kube_config *cfg, int64_t deadline
 ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len);
 /* Receives up to len bytes: >0 read, 0 orderly EOF, -2 would block, -1 broken. */
 ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len);
+/* Waits until fd has events or deadline (monotonic ms; 0 = no bound) passes, riding out
+ * EINTR: 1 ready, 0 timed out, -1 poll error. */
+int kube_wait_fd(int fd, short events, int64_t deadline);
 /* The socket, for poll(). */
 int kube_conn_fd(const struct kube_conn *c);
 /* POLLIN/POLLOUT the last would-block result waits for (TLS may read to write and back). */

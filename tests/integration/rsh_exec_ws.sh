@@ -252,6 +252,12 @@ MPI_RSH_TLS_CACHE_DIR= R -n w-0 true; MPI_RSH_TLS_CACHE_DIR= R -n w-0 true
 check "session: MPI_RSH_TLS_CACHE_DIR= turns it off" "False" "$(resumed)"
 unset MPI_RSH_TLS_CACHE_DIR
 
+# --- an API server that refuses TLS 1.2 (mbedTLS 2.28 has no TLS 1.3): a clear one-line error
+start_server normal --cert "$W/scert.pem" --key "$W/skey.pem" --tls13-only
+kc_tls "$CA" "    {}"
+msg=$(R -n w-0 true 2>&1); check "server refusing TLS 1.2 -> 255" 255 $?
+[[ "$msg" == *"refuse TLS 1.2"* && "$msg" != *attempts* && "$msg" != *$'\n'* ]] && ok "  $msg" || bad "  TLS 1.3-only message: $msg"
+
 # --- a server certificate whose IP SANs do not include the address connected to
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
   -addext "subjectAltName=DNS:api.example,IP:10.9.9.9" -keyout "$W/s2key.pem" -out "$W/s2cert.pem" 2>/dev/null

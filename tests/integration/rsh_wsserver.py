@@ -168,6 +168,7 @@ def main():
     ap.add_argument("--key")
     ap.add_argument("--client-ca", help="require a client certificate signed by this CA")
     ap.add_argument("--log")
+    ap.add_argument("--tls13-only", action="store_true", help="refuse TLS 1.2 (a hardened API server)")
     args = ap.parse_args()
     srv = Server(args)
     app = web.Application()
@@ -177,6 +178,8 @@ def main():
         sslctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         sslctx.load_cert_chain(args.cert, args.key)
         sslctx.set_alpn_protocols(["http/1.1"])
+        if args.tls13_only:
+            sslctx.minimum_version = ssl.TLSVersion.TLSv1_3
         if args.client_ca:
             sslctx.verify_mode = ssl.CERT_REQUIRED
             sslctx.load_verify_locations(args.client_ca)
