@@ -28,7 +28,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 FUZZ_SECONDS ?= 60
 
-PKGS := libcurl jansson yaml-0.1 libssh2 openssl
+PKGS := jansson yaml-0.1 libssh2 openssl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

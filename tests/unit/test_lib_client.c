@@ -378,7 +378,7 @@ static void test_tls_and_auth(void **st)
     expect_fail(client_with("    certificate-authority: ca.crt", "    token: nope", 1), KUBE_UNAUTHORIZED, "401");
     expect_fail(client_with("    certificate-authority: ca.crt", "    {}", 1), KUBE_UNAUTHORIZED, NULL);
     expect_ok(client_with("    insecure-skip-tls-verify: true", "    token: tok-A", 1));
-    /* CA from certificate-authority-data (CURLOPT_CAINFO_BLOB) */
+    /* CA from certificate-authority-data */
     char path[300], *pem = NULL;
     size_t n = 0;
     snprintf(path, sizeof path, "%s/ca.crt", g_dir);
