@@ -50,10 +50,16 @@ int http1_parser_have_head(const struct http1_parser *p)
 
 int http1_parser_reusable(const struct http1_parser *p) { return p->state == S_DONE && !p->close; }
 
-/* Copies up to 40 bytes of s into buf for a message, non-printable bytes as '?'. */
+/* Copies up to 40 bytes of s (up to a CR or LF) into buf for a message, other non-printable
+ * bytes as '?'. */
 static const char *shown(char *buf, size_t n, const char *s, size_t len)
 {
     size_t k = 0;
+    for (size_t i = 0; i < len; i++) /* up to the line end */
+        if (s[i] == '\r' || s[i] == '\n') {
+            len = i;
+            break;
+        }
     for (; k < len && k < 40 && k + 4 < n; k++)
         buf[k] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
     if (k < len && k + 4 < n) {
@@ -292,7 +298,12 @@ static int take_line(struct http1_parser *p, const char *d, size_t len, size_t *
         const char *what = p->state == S_CHUNK_SIZE ? "chunk-size line too long"
                            : p->state == S_CHUNK_END ? "chunk data not followed by CRLF"
                                                      : "reply header line longer than 16 KiB";
-        return fail(p, errmsg, what, p->llen ? p->line : d, p->llen ? p->llen : take);
+        char start[48]; /* the line's first bytes, however they arrived */
+        size_t a = p->llen < 44 ? p->llen : 44, b = take < 44 - a ? take : 44 - a;
+        memcpy(start, p->line ? p->line : "", a);
+        memcpy(start + a, d, b);
+        size_t n = a + b < line_max(p->state) + 2 ? a + b : line_max(p->state) + 2; /* same for any split */
+        return fail(p, errmsg, what, start, n);
     }
     if (p->llen + take + 1 > p->lcap) {
         size_t ncap = p->lcap ? p->lcap : 256;
