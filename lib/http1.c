@@ -96,7 +96,8 @@ static int recv_reply(struct kube_conn *k, struct http1_call *x, char *buf, char
         if (n == 0)
             return http1_parser_eof(&x->p, errmsg) == 1 ? HTTP1_OK : HTTP1_BROKEN;
         if (n == -1) {
-            kube_set_err(errmsg, "%s", *kube_conn_error(k) ? kube_conn_error(k) : "recv failed");
+            kube_set_err(errmsg, "%s (%s)", x->got_bytes ? "cut inside the reply" : "no reply",
+                         *kube_conn_error(k) ? kube_conn_error(k) : "recv failed");
             return HTTP1_BROKEN;
         }
         int w = wait_conn(k, x);
