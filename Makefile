@@ -156,7 +156,7 @@ bench: all
 	@for b in bench/*.sh; do [ -x "$$b" ] || continue; echo "== $$b"; timeout 1800 $$b || echo "bench failed: $$b"; done
 
 # ---- packages (Debian) ----
-DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev libcurl4-openssl-dev \
+DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
   libjansson-dev libyaml-dev libssl-dev libssh2-1-dev libcmocka-dev openmpi-bin \
   libopenmpi-dev libpmix-dev libopenblas-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \

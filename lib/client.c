@@ -183,9 +183,8 @@ int kube_client_call(struct kube_client *c, const char *method, const char *path
     int rc = -1;
     *unsent = 0;
     http1_parser_init(&call->p, 0);
-    if (!url || !head) {
+    if (!url || !head) { /* e.g. the token file unreadable: retryable (kubelet swaps it) */
         kube_error_set(err, 0, KUBE_TRANSPORT, "%s", emsg ? emsg : "out of memory");
-        *unsent = -1;
         goto out;
     }
     call->head = head;
@@ -195,6 +194,10 @@ int kube_client_call(struct kube_client *c, const char *method, const char *path
     call->c1 = c->cancel;
     call->c2 = extra;
     for (int fresh = 0;; fresh = 1) {
+        if (kube_cancel_requested(c->cancel) || kube_cancel_requested(extra)) {
+            kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
+            break;
+        }
         struct kube_conn *k = fresh ? NULL : take_conn(c);
         int reused = k != NULL;
         if (!k && !(k = open_conn(c, call->deadline, err, unsent)))
@@ -211,8 +214,10 @@ int kube_client_call(struct kube_client *c, const char *method, const char *path
         }
         if (o == HTTP1_OK || o == HTTP1_STOPPED) {
             rc = o == HTTP1_OK ? 0 : 1;
-            if (o == HTTP1_OK && http1_parser_reusable(&call->p))
-                put_conn(c, k), k = NULL;
+            if (o == HTTP1_OK && http1_parser_reusable(&call->p)) {
+                put_conn(c, k);
+                k = NULL;
+            }
         } else {
             *unsent = call_error(o, emsg, url, timeout_ms, err);
         }
