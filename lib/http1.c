@@ -78,6 +78,8 @@ static int recv_reply(struct kube_conn *k, struct http1_call *x, char *buf, char
     for (;;) {
         if (kube_cancel_requested(x->c1) || kube_cancel_requested(x->c2))
             return HTTP1_CANCELLED;
+        if (x->deadline && kube_now_ms() >= x->deadline) /* also when data never stops coming */
+            return wait_failed(0, x->got_bytes ? "reading the reply" : "waiting for the reply", errmsg);
         ssize_t n = kube_conn_recv(k, buf, RECV_BUF);
         if (n > 0) {
             size_t used = 0;
