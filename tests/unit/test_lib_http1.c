@@ -2,7 +2,8 @@
  * (lib/http1_parse.c): Content-Length, chunked (extensions, trailers) and
  * close-delimited bodies, every reply split at every byte boundary and fed byte by
  * byte, interim 1xx replies, keep-alive rules, oversize headers, bad Content-Length,
- * malformed status lines/headers/chunks, and premature EOF (an error, never success). */
+ * malformed status lines/headers/chunks, and premature EOF (an error, never success);
+ * the request head (Host, path prefix, token, Content-Length, header injection refused). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "../../lib/http1.h"
+#include "kube/config.h"
 
 struct out {
     int rc;           /* 1 complete, 0 incomplete at the end of input, -1 error, -2 stopped */
@@ -327,6 +329,45 @@ static void test_callback_stop(void **st)
     assert_int_equal(g_o.reusable, 0);
 }
 
+static void test_request_head(void **st)
+{
+    (void)st;
+    struct kube_config *cfg = kube_config_new_server("https://[::1]:8443/prefix/");
+    assert_non_null(cfg);
+    cfg->token = strdup("t0k");
+    char *err = NULL;
+    char *h = http1_request_head(cfg, "POST", "/api/v1/namespaces/a/pods?dryRun=All", "ua/1", "application/json", 1,
+                                 12, &err);
+    assert_non_null(h);
+    assert_string_equal(h, "POST /prefix/api/v1/namespaces/a/pods?dryRun=All HTTP/1.1\r\nHost: [::1]:8443\r\n"
+                           "User-Agent: ua/1\r\nAccept: application/json\r\nAuthorization: Bearer t0k\r\n"
+                           "Content-Type: application/json\r\nContent-Length: 12\r\n\r\n");
+    http1_head_free(h);
+    kube_config_free(cfg);
+    /* default port, no token; a POST without a body still says Content-Length: 0 */
+    cfg = kube_config_new_server("http://api.example");
+    h = http1_request_head(cfg, "POST", "/fault/x", "ua", "application/json", 0, 0, &err);
+    assert_string_equal(h, "POST /fault/x HTTP/1.1\r\nHost: api.example\r\nUser-Agent: ua\r\n"
+                           "Accept: application/json\r\nContent-Length: 0\r\n\r\n");
+    http1_head_free(h);
+    h = http1_request_head(cfg, "GET", "/api", "ua", NULL, 0, 0, &err);
+    assert_string_equal(h, "GET /api HTTP/1.1\r\nHost: api.example\r\nUser-Agent: ua\r\nAccept: application/json\r\n\r\n");
+    http1_head_free(h);
+    /* nothing can inject a header or a second request line */
+    assert_null(http1_request_head(cfg, "GET", "/api HTTP/1.1\r\nX: y", "ua", NULL, 0, 0, &err));
+    assert_non_null(strstr(err, "control character"));
+    free(err);
+    err = NULL;
+    assert_null(http1_request_head(cfg, "GET", "/api", "ua\r\nX-Evil: 1", NULL, 0, 0, &err));
+    free(err);
+    err = NULL;
+    cfg->token = strdup("abc\nX-Evil: 1");
+    assert_null(http1_request_head(cfg, "GET", "/api", "ua", NULL, 0, 0, &err));
+    assert_non_null(strstr(err, "bearer token contains a control character"));
+    free(err);
+    kube_config_free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_premature_eof),
         cmocka_unit_test(test_callback_stop),
+        cmocka_unit_test(test_request_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
