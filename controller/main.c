@@ -5,7 +5,6 @@
 #include "leader.h"
 #include "metrics.h"
 #include "kube/config.h"
-#include "kube/http.h"
 #include "kube/log.h"
 
 #include <malloc.h>
@@ -120,8 +119,8 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     metrics_init();
-    if (kube_http_global_init() < 0 || metrics_serve(o.monitoring_port, &err) < 0) {
-        KLOG_ERROR("%s", err ? err : "cannot initialise libcurl");
+    if (metrics_serve(o.monitoring_port, &err) < 0) {
+        KLOG_ERROR("%s", err ? err : "cannot serve the metrics port");
         free(err);
         return 1;
     }

@@ -1,5 +1,6 @@
-/* client.c - the client object, its curl handle pool, and one HTTP request
- * with retries (kube_request_raw); JSON verbs are in verbs.c. */
+/* client.c - the client object, its pool of idle keep-alive connections, one HTTP
+ * request over them (http1.c) and the retries around it (kube_request_raw); JSON verbs
+ * are in verbs.c, watches in watch.c. */
 #include "kube/client.h"
 
 #include <pthread.h>
@@ -9,6 +10,7 @@
 
 #include "client_int.h"
 #include "kube/http.h"
+#include "tls_conn.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -21,7 +23,7 @@ struct kube_client {
     char *user_agent;
     struct kube_cancel *cancel;
     pthread_mutex_t mu;
-    CURL *pool[POOL_MAX];
+    struct kube_conn *pool[POOL_MAX]; /* idle keep-alive connections */
     size_t npool;
     unsigned seed;
 };
@@ -39,11 +41,6 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 {
     if (!cfg || !cfg->server) {
         kube_set_err(errmsg, "kube_client_new: no config");
-        kube_config_free(cfg);
-        return NULL;
-    }
-    if (kube_http_global_init()) {
-        kube_set_err(errmsg, "curl_global_init failed");
         kube_config_free(cfg);
         return NULL;
     }
@@ -99,207 +96,209 @@ void kube_client_free(struct kube_client *c)
     if (!c)
         return;
     for (size_t i = 0; i < c->npool; i++)
-        curl_easy_cleanup(c->pool[i]);
+        kube_conn_close(c->pool[i]);
     pthread_mutex_destroy(&c->mu);
     kube_config_free(c->cfg);
     free(c->user_agent);
     free(c);
 }
 
-CURL *kube_client_take_handle(struct kube_client *c)
+/* ---- the connection pool ---- */
+
+/* An idle pooled connection the server has not closed, or NULL. */
+static struct kube_conn *take_conn(struct kube_client *c)
 {
-    CURL *h = NULL;
-    pthread_mutex_lock(&c->mu);
-    if (c->npool > 0)
-        h = c->pool[--c->npool];
-    pthread_mutex_unlock(&c->mu);
-    return h ? h : curl_easy_init();
+    for (;;) {
+        struct kube_conn *k = NULL;
+        pthread_mutex_lock(&c->mu);
+        if (c->npool > 0)
+            k = c->pool[--c->npool];
+        pthread_mutex_unlock(&c->mu);
+        if (!k || http1_conn_idle_ok(k))
+            return k;
+        kube_conn_close(k); /* the server closed it while idle (keep-alive timeout, restart) */
+    }
 }
 
-void kube_client_put_handle(struct kube_client *c, CURL *h)
+static void put_conn(struct kube_client *c, struct kube_conn *k)
 {
-    if (!h)
-        return;
     pthread_mutex_lock(&c->mu);
     if (c->npool < POOL_MAX) {
-        c->pool[c->npool++] = h;
-        h = NULL;
+        c->pool[c->npool++] = k;
+        k = NULL;
     }
     pthread_mutex_unlock(&c->mu);
-    if (h)
-        curl_easy_cleanup(h);
-}
-
-int kube_client_prepare(struct kube_client *c, CURL *h, const char *method, const char *url,
-                        const char *content_type, struct curl_slist **headers, char **errmsg)
-{
-    curl_easy_reset(h); /* keeps live connections, DNS and TLS session caches */
-    *headers = NULL;
-    if (kube_curl_apply_config(h, c->cfg, headers, errmsg))
-        return -1;
-    struct curl_slist *l = curl_slist_append(*headers, "Accept: application/json");
-    if (l)
-        *headers = l;
-    if (l && content_type) {
-        char *ct = kube_strdup_printf("Content-Type: %s", content_type);
-        l = ct ? curl_slist_append(*headers, ct) : NULL;
-        free(ct);
-        if (l)
-            *headers = l;
-    }
-    if (l)
-        l = curl_slist_append(*headers, "Expect:");
-    if (!l) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
-    *headers = l;
-    if (curl_easy_setopt(h, CURLOPT_URL, url) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, *headers) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent) != CURLE_OK ||
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms) != CURLE_OK ||
-        (strcmp(method, "GET") && curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK)) {
-        kube_set_err(errmsg, "curl: cannot set request options for %s", url);
-        return -1;
-    }
-    return 0;
+    kube_conn_close(k);
 }
 
 /* ---- one exchange ---- */
 
-struct xfer {
+/* Fills err for a failed exchange; returns *unsent as kube_client_call documents. */
+static int call_error(int outcome, const char *msg, const char *url, long timeout_ms, struct kube_error *err)
+{
+    const char *m = msg ? msg : "?";
+    switch (outcome) {
+    case HTTP1_CANCELLED:
+        kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
+        return 0;
+    case HTTP1_TIMEOUT:
+        kube_error_set(err, 0, KUBE_TIMEOUT, "request to %s timed out after %ld ms (%s)", url, timeout_ms, m);
+        return 0;
+    case HTTP1_MALFORMED:
+        kube_error_set(err, 0, KUBE_PROTOCOL, "malformed reply from %s: %s", url, m);
+        return 0;
+    default:
+        /* not permanent even after a TLS alert: OpenSSL 3 reports a peer's plain close
+         * (API server restart) as a TLS protocol error too */
+        kube_error_set(err, 0, KUBE_TRANSPORT, "connection to %s broken: %s", url, m);
+        return 0;
+    }
+}
+
+/* A new connection, or NULL with err (open failures: unsent or permanent). */
+static struct kube_conn *open_conn(struct kube_client *c, int64_t deadline, struct kube_error *err, int *unsent)
+{
+    int64_t cd = kube_now_ms() + c->opts.connect_timeout_ms;
+    char *msg = NULL;
+    int retryable = 0;
+    struct kube_conn *k = kube_conn_open(c->cfg, deadline && deadline < cd ? deadline : cd, &msg, &retryable);
+    if (!k) {
+        kube_error_set(err, 0, KUBE_TRANSPORT, "%s", msg ? msg : "cannot connect to the API server");
+        err->permanent = !retryable;
+        *unsent = retryable ? 1 : -1; /* refused, unresolvable or timed out: nothing was sent */
+        free(msg);
+    }
+    return k;
+}
+
+int kube_client_call(struct kube_client *c, const char *method, const char *path, const char *query,
+                     const char *content_type, struct http1_call *call, struct kube_cancel *extra,
+                     long timeout_ms, struct kube_error *err, int *unsent)
+{
+    char *emsg = NULL, *url = kube_http_url(c->cfg, path, query);
+    char *target = query && *query ? kube_strdup_printf("%s?%s", path, query) : strdup(path);
+    char *head = target ? http1_request_head(c->cfg, method, target, c->user_agent, content_type,
+                                             call->body != NULL, call->body_len, &emsg)
+                        : NULL;
+    int rc = -1;
+    *unsent = 0;
+    http1_parser_init(&call->p, 0);
+    if (!url || !head) { /* e.g. the token file unreadable: retryable (kubelet swaps it) */
+        kube_error_set(err, 0, KUBE_TRANSPORT, "%s", emsg ? emsg : "out of memory");
+        goto out;
+    }
+    call->head = head;
+    call->head_len = strlen(head);
+    call->head_only = !strcmp(method, "HEAD");
+    call->deadline = timeout_ms > 0 ? kube_now_ms() + timeout_ms : 0;
+    call->c1 = c->cancel;
+    call->c2 = extra;
+    for (int fresh = 0;; fresh = 1) {
+        if (kube_cancel_requested(c->cancel) || kube_cancel_requested(extra)) {
+            kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
+            break;
+        }
+        struct kube_conn *k = fresh ? NULL : take_conn(c);
+        int reused = k != NULL;
+        if (!k && !(k = open_conn(c, call->deadline, err, unsent)))
+            break;
+        http1_parser_free(&call->p);
+        free(emsg);
+        emsg = NULL;
+        int o = http1_exchange(k, call, &emsg);
+        if (o == HTTP1_BROKEN && reused && !call->got_bytes) {
+            kube_log(KUBE_LOG_DEBUG, "%s %s: kept-alive connection failed (%s); once more on a new one", method,
+                     path, emsg ? emsg : "?");
+            kube_conn_close(k);
+            continue;
+        }
+        if (o == HTTP1_OK || o == HTTP1_STOPPED) {
+            rc = o == HTTP1_OK ? 0 : 1;
+            if (o == HTTP1_OK && http1_parser_reusable(&call->p)) {
+                put_conn(c, k);
+                k = NULL;
+            }
+        } else {
+            *unsent = call_error(o, emsg, url, timeout_ms, err);
+        }
+        kube_conn_close(k);
+        break;
+    }
+out:
+    free(emsg);
+    http1_head_free(head);
+    call->head = NULL;
+    free(target);
+    free(url);
+    return rc;
+}
+
+struct sink {
     char *buf;
     size_t len, cap;
     int overflow;
-    long retry_after;
-    struct kube_cancel *c1, *c2;
 };
 
-static size_t on_body(char *data, size_t sz, size_t n, void *ud)
+static int on_body(const char *data, size_t n, void *ud)
 {
-    struct xfer *x = ud;
-    size_t add = sz * n;
-    if (x->len + add + 1 > x->cap) {
-        if (x->len + add + 1 > MAX_BODY) {
-            x->overflow = 1;
-            return 0;
+    struct sink *s = ud;
+    if (s->len + n + 1 > s->cap) {
+        if (s->len + n + 1 > MAX_BODY) {
+            s->overflow = 1;
+            return 1;
         }
-        size_t ncap = x->cap ? x->cap : 4096;
-        while (ncap < x->len + add + 1)
+        size_t ncap = s->cap ? s->cap : 4096;
+        while (ncap < s->len + n + 1)
             ncap *= 2;
-        char *nb = realloc(x->buf, ncap);
-        if (!nb)
-            return 0;
-        x->buf = nb;
-        x->cap = ncap;
+        char *nb = realloc(s->buf, ncap);
+        if (!nb) {
+            s->overflow = 2;
+            return 1;
+        }
+        s->buf = nb;
+        s->cap = ncap;
     }
-    memcpy(x->buf + x->len, data, add);
-    x->len += add;
-    x->buf[x->len] = '\0';
-    return add;
+    memcpy(s->buf + s->len, data, n);
+    s->len += n;
+    s->buf[s->len] = '\0';
+    return 0;
 }
 
-static size_t on_header(char *data, size_t sz, size_t n, void *ud)
+/* One request. Returns the 2xx body or NULL with err; *unsent as kube_client_call sets it. */
+static char *exchange(struct kube_client *c, const char *method, const char *path, const char *query,
+                      const char *body, size_t body_len, const char *content_type, struct kube_cancel *extra,
+                      size_t *len, struct kube_error *err, int *unsent)
 {
-    struct xfer *x = ud;
-    size_t len = sz * n;
-    if (len > 12 && !strncasecmp(data, "Retry-After:", 12)) {
-        char *v = strndup(data + 12, len - 12);
-        if (v)
-            x->retry_after = kube_parse_retry_after(v);
-        free(v);
-    }
-    return len;
-}
-
-static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-    struct xfer *x = ud;
-    (void)a, (void)b, (void)c, (void)d;
-    return kube_cancel_requested(x->c1) || kube_cancel_requested(x->c2);
-}
-
-/* Turns a failed transfer into err. Returns 1 when the request certainly never reached the
- * server (safe to retry any verb), -1 when retrying cannot help, 0 otherwise. */
-static int transport_error(struct kube_client *c, CURLcode rc, const char *ebuf, const char *url,
-                           struct xfer *x, struct kube_error *err)
-{
-    if (rc == CURLE_ABORTED_BY_CALLBACK) {
-        kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
-        return 0;
-    }
-    if (x->overflow) {
-        kube_error_set(err, 0, KUBE_PROTOCOL, "reply from %s larger than %u bytes", url, MAX_BODY);
-        return 0;
-    }
-    char *m = kube_curl_describe_error(rc, ebuf, url, c->cfg);
-    kube_error_set(err, 0, rc == CURLE_OPERATION_TIMEDOUT ? KUBE_TIMEOUT : KUBE_TRANSPORT, "%s",
-                   m ? m : curl_easy_strerror(rc));
-    free(m);
-    if (kube_curl_error_permanent(rc)) {
-        err->permanent = 1;
-        return -1;
-    }
-    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
-}
-
-/* One request. Returns the 2xx body or NULL with err; *unsent as transport_error returns. */
-static char *exchange(struct kube_client *c, const char *method, const char *url, const char *body,
-                      size_t body_len, const char *content_type, struct kube_cancel *extra, size_t *len,
-                      struct kube_error *err, int *unsent)
-{
-    CURL *h = kube_client_take_handle(c);
-    struct curl_slist *headers = NULL;
-    struct xfer x = {.retry_after = -1, .c1 = c->cancel, .c2 = extra};
-    char ebuf[CURL_ERROR_SIZE] = "", *emsg = NULL, *out = NULL;
-    *unsent = 0;
-    if (!h) {
-        kube_error_set(err, 0, KUBE_TRANSPORT, "out of memory (curl handle)");
-        return NULL;
-    }
-    if (kube_client_prepare(c, h, method, url, body ? content_type : NULL, &headers, &emsg)) {
-        kube_error_set(err, 0, KUBE_TRANSPORT, "%s", emsg ? emsg : "cannot prepare request");
-        free(emsg);
-        goto done;
-    }
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.request_timeout_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    if (!strcmp(method, "HEAD"))
-        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-    if (body) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-    }
-    CURLcode rc = curl_easy_perform(h);
-    long code = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    if (rc != CURLE_OK) {
-        *unsent = transport_error(c, rc, ebuf, url, &x, err);
-    } else if (code < 200 || code > 299) {
-        kube_status_decode(x.buf, x.len, (int)code, err);
+    struct sink s = {0};
+    struct http1_call call = {.body = body, .body_len = body ? body_len : 0, .on_body = on_body, .ud = &s};
+    char *out = NULL;
+    int r = kube_client_call(c, method, path, query, body ? content_type : NULL, &call, extra,
+                             c->opts.request_timeout_ms, err, unsent);
+    int code = call.p.code;
+    if (r == 1) {
+        char *url = kube_http_url(c->cfg, path, query);
+        if (s.overflow == 1)
+            kube_error_set(err, code, KUBE_PROTOCOL, "reply from %s larger than %u bytes", url ? url : path,
+                           MAX_BODY);
+        else
+            kube_error_set(err, code, KUBE_TRANSPORT, "out of memory reading the reply from %s", url ? url : path);
+        free(url);
+    } else if (r == 0 && (code < 200 || code > 299)) {
+        kube_status_decode(s.buf, s.len, code, err);
         if (err->retry_after_s < 0)
-            err->retry_after_s = x.retry_after;
-    } else {
+            err->retry_after_s = call.p.retry_after;
+    } else if (r == 0) {
         kube_error_clear(err);
-        err->http_code = (int)code;
-        out = x.buf ? x.buf : strdup("");
-        x.buf = NULL;
+        err->http_code = code;
+        out = s.buf ? s.buf : strdup("");
+        s.buf = NULL;
         if (len)
-            *len = out ? x.len : 0;
+            *len = out ? s.len : 0;
         if (!out)
-            kube_error_set(err, (int)code, KUBE_TRANSPORT, "out of memory");
+            kube_error_set(err, code, KUBE_TRANSPORT, "out of memory");
     }
-done:
-    free(x.buf);
-    curl_slist_free_all(headers);
-    kube_client_put_handle(c, h);
+    free(s.buf);
+    http1_parser_free(&call.p);
     return out;
 }
 
@@ -309,16 +308,11 @@ char *kube_request_raw_cancel(struct kube_client *c, const char *method, const c
                               const char *body, size_t body_len, const char *content_type, int idempotent,
                               struct kube_cancel *extra, size_t *len, struct kube_error *err)
 {
-    char *url = kube_http_url(c->cfg, path, query);
-    if (!url) {
-        kube_error_set(err, 0, KUBE_TRANSPORT, "cannot build a URL from server %s and path %s", c->cfg->server, path);
-        return NULL;
-    }
     int64_t start = kube_now_ms();
     char *out = NULL;
     for (int attempt = 1;; attempt++) {
         int unsent = 0;
-        out = exchange(c, method, url, body, body_len, content_type, extra, len, err, &unsent);
+        out = exchange(c, method, path, query, body, body_len, content_type, extra, len, err, &unsent);
         if (out || err->reason == KUBE_CANCELLED || unsent < 0)
             break;
         int64_t delay = 0;
@@ -335,7 +329,6 @@ char *kube_request_raw_cancel(struct kube_client *c, const char *method, const c
             break;
         }
     }
-    free(url);
     return out;
 }
 

@@ -15,8 +15,6 @@ struct kube_token_state {
     dev_t dev;
     ino_t ino;
     off_t size;
-    void *attached;                /* kube_config_attach's object (http.c: CURLOPT_CONNECT_TO) */
-    void (*attached_free)(void *);
 };
 
 struct kube_token_state *kube_token_state_new(void)
@@ -37,8 +35,6 @@ void kube_token_state_free(struct kube_token_state *t)
         explicit_bzero(t->token, strlen(t->token));
         free(t->token);
     }
-    if (t->attached)
-        t->attached_free(t->attached);
     pthread_mutex_destroy(&t->mu);
     free(t);
 }
@@ -92,16 +88,4 @@ char *kube_config_token(const struct kube_config *cfg, char **errmsg)
         out = strdup(t->token);
     pthread_mutex_unlock(&t->mu);
     return out;
-}
-
-void *kube_config_attach(const struct kube_config *cfg, void *(*make)(const char *), void (*destroy)(void *),
-                         const char *arg)
-{
-    struct kube_token_state *t = cfg->tok;
-    pthread_mutex_lock(&t->mu);
-    if (!t->attached && (t->attached = make(arg)) != NULL)
-        t->attached_free = destroy;
-    void *a = t->attached;
-    pthread_mutex_unlock(&t->mu);
-    return a;
 }

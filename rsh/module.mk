@@ -28,8 +28,3 @@ install-rsh-bundle: bundle
 	mv $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.new $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle
 	rm -rf $(DESTDIR)$(PREFIX)/lib/mpi-k8s/bundle.old
 
-# mpi-rsh links its libraries statically (libc aside): nothing to resolve at start-up, where
-# dynamic libcrypto (for libssh2) cost 3.2 M instructions of symbol lookups per call, and
-# only the pages it runs are touched (docs/rsh.md has the numbers). PIE is kept.
-RSH_STATIC_LIBS := -Wl,-Bstatic -lmbedtls -lmbedx509 -lmbedcrypto -ljansson -lyaml -lssh2 -lcrypto -lz -Wl,-Bdynamic
-$(BINDIR)/mpi-rsh: LDLIBS_ALL = -Wl,--gc-sections -Wl,-z,pack-relative-relocs $(RSH_STATIC_LIBS) -lpthread -lm

@@ -1,9 +1,10 @@
-/* client.h - the Kubernetes API client: verbs over libcurl with JSON bodies,
- * Status-decoded errors, bounded retries and timeouts.
+/* client.h - the Kubernetes API client: verbs over the library's own HTTP/1.1
+ * (TLS via lib/tls_conn.c, no proxy) with JSON bodies, Status-decoded errors,
+ * bounded retries and timeouts.
  *
  * Threads: a kube_client may be shared by any number of threads. It keeps a
- * small pool of curl easy handles (each keeps its connection alive); a call
- * borrows one for its duration, so N concurrent callers use N connections.
+ * small pool of idle keep-alive connections; a call borrows one (or opens one)
+ * for its duration, so N concurrent callers use N connections.
  * kube_client_free must run after every other thread stopped using it. */
 #ifndef KUBE_CLIENT_H
 #define KUBE_CLIENT_H
@@ -39,7 +40,7 @@ const char *kube_client_namespace(const struct kube_client *c);
 /* Makes every request, retry sleep and watch on c stop with KUBE_CANCELLED once cancel triggers
  * (borrowed: must outlive c's use). */
 void kube_client_set_cancel(struct kube_client *c, struct kube_cancel *cancel);
-/* Frees the client, its handles and its config (NULL is fine). */
+/* Frees the client, its idle connections and its config (NULL is fine). */
 void kube_client_free(struct kube_client *c);
 
 /* Generic request. path starts with '/', query without '?' (NULL/"" = none), body may be NULL.

@@ -335,6 +335,61 @@ static void test_keepalive(void **st)
     kube_client_free(c);
 }
 
+static long hits(struct kube_client *c, const char *method)
+{
+    json_t *s = fault(c, "/fault/stats");
+    long n = (long)kube_json_int(json_object_get(s, "hits"), method, 0);
+    json_decref(s);
+    return n;
+}
+
+/* Kept-alive connections the server closed: found idle (discarded before use), or closed
+ * under a request before any reply byte (that request once more on a new connection, even
+ * a POST); on a new connection the same failure is an error for a POST, retried for a GET. */
+static void test_stale_connections(void **st)
+{
+    (void)st;
+    struct kube_client *a = good_client(), *b = good_client();
+    struct kube_error e = KUBE_ERROR_INIT;
+    json_t *o = cm("stale-1", "worker");
+    json_decref(fault(a, "/fault/reset-stats"));
+    json_decref(fault(b, "/fault/close-idle")); /* a's idle connection */
+    json_t *r = kube_create(a, &KUBE_RES_CONFIGMAPS, "ns1", o, &e);
+    if (!r)
+        fail_msg("create after the idle connection closed: %s", e.message);
+    json_decref(r);
+    assert_int_equal(hits(b, "POST"), 1);
+    json_decref(fault(b, "/fault/drop?n=1"));
+    json_object_set_new(json_object_get(o, "metadata"), "name", json_string("stale-2"));
+    r = kube_create(a, &KUBE_RES_CONFIGMAPS, "ns1", o, &e);
+    if (!r)
+        fail_msg("create over a connection dropped under it: %s", e.message);
+    json_decref(r);
+    assert_int_equal(hits(b, "POST"), 3); /* stale-1, the dropped try, its retry */
+    kube_client_free(a);
+    /* a new connection: not retried for a POST, retried by the policy for a GET */
+    a = good_client();
+    json_decref(fault(b, "/fault/drop?n=1"));
+    json_object_set_new(json_object_get(o, "metadata"), "name", json_string("stale-3"));
+    assert_null(kube_create(a, &KUBE_RES_CONFIGMAPS, "ns1", o, &e));
+    assert_int_equal(e.reason, KUBE_TRANSPORT);
+    if (!strstr(e.message, "broken") || (!strstr(e.message, "before the reply") && !strstr(e.message, "no reply")))
+        fail_msg("message: %s", e.message);
+    assert_int_equal(hits(b, "POST"), 4);
+    kube_client_free(a);
+    a = good_client();
+    json_decref(fault(b, "/fault/drop?n=1"));
+    r = kube_get(a, &KUBE_RES_CONFIGMAPS, "ns1", "stale-2", &e);
+    if (!r)
+        fail_msg("get after a drop: %s", e.message);
+    json_decref(r);
+    assert_int_equal(hits(b, "GET"), 2);
+    json_decref(o);
+    kube_error_clear(&e);
+    kube_client_free(a);
+    kube_client_free(b);
+}
+
 static void expect_fail(struct kube_client *c, enum kube_reason want, const char *needle)
 {
     struct kube_error e = KUBE_ERROR_INIT;
@@ -378,7 +433,7 @@ static void test_tls_and_auth(void **st)
     expect_fail(client_with("    certificate-authority: ca.crt", "    token: nope", 1), KUBE_UNAUTHORIZED, "401");
     expect_fail(client_with("    certificate-authority: ca.crt", "    {}", 1), KUBE_UNAUTHORIZED, NULL);
     expect_ok(client_with("    insecure-skip-tls-verify: true", "    token: tok-A", 1));
-    /* CA from certificate-authority-data (CURLOPT_CAINFO_BLOB) */
+    /* CA from certificate-authority-data */
     char path[300], *pem = NULL;
     size_t n = 0;
     snprintf(path, sizeof path, "%s/ca.crt", g_dir);
@@ -671,6 +726,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crud),          cmocka_unit_test(test_list_pagination),
         cmocka_unit_test(test_retries),       cmocka_unit_test(test_keepalive),
+        cmocka_unit_test(test_stale_connections),
         cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_tls_and_auth),  cmocka_unit_test(test_token_rotation),
         cmocka_unit_test(test_watch_resume_and_gone), cmocka_unit_test(test_informer),

@@ -3,7 +3,8 @@
 test_lib_client.c: generic namespaced CRUD on any /api or /apis path, list with
 labelSelector/limit/continue, streaming watches with resourceVersion and 410,
 merge and JSON patch, bearer-token auth over TLS (openssl-generated CA), and
-fault injection (/fault/...) for retries, dropped watches and compaction.
+fault injection (/fault/...) for retries, dropped watches and compaction, requests
+whose connection is closed without a reply, and idle keep-alive connections closed.
 
   test_lib_fakeapi.py --dir D [--tls] [--token T]
 writes D/port once listening (and D/ca.crt, D/wrong-ca.crt with --tls)."""
@@ -14,7 +15,7 @@ LOCK = threading.Condition()
 STORE = {}          # (coll, name) -> obj ; coll = "/api/v1/namespaces/ns/configmaps"
 LOG = []            # (rv, type, coll, obj)
 STATE = {"rv": 100, "compacted": 0, "faults": [], "token": None, "conns": set(), "requests": 0,
-         "last_delete": None, "watch_socks": set(), "hits": {}}
+         "last_delete": None, "watch_socks": set(), "hits": {}, "socks": set()}
 
 PATH_RE = re.compile(r"^(/api/v1|/apis/[^/]+/[^/]+)(?:/namespaces/([^/]+))?/([a-z0-9]+)(?:/([^/]+))?(?:/(status))?$")
 
@@ -108,6 +109,8 @@ class H(BaseHTTPRequestHandler):
 
     def handle_one_request(self):
         STATE["conns"].add(id(self.connection))
+        with LOCK:
+            STATE["socks"].add(self.connection)
         super().handle_one_request()
 
     def dispatch(self, method):
@@ -131,6 +134,15 @@ class H(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+                return
+            if STATE["faults"] and STATE["faults"][0][0] == "drop":
+                STATE["faults"].pop(0)
+                self.body()
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
                 return
             if STATE["faults"]:
                 code, retry_after = STATE["faults"].pop(0)
@@ -180,6 +192,17 @@ class H(BaseHTTPRequestHandler):
                     except OSError:
                         pass
                 STATE["watch_socks"].clear()
+            elif path == "/fault/drop":
+                for _ in range(int(q.get("n", ["1"])[0])):
+                    STATE["faults"].append(("drop", None))
+            elif path == "/fault/close-idle":
+                for s in list(STATE["socks"]):
+                    if s is not self.connection and s not in STATE["watch_socks"]:
+                        try:
+                            s.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+                STATE["socks"] = {self.connection}
             elif path == "/fault/compact":
                 STATE["compacted"] = STATE["rv"]
             elif path == "/fault/token":
