@@ -53,8 +53,8 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     const char *sel = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
     struct { const struct kube_resource *r; cache_prune_fn prune; } spec[C__COUNT] = {
         { &KUBE_RES_MPIJOBS, prune_generic }, { &KUBE_RES_PODS, prune_pod }, { &KUBE_RES_JOBS, prune_job },
-        { &KUBE_RES_CONFIGMAPS, prune_generic }, { &KUBE_RES_SERVICES, prune_meta_only },
-        { &KUBE_RES_SERVICEACCOUNTS, prune_meta_only }, { &KUBE_RES_ROLES, prune_meta_only },
+        { &KUBE_RES_CONFIGMAPS, prune_compared }, { &KUBE_RES_SERVICES, prune_meta_only },
+        { &KUBE_RES_SERVICEACCOUNTS, prune_meta_only }, { &KUBE_RES_ROLES, prune_compared },
         { &KUBE_RES_ROLEBINDINGS, prune_meta_only }, { &KUBE_RES_SECRETS, prune_meta_only },
         { &KUBE_RES_PODGROUPS, prune_meta_only },
     };
