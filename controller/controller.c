@@ -225,6 +225,8 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
             return -1;
         }
     }
+    if (events_async_start(ctl->c) < 0)
+        return ju_err(err, "cannot start the Event poster thread");
     metrics_set_ready(1);
     int n = ctl->o.threadiness > 0 ? ctl->o.threadiness : 1;
     ctl->workers = calloc((size_t)n, sizeof *ctl->workers);
@@ -245,6 +247,7 @@ void controller_stop(struct controller *ctl)
     for (int i = 0; i < ctl->nworkers; i++)
         pthread_join(ctl->workers[i], NULL);
     ctl->nworkers = 0;
+    events_async_stop();
     for (int i = 0; i < C__COUNT; i++) {
         cache_free(ctl->caches[i]);
         ctl->caches[i] = NULL;
