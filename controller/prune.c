@@ -1,8 +1,8 @@
 /* prune.c - what the caches keep of each object: only the fields the
  * reconcile reads, so 1,000 jobs fit in a few MB. Owned objects keep of their
- * metadata only name, namespace, resourceVersion, the timestamps and the
- * controller ownerReference's kind and uid (obj_owned_by); pods also the two
- * labels the reconcile reads (role, replica index). Labels, annotations, uids,
+ * metadata only name, namespace, resourceVersion, deletionTimestamp and the
+ * controller ownerReference's kind and uid (obj_owned_by); pods also their
+ * creationTimestamp and the two labels the reconcile reads (role, replica index). Labels, annotations, uids,
  * finalizers and managedFields (~470 of a typical object's ~600 bytes) go.
  * Nothing is written back from a pruned copy: updates are built from the
  * desired object (reconcile.c ensure()). */
@@ -24,17 +24,17 @@ static void prune_metadata(json_t *obj)
 }
 
 /* Replaces obj's metadata with the fields the reconcile reads: name, namespace,
- * resourceVersion, creation/deletion timestamps, the controller reference
- * ({kind, uid, controller}) and the labels named in keep (NULL-terminated). */
-static void slim_metadata(json_t *obj, const char *const *keep)
+ * resourceVersion, deletionTimestamp, creationTimestamp (when created is set: pods), the
+ * controller reference ({kind, uid, controller}) and the labels in keep (NULL-terminated). */
+static void slim_metadata(json_t *obj, const char *const *keep, int created)
 {
     json_t *md = json_object_get(obj, "metadata");
     if (!json_is_object(md))
         return;
     json_t *slim = json_object();
-    static const char *const fields[] = { "name", "namespace", "resourceVersion", "creationTimestamp",
-                                          "deletionTimestamp", NULL };
-    for (int i = 0; fields[i]; i++)
+    static const char *const fields[] = { "name", "namespace", "resourceVersion", "deletionTimestamp",
+                                          "creationTimestamp", NULL };
+    for (int i = 0; fields[i] && (created || strcmp(fields[i], "creationTimestamp") != 0); i++)
         if (json_object_get(md, fields[i]))
             json_object_set(slim, fields[i], json_object_get(md, fields[i]));
     size_t i;
@@ -64,7 +64,7 @@ void prune_generic(json_t *obj)
 
 void prune_meta_only(json_t *obj)
 {
-    slim_metadata(obj, NULL);
+    slim_metadata(obj, NULL, 0);
     const char *k;
     void *tmp;
     json_t *v;
@@ -76,7 +76,7 @@ void prune_meta_only(json_t *obj)
 
 void prune_compared(json_t *obj)
 {
-    slim_metadata(obj, NULL);
+    slim_metadata(obj, NULL, 0);
     const char *k;
     void *tmp;
     json_t *v;
@@ -117,7 +117,7 @@ static void set_nonempty(json_t *obj, const char *key, json_t *arr)
 void prune_pod(json_t *obj)
 {
     static const char *const labels[] = { LBL_T_ROLE, LBL_T_INDEX, NULL };
-    slim_metadata(obj, labels);
+    slim_metadata(obj, labels, 1);
     json_object_del(obj, "apiVersion");
     json_object_del(obj, "kind");
     json_object_del(obj, "spec");
@@ -144,7 +144,7 @@ void prune_pod(json_t *obj)
 
 void prune_job(json_t *obj)
 {
-    slim_metadata(obj, NULL);
+    slim_metadata(obj, NULL, 0);
     json_object_del(obj, "apiVersion");
     json_object_del(obj, "kind");
     json_t *spec = json_object_get(obj, "spec");
