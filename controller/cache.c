@@ -2,6 +2,7 @@
 #include "cache.h"
 #include "jsonutil.h"
 #include "objstore.h"
+#include "textpack.h"
 #include "kube/cancel.h"
 #include "kube/log.h"
 #include "kube/watch.h"
@@ -18,7 +19,7 @@ struct cache {
     char *ns, *selector, *group_label;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct objstore *groups; /* "ns/job" -> name -> compact JSON without name and namespace */
+    struct objstore *groups; /* "ns/job" -> name -> compact JSON without name and namespace, packed */
     int synced, started;
     unsigned long long seen_rv; /* the newest resourceVersion the list/watch delivered */
     char *last_error;
@@ -85,15 +86,19 @@ static void put_locked(struct cache *k, struct objstore *groups, const char *key
     json_object_del(md, "namespace");
     char *s = json_dumps(copy, JSON_COMPACT);
     json_decref(copy);
-    if (!s || os_put(groups, key, name, s, rv_num(obj)) < 0)
+    char *packed = s ? tp_pack(s) : NULL;
+    if (!packed || os_put(groups, key, name, packed, rv_num(obj)) < 0)
         KLOG_WARN("cache %s: out of memory storing %s", k->o.res->resource, name);
+    free(packed);
     free(s);
 }
 
 /* Parses a stored object and gives it back its name and namespace (from key "ns/job"). */
-static json_t *load(const char *key, const char *name, const char *text)
+static json_t *load(const char *key, const char *name, const char *packed)
 {
-    json_t *o = json_loads(text, 0, NULL);
+    char *text = tp_unpack(packed);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
     if (!o)
         return NULL;
     json_t *md = json_object_get(o, "metadata");

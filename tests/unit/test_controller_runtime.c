@@ -19,6 +19,7 @@
 #include "../../controller/controller.h"
 #include "../../controller/cache.h"
 #include "../../controller/objstore.h"
+#include "../../controller/textpack.h"
 #include "kube/resource.h"
 
 static int64_t mono_ms(void)
@@ -158,6 +159,37 @@ static void test_cache_pruned_pod(void **state)
     json_decref(got);
     json_decref(pod);
     cache_free(k);
+}
+
+/* Packing is lossless for any text (dictionary hits, near misses, control bytes, empty) and
+ * shrinks the objects the caches hold. */
+static void test_textpack(void **state)
+{
+    (void)state;
+    const char *texts[] = {
+        "",
+        "{\"metadata\":{\"resourceVersion\":\"4080\",\"ownerReferences\":[{\"kind\":\"MPIJob\",\"uid\":\"a4a4\","
+        "\"controller\":true}]}}",
+        "{\"metadata\":{\"resourceVersion\":\"1\"},\"data\":{\"discover_hosts.sh\":\"#!/bin/sh\\n\","
+        "\"hostfile\":\"pi-worker-0 slots=1\\npi-worker-1 slots=1\\n\"}}",
+        "{\"metadata\":{\"resourceVersio", /* a fragment cut short */
+        "\"name\":\"\"name\":\"-worker--worker-",
+        "raw\x01\x1e\x1f" "bytes \"name\":\"",
+        "\x1f{\"metadata\":{\"resourceVersion\":\"",
+        "\xc3\xa9\"image\":\"\xe2\x82\xac",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char *p = tp_pack(texts[i]);
+        assert_non_null(p);
+        char *u = tp_unpack(p);
+        assert_non_null(u);
+        assert_string_equal(u, texts[i]);
+        free(p);
+        free(u);
+    }
+    char *p = tp_pack(texts[1]);
+    assert_true(strlen(p) * 2 < strlen(texts[1]));
+    free(p);
 }
 
 static void test_coalesce(void **state)
@@ -308,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_cache_write_through),
         cmocka_unit_test(test_objstore),
+        cmocka_unit_test(test_textpack),
         cmocka_unit_test(test_cache_pruned_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
