@@ -152,16 +152,17 @@ static void *batch_worker(void *arg)
     return NULL;
 }
 
-/* Runs the n actions at a (Events skipped) on up to APPLY_PARALLEL threads, the caller's
- * included; all are attempted. Returns 0, or -1 when any failed (each one logged). */
+/* Runs the n actions at a (Events skipped; writes of them are not) on up to APPLY_PARALLEL
+ * threads, the caller's included; all are attempted. Returns 0, or -1 when any failed (each
+ * one logged). */
 static int run_batch(struct kube_client *c, const json_t *job, const struct action *a, size_t n,
-                     const struct apply_sink *sink)
+                     size_t writes, const struct apply_sink *sink)
 {
     struct batch b = { .c = c, .job = job, .a = a, .n = n, .sink = sink };
     atomic_init(&b.next, 0);
     atomic_init(&b.failed, 0);
     pthread_t th[APPLY_PARALLEL - 1];
-    size_t started = 0, want = n < APPLY_PARALLEL ? n - 1 : APPLY_PARALLEL - 1;
+    size_t started = 0, want = writes < APPLY_PARALLEL ? writes - 1 : APPLY_PARALLEL - 1;
     pthread_attr_t attr;
     int have_attr = pthread_attr_init(&attr) == 0;
     if (have_attr)
@@ -177,7 +178,7 @@ static int run_batch(struct kube_client *c, const json_t *job, const struct acti
     int failed = atomic_load(&b.failed);
     if (failed > 0)
         KLOG_INFO("%s/%s: %d of %zu concurrent writes failed; the sync is retried", ju_str(job, "metadata", "namespace"),
-                  obj_name(job), failed, n);
+                  obj_name(job), failed, writes);
     return failed ? -1 : 0;
 }
 
@@ -195,7 +196,7 @@ int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, c
             for (; j < p->n && (p->a[j].kind == ACT_EVENT || run_class(&p->a[j]) == cls); j++)
                 writes += p->a[j].kind != ACT_EVENT;
         if (cls && writes > 1)
-            rc = run_batch(c, job, a, j - i, sink);
+            rc = run_batch(c, job, a, j - i, writes, sink);
         else if (a->kind != ACT_EVENT)
             rc = run_action(c, job, a, sink);
         i = cls && writes > 1 ? j : i + 1;
