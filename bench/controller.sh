@@ -91,6 +91,7 @@ setsid "$KS" run --dir "$D" -- "$BINDIR/mpi-operator" --kubeconfig "$D/kubeconfi
 OP=$!
 until "$KS" run --dir "$D" -- curl -sf -m 5 http://127.0.0.1:18190/readyz >/dev/null 2>&1; do sleep 0.2; done
 rss0=$(awk '/VmRSS/ {print $2}' /proc/$OP/status)
+anon0=$(awk '/RssAnon/ {print $2}' /proc/$OP/status)
 # the watches: launcher Jobs by name; MPIJobs with their condition types
 ( k get jobs -l training.kubeflow.org/operator-name=mpi-operator --watch -o name 2>/dev/null |
   python3 "$D/count.py" "$N" "$D/t_jobs" ) &
@@ -126,6 +127,7 @@ m=$("$KS" run --dir "$D" -- curl -sf -m 30 http://127.0.0.1:18190/metrics)
 q() { echo "$m" | awk -v q="$1" '$1 == "mpi_operator_reconcile_duration_seconds{quantile=\""q"\"}" {printf "%.1f", $2 * 1000}'; }
 syncs=$(echo "$m" | awk '$1 == "mpi_operator_reconcile_duration_seconds_count" {print $2}')
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$OP/status)
+anon_idle=$(awk '/RssAnon/ {print $2}' /proc/$OP/status)
 kill $SAMPLER 2>/dev/null || true
 anon_peak=$(sort -n "$D/anon.samples" | tail -1)
 file_now=$(awk '/RssFile/ {print $2}' /proc/$OP/status)
@@ -164,10 +166,13 @@ printf '%-58s %10s ms\n' "reconcile latency p50" "$(q 0.5)"
 printf '%-58s %10s ms\n' "reconcile latency p90" "$(q 0.9)"
 printf '%-58s %10s ms   (target <= 50)\n' "reconcile latency p99 (last 8192 syncs)" "$(q 0.99)"
 printf '%-58s %12s\n' "syncs" "$syncs"
-printf '%-58s %10d MB   (target <= 10)\n' "operator peak anonymous RSS (heap + stacks, sampled 5/s)" "$(( (anon_peak + 512) / 1024 ))"
-printf '%-58s %10d MB\n' "operator peak RSS incl. shared libraries (VmHWM)" "$(( (hwm + 512) / 1024 ))"
-printf '%-58s %10d MB\n' "  of which shared library pages (RssFile, at the end)" "$(( (file_now + 512) / 1024 ))"
-printf '%-58s %10d MB\n' "operator RSS before the jobs (idle, caches synced)" "$(( (rss0 + 512) / 1024 ))"
+mb() { echo "scale=1; $1 / 1024" | bc; }
+printf '%-58s %10s MB   (target <= 10)\n' "operator peak anonymous RSS (heap + stacks, sampled 5/s)" "$(mb "$anon_peak")"
+printf '%-58s %10s MB\n' "operator peak RSS incl. shared libraries (VmHWM)" "$(mb "$hwm")"
+printf '%-58s %10s MB\n' "  of which shared library pages (RssFile, at the end)" "$(mb "$file_now")"
+printf '%-58s %10s MB\n' "operator RSS before the jobs (idle, caches synced)" "$(mb "$rss0")"
+printf '%-58s %10s MB\n' "operator anonymous RSS before the jobs" "$(mb "$anon0")"
+printf '%-58s %10s MB\n' "operator anonymous RSS after the jobs (2 s idle)" "$(mb "$anon_idle")"
 printf '%-58s %12s\n' "operator CPU time until Created (s)" "$(echo "scale=1; $op_cpu / $tck" | bc)"
 printf '%-58s %12s\n' "kubesim CPU time until Created (s)" "$(echo "scale=1; $ks_cpu / $tck" | bc)"
 printf '%-58s %12s\n' "API requests served until Created (all clients)" "$reqs"
@@ -176,6 +181,6 @@ printf '%-58s %10d ms\n' "restart over N jobs: until all synced (incl. start, li
 printf '%-58s %10s ms\n' "  no-op reconcile latency p50" "$(q2 0.5)"
 printf '%-58s %10s ms\n' "  no-op reconcile latency p99" "$(q2 0.99)"
 printf '%-58s %12s\n' "  API requests in the restart (lists, watches, writes)" "$req_restart"
-printf '%-58s %10d MB\n' "  operator anonymous RSS after syncing N jobs" "$(( (anon2 + 512) / 1024 ))"
-printf '%-58s %10d MB\n' "  operator peak RSS (VmHWM)" "$(( (hwm2 + 512) / 1024 ))"
-printf '%-58s %10d MB\n' "  operator PSS (shared pages split among their users)" "$(( (pss2 + 512) / 1024 ))"
+printf '%-58s %10s MB\n' "  operator anonymous RSS after syncing N jobs" "$(mb "$anon2")"
+printf '%-58s %10s MB\n' "  operator peak RSS (VmHWM)" "$(mb "$hwm2")"
+printf '%-58s %10s MB\n' "  operator PSS (shared pages split among their users)" "$(mb "$pss2")"

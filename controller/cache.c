@@ -1,10 +1,13 @@
 /* cache.c - pruned, grouped list+watch caches (see cache.h). */
 #include "cache.h"
 #include "jsonutil.h"
+#include "objstore.h"
+#include "textpack.h"
 #include "kube/cancel.h"
 #include "kube/log.h"
 #include "kube/watch.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +19,7 @@ struct cache {
     char *ns, *selector, *group_label;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    json_t *groups; /* "ns/job" -> {name: "compact json"} */
-    size_t count;
+    struct objstore *groups; /* "ns/job" -> name -> compact JSON without name and namespace, packed */
     int synced, started;
     unsigned long long seen_rv; /* the newest resourceVersion the list/watch delivered */
     char *last_error;
@@ -35,7 +37,7 @@ struct cache *cache_new(struct kube_client *c, const struct cache_opts *o)
     k->ns = o->ns ? strdup(o->ns) : NULL;
     k->selector = o->label_selector ? strdup(o->label_selector) : NULL;
     k->group_label = o->group_label ? strdup(o->group_label) : NULL;
-    k->groups = json_object();
+    k->groups = os_new();
     k->cancel = kube_cancel_new();
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
@@ -66,35 +68,49 @@ static int group_key(struct cache *k, const json_t *obj, char *buf, size_t n)
     return 1;
 }
 
-/* Stores (obj != NULL) or removes the object; caller holds the lock. */
-static void put_locked(struct cache *k, json_t *groups, const char *key, const char *name, json_t *obj)
+/* Stores (obj != NULL, pruned, serialised without its name and namespace: the store's keys
+ * hold them) or removes the object; caller holds the lock (or owns groups). */
+static void put_locked(struct cache *k, struct objstore *groups, const char *key, const char *name, const json_t *obj)
 {
-    json_t *g = json_object_get(groups, key);
     if (!obj) {
-        if (g && json_object_get(g, name)) {
-            json_object_del(g, name);
-            if (groups == k->groups)
-                k->count--;
-            if (json_object_size(g) == 0)
-                json_object_del(groups, key);
-        }
+        os_del(groups, key, name);
         return;
     }
     json_t *copy = json_deep_copy(obj);
+    if (!copy)
+        return;
     if (k->o.prune)
         k->o.prune(copy);
+    json_t *md = json_object_get(copy, "metadata");
+    json_object_del(md, "name");
+    json_object_del(md, "namespace");
     char *s = json_dumps(copy, JSON_COMPACT);
     json_decref(copy);
-    if (!s)
-        return;
-    if (!g) {
-        g = json_object();
-        json_object_set_new(groups, key, g);
-    }
-    if (groups == k->groups && !json_object_get(g, name))
-        k->count++;
-    json_object_set_new(g, name, json_string(s));
+    char *packed = s ? tp_pack(s) : NULL;
+    if (!packed || os_put(groups, key, name, packed, rv_num(obj)) < 0)
+        KLOG_WARN("cache %s: out of memory storing %s", k->o.res->resource, name);
+    free(packed);
     free(s);
+}
+
+/* Parses a stored object and gives it back its name and namespace (from key "ns/job"). */
+static json_t *load(const char *key, const char *name, const char *packed)
+{
+    char *text = tp_unpack(packed);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    if (!o)
+        return NULL;
+    json_t *md = json_object_get(o, "metadata");
+    if (!json_is_object(md)) {
+        md = json_object();
+        json_object_set_new(o, "metadata", md);
+    }
+    json_object_set_new(md, "name", json_string(name));
+    const char *slash = strchr(key, '/');
+    if (slash && slash > key)
+        json_object_set_new(md, "namespace", json_stringn(key, (size_t)(slash - key)));
+    return o;
 }
 
 static void set_error(struct cache *k, const char *what, const struct kube_error *e)
@@ -109,7 +125,7 @@ static void set_error(struct cache *k, const char *what, const struct kube_error
 }
 
 /* Adds a list page's items to fresh (pruned, grouped); returns how many it kept. */
-static size_t add_items(struct cache *k, json_t *fresh, json_t *items)
+static size_t add_items(struct cache *k, struct objstore *fresh, json_t *items)
 {
     size_t i, n = 0;
     json_t *it;
@@ -126,16 +142,20 @@ static size_t add_items(struct cache *k, json_t *fresh, json_t *items)
 }
 
 /* Page size of the caches' lists: one page at a time is held as parsed JSON (a whole list
- * of 3,000 pods parsed at once cost ~115 MB of RSS; a page of 100 a few MB). */
-#define LIST_PAGE 100
+ * of 3,000 pods parsed at once cost ~115 MB of RSS; a page of 50 about 1 MB). */
+#define LIST_PAGE 50
 
 /* Lists the resource page by page into a fresh group map; *rv gets the first page's
  * resourceVersion (the snapshot the pages belong to). NULL on failure (err set). An
  * expired continue token (410) restarts the listing, at most twice. */
-static json_t *list_fresh(struct cache *k, char **rv, size_t *count, struct kube_error *err)
+static struct objstore *list_fresh(struct cache *k, char **rv, size_t *count, struct kube_error *err)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
-        json_t *fresh = json_object();
+        struct objstore *fresh = os_new();
+        if (!fresh) {
+            kube_error_set(err, 0, KUBE_UNKNOWN, "list %s: out of memory", k->o.res->resource);
+            return NULL;
+        }
         char *cont = NULL;
         *rv = NULL;
         *count = 0;
@@ -146,7 +166,7 @@ static json_t *list_fresh(struct cache *k, char **rv, size_t *count, struct kube
             free(cont);
             cont = NULL;
             if (!page) {
-                json_decref(fresh);
+                os_free(fresh);
                 free(*rv);
                 *rv = NULL;
                 if (was_continued && err->reason == KUBE_GONE) {
@@ -160,7 +180,7 @@ static json_t *list_fresh(struct cache *k, char **rv, size_t *count, struct kube
                 *rv = strdup(r ? r : "");
                 if (!*rv) {
                     json_decref(page);
-                    json_decref(fresh);
+                    os_free(fresh);
                     kube_error_set(err, 0, KUBE_UNKNOWN, "list %s: out of memory", k->o.res->resource);
                     return NULL;
                 }
@@ -177,35 +197,45 @@ static json_t *list_fresh(struct cache *k, char **rv, size_t *count, struct kube
     return NULL;
 }
 
-/* Replaces the cache with a fresh listing and notifies every group present before or after. */
-static void replace_all(struct cache *k, json_t *fresh, size_t n, unsigned long long list_rv)
+struct keys_ctx {
+    json_t *keys;                /* collected keys */
+    const struct objstore *skip; /* NULL, or: leave out keys with a group here */
+};
+
+static void collect_key(const char *key, void *ud)
 {
+    struct keys_ctx *c = ud;
+    if (!c->skip || !os_has_group(c->skip, key))
+        json_array_append_new(c->keys, json_string(key));
+}
+
+/* Replaces the cache with a fresh listing and notifies every group present before or after. */
+static void replace_all(struct cache *k, struct objstore *fresh, unsigned long long list_rv)
+{
+    json_t *keys = json_array();
     pthread_mutex_lock(&k->mu);
-    json_t *old = k->groups;
+    struct objstore *old = k->groups;
     k->groups = fresh;
     k->seen_rv = list_rv;
-    k->count = n;
     k->synced = 1;
     pthread_cond_broadcast(&k->cv);
+    struct keys_ctx now = { keys, NULL }, gone = { keys, fresh };
+    os_keys_foreach(fresh, collect_key, &now);
+    os_keys_foreach(old, collect_key, &gone);
     pthread_mutex_unlock(&k->mu);
-    json_object_update_missing(old, fresh);
-    const char *gk;
+    os_free(old);
+    size_t i;
     json_t *v;
     if (k->o.notify)
-        json_object_foreach(old, gk, v) k->o.notify(gk, k->o.ud);
-    json_decref(old);
+        json_array_foreach(keys, i, v) k->o.notify(json_string_value(v), k->o.ud);
+    json_decref(keys);
 }
 
 /* resourceVersion of the cached copy of name in group key (0: none or not numeric); lock held. */
 static unsigned long long cached_rv_locked(struct cache *k, const char *key, const char *name)
 {
-    json_t *v = json_object_get(json_object_get(k->groups, key), name);
-    if (!v)
-        return 0;
-    json_t *o = json_loads(json_string_value(v), 0, NULL);
-    unsigned long long rv = rv_num(o);
-    json_decref(o);
-    return rv;
+    unsigned long long rv = 0;
+    return os_get(k->groups, key, name, &rv) ? rv : 0;
 }
 
 static int on_event(const struct kube_watch_event *ev, void *ud)
@@ -246,7 +276,7 @@ static void *run(void *arg)
         char *rvc = NULL;
         size_t n = 0;
         pthread_mutex_lock(&list_gate);
-        json_t *fresh = list_fresh(k, &rvc, &n, &err);
+        struct objstore *fresh = list_fresh(k, &rvc, &n, &err);
         pthread_mutex_unlock(&list_gate);
         if (!fresh) {
             if (err.reason != KUBE_CANCELLED)
@@ -258,7 +288,10 @@ static void *run(void *arg)
         }
         char *end = NULL;
         unsigned long long rvn = *rvc ? strtoull(rvc, &end, 10) : 0;
-        replace_all(k, fresh, n, end && *end == '\0' ? rvn : 0);
+        replace_all(k, fresh, end && *end == '\0' ? rvn : 0);
+        /* the pages' parse trees are freed but their pages stay in this thread's arena,
+         * pinned by the cached strings allocated among them: hand the free pages back */
+        malloc_trim(0);
         struct kube_list_opts wo = { .label_selector = k->selector, .resource_version = rvc,
                                      .timeout_seconds = 300, .allow_bookmarks = 1 };
         int rc = kube_watch(k->c, k->o.res, k->ns, &wo, on_event, k, k->cancel, NULL, &err);
@@ -301,20 +334,26 @@ int cache_wait_synced(struct cache *k, long timeout_ms)
     return s;
 }
 
+struct group_ctx {
+    const char *key;
+    json_t *out;
+};
+
+static void load_into(const char *name, const char *text, void *ud)
+{
+    struct group_ctx *g = ud;
+    json_t *o = load(g->key, name, text);
+    if (o)
+        json_array_append_new(g->out, o);
+}
+
 json_t *cache_group(struct cache *k, const char *key)
 {
-    json_t *out = json_array();
+    struct group_ctx g = { key, json_array() };
     pthread_mutex_lock(&k->mu);
-    json_t *g = json_object_get(k->groups, key);
-    const char *name;
-    json_t *v;
-    json_object_foreach(g, name, v) {
-        json_t *o = json_loads(json_string_value(v), 0, NULL);
-        if (o)
-            json_array_append_new(out, o);
-    }
+    os_group_foreach(k->groups, key, load_into, &g);
     pthread_mutex_unlock(&k->mu);
-    return out;
+    return g.out;
 }
 
 void cache_store(struct cache *k, const json_t *obj)
@@ -328,7 +367,7 @@ void cache_store(struct cache *k, const json_t *obj)
     /* once the watch delivered this revision the cache is at least as new (and knows of a
      * deletion since): storing then could resurrect a deleted object */
     if (rv && rv > k->seen_rv)
-        put_locked(k, k->groups, key, name, (json_t *)obj);
+        put_locked(k, k->groups, key, name, obj);
     pthread_mutex_unlock(&k->mu);
 }
 
@@ -344,27 +383,25 @@ void cache_drop(struct cache *k, const char *key, const char *name)
 json_t *cache_get(struct cache *k, const char *key, const char *name)
 {
     pthread_mutex_lock(&k->mu);
-    json_t *v = json_object_get(json_object_get(k->groups, key), name);
-    json_t *o = v ? json_loads(json_string_value(v), 0, NULL) : NULL;
+    const char *text = os_get(k->groups, key, name, NULL);
+    json_t *o = text ? load(key, name, text) : NULL;
     pthread_mutex_unlock(&k->mu);
     return o;
 }
 
 json_t *cache_keys(struct cache *k)
 {
-    json_t *out = json_array();
+    struct keys_ctx c = { json_array(), NULL };
     pthread_mutex_lock(&k->mu);
-    const char *key;
-    json_t *v;
-    json_object_foreach(k->groups, key, v) json_array_append_new(out, json_string(key));
+    os_keys_foreach(k->groups, collect_key, &c);
     pthread_mutex_unlock(&k->mu);
-    return out;
+    return c.keys;
 }
 
 size_t cache_count(struct cache *k)
 {
     pthread_mutex_lock(&k->mu);
-    size_t n = k->count;
+    size_t n = os_count(k->groups);
     pthread_mutex_unlock(&k->mu);
     return n;
 }
@@ -386,7 +423,7 @@ void cache_free(struct cache *k)
         pthread_join(k->th, NULL);
     }
     kube_cancel_free(k->cancel);
-    json_decref(k->groups);
+    os_free(k->groups);
     free(k->ns);
     free(k->selector);
     free(k->group_label);

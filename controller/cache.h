@@ -61,6 +61,8 @@ void cache_free(struct cache *k);
 void prune_pod(json_t *obj);
 void prune_job(json_t *obj);
 void prune_meta_only(json_t *obj);
+/* Slim metadata plus the fields the reconcile compares: data (ConfigMap), rules (Role). */
+void prune_compared(json_t *obj);
 void prune_generic(json_t *obj);
 
 #endif

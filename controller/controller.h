@@ -47,7 +47,12 @@ struct apply_sink {
 /* Executes one plan for job key ("ns/name") against the API (sink may be NULL). Returns 0 when
  * every action succeeded or needed no retry, -1 when the key should be retried with backoff. */
 int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, const struct apply_sink *sink);
-/* Records a core v1 Event on the MPIJob (best effort). */
+/* Records a core v1 Event on the MPIJob (best effort): queued for the poster thread while one
+ * runs (events_async_start), else posted at once through c. */
 void event_record(struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg);
+/* Starts the thread that posts recorded Events through c (borrowed). 0 ok, -1 on failure. */
+int events_async_start(struct kube_client *c);
+/* Posts what is queued (5 s at most; the rest is dropped, logged) and stops the thread. */
+void events_async_stop(void);
 
 #endif

@@ -1,11 +1,139 @@
 /* events.c - core v1 Events on MPIJobs (created, running, finished, invalid,
  * foreign objects), visible in `kubectl describe mpijob` and `kubectl get events`.
- * Best effort: a failed Event never fails a sync. */
+ * Best effort: a failed Event never fails a sync. While the controller runs,
+ * Events are posted by one background thread from a bounded queue (as
+ * client-go's recorder does), so a sync does not wait for its Events' round
+ * trips; otherwise (tools, tests) they are posted at once. */
 #include "controller.h"
 #include "jsonutil.h"
 #include "kube/log.h"
+#include "kube/util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+
+/* Most Events waiting to be posted; more are dropped (logged). */
+#define EVQ_MAX 4096
+/* How long events_async_stop keeps posting what is queued. */
+#define EVQ_FLUSH_MS 5000
+
+struct ev_item {
+    struct ev_item *next;
+    json_t *ev;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct ev_item *head, *tail;
+    size_t n;
+    int running, stopping;
+    int64_t flush_deadline_ms;
+    struct kube_client *c;
+    pthread_t th;
+} Q = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void post(struct kube_client *c, json_t *ev)
+{
+    const char *ns = ju_str(ev, "metadata", "namespace");
+    struct kube_error err = KUBE_ERROR_INIT;
+    json_t *r = kube_create(c, &KUBE_RES_EVENTS, ns, ev, &err);
+    if (!r)
+        KLOG_DEBUG("event %s on %s/%s not recorded: %s", ju_str(ev, "reason"), ns,
+                   ju_str(ev, "involvedObject", "name"), err.message ? err.message : "error");
+    json_decref(r);
+    kube_error_clear(&err);
+}
+
+static void *poster(void *arg)
+{
+    (void)arg;
+    size_t dropped = 0;
+    pthread_mutex_lock(&Q.mu);
+    for (;;) {
+        while (!Q.head && !Q.stopping)
+            pthread_cond_wait(&Q.cv, &Q.mu);
+        struct ev_item *it = Q.head;
+        if (!it)
+            break; /* stopping and drained */
+        Q.head = it->next;
+        if (!Q.head)
+            Q.tail = NULL;
+        Q.n--;
+        int late = Q.stopping && kube_now_ms() > Q.flush_deadline_ms;
+        pthread_mutex_unlock(&Q.mu);
+        if (late)
+            dropped++;
+        else
+            post(Q.c, it->ev);
+        json_decref(it->ev);
+        free(it);
+        pthread_mutex_lock(&Q.mu);
+    }
+    pthread_mutex_unlock(&Q.mu);
+    if (dropped)
+        KLOG_WARN("shutting down: %zu Events not posted within %d ms", dropped, EVQ_FLUSH_MS);
+    return NULL;
+}
+
+int events_async_start(struct kube_client *c)
+{
+    pthread_mutex_lock(&Q.mu);
+    Q.c = c;
+    Q.stopping = 0;
+    int rc = Q.running ? 0 : pthread_create(&Q.th, NULL, poster, NULL) == 0 ? 0 : -1;
+    if (rc == 0)
+        Q.running = 1;
+    pthread_mutex_unlock(&Q.mu);
+    return rc;
+}
+
+void events_async_stop(void)
+{
+    pthread_mutex_lock(&Q.mu);
+    int was = Q.running;
+    Q.stopping = 1;
+    Q.flush_deadline_ms = kube_now_ms() + EVQ_FLUSH_MS;
+    pthread_cond_broadcast(&Q.cv);
+    pthread_mutex_unlock(&Q.mu);
+    if (!was)
+        return;
+    pthread_join(Q.th, NULL);
+    pthread_mutex_lock(&Q.mu);
+    Q.running = 0;
+    Q.c = NULL;
+    pthread_mutex_unlock(&Q.mu);
+}
+
+/* Queues ev (stolen) for the poster; 0 queued, -1 when no poster runs (caller posts). */
+static int enqueue(json_t *ev)
+{
+    struct ev_item *it = calloc(1, sizeof *it);
+    pthread_mutex_lock(&Q.mu);
+    if (!Q.running || Q.stopping) {
+        pthread_mutex_unlock(&Q.mu);
+        free(it);
+        return -1;
+    }
+    if (!it || Q.n >= EVQ_MAX) {
+        pthread_mutex_unlock(&Q.mu);
+        KLOG_WARN("event %s on %s/%s dropped: %zu Events are waiting to be posted", ju_str(ev, "reason"),
+                  ju_str(ev, "metadata", "namespace"), ju_str(ev, "involvedObject", "name"), (size_t)EVQ_MAX);
+        free(it);
+        json_decref(ev);
+        return 0;
+    }
+    it->ev = ev;
+    if (Q.tail)
+        Q.tail->next = it;
+    else
+        Q.head = it;
+    Q.tail = it;
+    Q.n++;
+    pthread_cond_signal(&Q.cv);
+    pthread_mutex_unlock(&Q.mu);
+    return 0;
+}
 
 void event_record(struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg)
 {
@@ -20,13 +148,12 @@ void event_record(struct kube_client *c, const json_t *job, const char *type, co
                            "uid", ju_str(job, "metadata", "uid"), "apiVersion", ju_str(job, "apiVersion"),
                            "type", type, "reason", reason, "message", msg ? msg : "", "source", "component", "mpi-operator",
                            "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent", "mpi-operator");
-    if (!ev)
+    if (!ev) {
+        KLOG_WARN("event %s on %s/%s not recorded: out of memory", reason, ns, name);
         return;
-    struct kube_error err = KUBE_ERROR_INIT;
-    json_t *r = kube_create(c, &KUBE_RES_EVENTS, ns ? ns : "default", ev, &err);
-    if (!r)
-        KLOG_DEBUG("event %s on %s/%s not recorded: %s", reason, ns, name, err.message ? err.message : "error");
-    json_decref(r);
+    }
+    if (enqueue(ev) == 0)
+        return;
+    post(c, ev);
     json_decref(ev);
-    kube_error_clear(&err);
 }

@@ -1,8 +1,14 @@
 /* prune.c - what the caches keep of each object: only the fields the
- * reconcile reads (metadata, and for pods/Jobs the status fields that decide
- * the MPIJob's status), so 1,000 jobs fit in a few MB. */
+ * reconcile reads, so 1,000 jobs fit in a few MB. Owned objects keep of their
+ * metadata only name, namespace, resourceVersion, deletionTimestamp and the
+ * controller ownerReference's kind and uid (obj_owned_by); pods also their
+ * creationTimestamp and the two labels the reconcile reads (role, replica index). Labels, annotations, uids,
+ * finalizers and managedFields (~470 of a typical object's ~600 bytes) go.
+ * Nothing is written back from a pruned copy: updates are built from the
+ * desired object (reconcile.c ensure()). */
 #include "cache.h"
 #include "jsonutil.h"
+#include "mpijob.h"
 
 #include <string.h>
 
@@ -17,6 +23,40 @@ static void prune_metadata(json_t *obj)
         json_object_del(md, "annotations");
 }
 
+/* Replaces obj's metadata with the fields the reconcile reads: name, namespace,
+ * resourceVersion, deletionTimestamp, creationTimestamp (when created is set: pods), the
+ * controller reference ({kind, uid, controller}) and the labels in keep (NULL-terminated). */
+static void slim_metadata(json_t *obj, const char *const *keep, int created)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    if (!json_is_object(md))
+        return;
+    json_t *slim = json_object();
+    static const char *const fields[] = { "name", "namespace", "resourceVersion", "deletionTimestamp",
+                                          "creationTimestamp", NULL };
+    for (int i = 0; fields[i] && (created || strcmp(fields[i], "creationTimestamp") != 0); i++)
+        if (json_object_get(md, fields[i]))
+            json_object_set(slim, fields[i], json_object_get(md, fields[i]));
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(md, "ownerReferences"), i, r) {
+        if (!json_is_true(json_object_get(r, "controller")))
+            continue;
+        json_object_set_new(slim, "ownerReferences",
+                            json_pack("[{s:O*, s:O*, s:b}]", "kind", json_object_get(r, "kind"), "uid",
+                                      json_object_get(r, "uid"), "controller", 1));
+        break;
+    }
+    json_t *labels = json_object_get(md, "labels"), *kept = json_object();
+    for (int j = 0; keep && keep[j]; j++)
+        if (json_object_get(labels, keep[j]))
+            json_object_set(kept, keep[j], json_object_get(labels, keep[j]));
+    if (json_object_size(kept))
+        json_object_set(slim, "labels", kept);
+    json_decref(kept);
+    json_object_set_new(obj, "metadata", slim);
+}
+
 void prune_generic(json_t *obj)
 {
     prune_metadata(obj);
@@ -24,12 +64,24 @@ void prune_generic(json_t *obj)
 
 void prune_meta_only(json_t *obj)
 {
-    prune_metadata(obj);
+    slim_metadata(obj, NULL, 0);
     const char *k;
     void *tmp;
     json_t *v;
     json_object_foreach_safe(obj, tmp, k, v) {
-        if (strcmp(k, "metadata") != 0 && strcmp(k, "rules") != 0)
+        if (strcmp(k, "metadata") != 0)
+            json_object_del(obj, k);
+    }
+}
+
+void prune_compared(json_t *obj)
+{
+    slim_metadata(obj, NULL, 0);
+    const char *k;
+    void *tmp;
+    json_t *v;
+    json_object_foreach_safe(obj, tmp, k, v) {
+        if (strcmp(k, "metadata") != 0 && strcmp(k, "rules") != 0 && strcmp(k, "data") != 0)
             json_object_del(obj, k);
     }
 }
@@ -53,9 +105,21 @@ static json_t *slim_statuses(json_t *arr)
     return out;
 }
 
+/* Sets key to arr in obj when arr is not empty; consumes arr. */
+static void set_nonempty(json_t *obj, const char *key, json_t *arr)
+{
+    if (json_array_size(arr))
+        json_object_set_new(obj, key, arr);
+    else
+        json_decref(arr);
+}
+
 void prune_pod(json_t *obj)
 {
-    prune_metadata(obj);
+    static const char *const labels[] = { LBL_T_ROLE, LBL_T_INDEX, NULL };
+    slim_metadata(obj, labels, 1);
+    json_object_del(obj, "apiVersion");
+    json_object_del(obj, "kind");
     json_object_del(obj, "spec");
     json_t *st = json_object_get(obj, "status");
     if (!json_is_object(st))
@@ -72,15 +136,17 @@ void prune_pod(json_t *obj)
                                                "status", json_object_get(c, "status"), "lastTransitionTime",
                                                json_object_get(c, "lastTransitionTime")));
     }
-    json_object_set_new(slim, "conditions", conds);
-    json_object_set_new(slim, "containerStatuses", slim_statuses(json_object_get(st, "containerStatuses")));
-    json_object_set_new(slim, "initContainerStatuses", slim_statuses(json_object_get(st, "initContainerStatuses")));
+    set_nonempty(slim, "conditions", conds);
+    set_nonempty(slim, "containerStatuses", slim_statuses(json_object_get(st, "containerStatuses")));
+    set_nonempty(slim, "initContainerStatuses", slim_statuses(json_object_get(st, "initContainerStatuses")));
     json_object_set_new(obj, "status", slim);
 }
 
 void prune_job(json_t *obj)
 {
-    prune_metadata(obj);
+    slim_metadata(obj, NULL, 0);
+    json_object_del(obj, "apiVersion");
+    json_object_del(obj, "kind");
     json_t *spec = json_object_get(obj, "spec");
     if (json_is_object(spec))
         json_object_set_new(obj, "spec", json_pack("{s:O*}", "suspend", json_object_get(spec, "suspend")));

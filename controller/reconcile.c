@@ -68,9 +68,13 @@ static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *wan
         return -1;
     }
     if (field && !ju_equal(json_object_get(have, field), json_object_get(want, field))) {
-        json_t *upd = json_deep_copy(have);
-        json_object_set(upd, field, json_object_get(want, field));
-        plan_obj(c->p, ACT_UPDATE, r, upd);
+        /* the PUT is the desired object at the cached resourceVersion (Conflict -> retry): the
+         * caches keep only a pruned copy (no labels, full ownerReferences) to write back */
+        json_t *rv = ju_at(have, "metadata", "resourceVersion");
+        if (rv)
+            json_object_set(json_object_get(want, "metadata"), "resourceVersion", rv);
+        plan_obj(c->p, ACT_UPDATE, r, want);
+        return 0;
     }
     json_decref(want);
     return 0;

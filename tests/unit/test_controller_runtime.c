@@ -1,7 +1,8 @@
 /* test_controller_runtime.c - the work queue (coalescing, no concurrent
  * processing of a key, delays, per-key backoff, shutdown), the metrics text
  * (both job-info names, counters, histograms, quantiles), flag parsing and the
- * caches' write-through of the operator's own writes. */
+ * caches' write-through of the operator's own writes, their compact object
+ * store and what pruning keeps of a pod. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,8 @@
 #include "../../controller/metrics.h"
 #include "../../controller/controller.h"
 #include "../../controller/cache.h"
+#include "../../controller/objstore.h"
+#include "../../controller/textpack.h"
 #include "kube/resource.h"
 
 static int64_t mono_ms(void)
@@ -52,6 +55,141 @@ static void test_cache_write_through(void **state)
     assert_null(cache_get(k, "default/pi", "pi-worker-0"));
     json_decref(pod);
     cache_free(k);
+}
+
+static void count_cb(const char *name, const char *text, void *ud)
+{
+    (void)name;
+    (void)text;
+    (*(int *)ud)++;
+}
+
+static void key_cb(const char *key, void *ud)
+{
+    (void)key;
+    (*(int *)ud)++;
+}
+
+/* The store: put replaces, del removes (and the group with its last object), groups and
+ * counts stay exact across the bucket array's growth (3,000 groups from 64 buckets). */
+static void test_objstore(void **state)
+{
+    (void)state;
+    struct objstore *s = os_new();
+    assert_non_null(s);
+    char key[64], name[64];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof key, "ns/job-%d", i);
+        for (int j = 0; j < 3; j++) {
+            snprintf(name, sizeof name, "job-%d-worker-%d", i, j);
+            assert_int_equal(os_put(s, key, name, "{\"a\":1}", (unsigned long long)(i * 10 + j)), 0);
+        }
+    }
+    assert_int_equal(os_count(s), 9000);
+    unsigned long long rv = 0;
+    assert_string_equal(os_get(s, "ns/job-2999", "job-2999-worker-2", &rv), "{\"a\":1}");
+    assert_int_equal(rv, 29992);
+    assert_int_equal(os_put(s, "ns/job-7", "job-7-worker-1", "{\"b\":2}", 99), 0); /* replace */
+    assert_int_equal(os_count(s), 9000);
+    assert_string_equal(os_get(s, "ns/job-7", "job-7-worker-1", &rv), "{\"b\":2}");
+    assert_int_equal(rv, 99);
+    int n = 0;
+    os_group_foreach(s, "ns/job-7", count_cb, &n);
+    assert_int_equal(n, 3);
+    assert_null(os_get(s, "ns/job-7", "job-7-worker-9", NULL));
+    assert_null(os_get(s, "ns/job-3000", "job-3000-worker-0", NULL));
+    assert_int_equal(os_del(s, "ns/job-7", "job-7-worker-9"), 0);
+    for (int j = 0; j < 3; j++) {
+        snprintf(name, sizeof name, "job-7-worker-%d", j);
+        assert_int_equal(os_del(s, "ns/job-7", name), 1);
+    }
+    assert_int_equal(os_has_group(s, "ns/job-7"), 0);
+    assert_int_equal(os_has_group(s, "ns/job-8"), 1);
+    assert_int_equal(os_count(s), 8997);
+    n = 0;
+    os_keys_foreach(s, key_cb, &n);
+    assert_int_equal(n, 2999);
+    os_free(s);
+}
+
+/* A pod as the caches keep it: name and namespace back from the store's keys, the role and
+ * index labels, the controller reference's kind/uid, phase, conditions' type/status/time,
+ * termination records; no spec, other labels, uid, annotations or other owner references. */
+static void test_cache_pruned_pod(void **state)
+{
+    (void)state;
+    struct cache_opts o = { .res = &KUBE_RES_PODS, .group_label = "training.kubeflow.org/job-name",
+                            .prune = prune_pod };
+    struct cache *k = cache_new(NULL, &o);
+    assert_non_null(k);
+    json_t *pod = json_loads(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pi-worker-1\",\"namespace\":\"team\","
+        "\"uid\":\"u1\",\"resourceVersion\":\"42\",\"creationTimestamp\":\"2026-11-30T12:00:00Z\","
+        "\"annotations\":{\"a\":\"b\"},\"labels\":{\"training.kubeflow.org/job-name\":\"pi\","
+        "\"training.kubeflow.org/job-role\":\"worker\",\"training.kubeflow.org/replica-index\":\"1\",\"mpi_job_name\":\"pi\"},"
+        "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Other\",\"name\":\"x\",\"uid\":\"u-x\"},"
+        "{\"apiVersion\":\"kubeflow.org/v2beta1\",\"kind\":\"MPIJob\",\"name\":\"pi\",\"uid\":\"u-pi\",\"controller\":true,"
+        "\"blockOwnerDeletion\":true}]},\"spec\":{\"containers\":[{\"name\":\"w\"}]},"
+        "\"status\":{\"phase\":\"Running\",\"qosClass\":\"BestEffort\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+        "\"lastTransitionTime\":\"2026-11-30T12:00:05Z\",\"lastProbeTime\":null}],\"containerStatuses\":[{\"name\":\"w\","
+        "\"image\":\"i\",\"state\":{\"running\":{}},\"lastState\":{\"terminated\":{\"exitCode\":3}}}]}}",
+        0, NULL);
+    assert_non_null(pod);
+    cache_store(k, pod);
+    json_t *got = cache_get(k, "team/pi", "pi-worker-1");
+    assert_non_null(got);
+    json_t *want = json_loads(
+        "{\"metadata\":{\"name\":\"pi-worker-1\",\"namespace\":\"team\",\"resourceVersion\":\"42\","
+        "\"creationTimestamp\":\"2026-11-30T12:00:00Z\",\"labels\":{\"training.kubeflow.org/job-role\":\"worker\","
+        "\"training.kubeflow.org/replica-index\":\"1\"},\"ownerReferences\":[{\"kind\":\"MPIJob\",\"uid\":\"u-pi\","
+        "\"controller\":true}]},\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+        "\"lastTransitionTime\":\"2026-11-30T12:00:05Z\"}],\"containerStatuses\":[{\"name\":\"w\","
+        "\"lastState\":{\"terminated\":{\"exitCode\":3}}}]}}",
+        0, NULL);
+    assert_non_null(want);
+    char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT), *w = json_dumps(want, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(g, w);
+    json_t *grp = cache_group(k, "team/pi");
+    assert_int_equal(json_array_size(grp), 1);
+    assert_true(json_equal(json_array_get(grp, 0), want));
+    free(g);
+    free(w);
+    json_decref(grp);
+    json_decref(want);
+    json_decref(got);
+    json_decref(pod);
+    cache_free(k);
+}
+
+/* Packing is lossless for any text (dictionary hits, near misses, control bytes, empty) and
+ * shrinks the objects the caches hold. */
+static void test_textpack(void **state)
+{
+    (void)state;
+    const char *texts[] = {
+        "",
+        "{\"metadata\":{\"resourceVersion\":\"4080\",\"ownerReferences\":[{\"kind\":\"MPIJob\",\"uid\":\"a4a4\","
+        "\"controller\":true}]}}",
+        "{\"metadata\":{\"resourceVersion\":\"1\"},\"data\":{\"discover_hosts.sh\":\"#!/bin/sh\\n\","
+        "\"hostfile\":\"pi-worker-0 slots=1\\npi-worker-1 slots=1\\n\"}}",
+        "{\"metadata\":{\"resourceVersio", /* a fragment cut short */
+        "\"name\":\"\"name\":\"-worker--worker-",
+        "raw\x01\x1e\x1f" "bytes \"name\":\"",
+        "\x1f{\"metadata\":{\"resourceVersion\":\"",
+        "\xc3\xa9\"image\":\"\xe2\x82\xac",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char *p = tp_pack(texts[i]);
+        assert_non_null(p);
+        char *u = tp_unpack(p);
+        assert_non_null(u);
+        assert_string_equal(u, texts[i]);
+        free(p);
+        free(u);
+    }
+    char *p = tp_pack(texts[1]);
+    assert_true(strlen(p) * 2 < strlen(texts[1]));
+    free(p);
 }
 
 static void test_coalesce(void **state)
@@ -201,6 +339,9 @@ int main(void)
         cmocka_unit_test(test_metrics_text),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_cache_write_through),
+        cmocka_unit_test(test_objstore),
+        cmocka_unit_test(test_textpack),
+        cmocka_unit_test(test_cache_pruned_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
