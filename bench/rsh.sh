@@ -98,7 +98,7 @@ RSS[OpenSSH ssh]=$(rss "${CMD[OpenSSH ssh]}");    CPU[OpenSSH ssh]=$(cpu_gb "ssh
 
 cc -std=gnu11 -Os -static -s -o "$M/launcher" "$ROOT/rsh/launcher/launcher.c"
 "$ROOT/rsh/mkbundle.sh" "$M/bundle" "$M/launcher" "$RSH" >/dev/null
-SIZE_RSH=$(stat -c %s "$RSH"); SIZE_STRIP=$(stat -c %s "$M/bundle/libexec/mpi-rsh")
+SIZE_RSH=$(stat -c %s "$RSH"); SIZE_STRIP=$(stat -c %s "$M/bundle/libexec/mpi-rsh"); SIZE_SSHPROG=$(stat -c %s "$BINDIR/mpi-rsh-ssh")
 SIZE_BUNDLE=$(du -sb "$M/bundle" | cut -f1); SIZE_KUBECTL=$(stat -L -c %s "$KUBECTL"); SIZE_SSH=$(stat -L -c %s "$(command -v ssh)")
 
 echo "## mpi-rsh benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), kubesim HTTPS + token)"
@@ -129,5 +129,5 @@ print("- mpi-rsh's own instructions (callgrind, whole process): %.1f M resuming 
       "full handshake (ECDSA P-256 server: key exchange + 2 signature checks in mbedTLS)" % (ir_res / 1e6, ir_full / 1e6))
 print("- ssh: mpi-rsh's SSH transport takes **%.2f×** OpenSSH ssh's time (target ≤ 1.2×)" % (s / o))
 EOF
-echo "- sizes: bin/mpi-rsh $SIZE_RSH B ($SIZE_STRIP B stripped); bundle (launcher + loader + libraries, mpi-rsh only) $SIZE_BUNDLE B; kubectl $SIZE_KUBECTL B; ssh $SIZE_SSH B"
+echo "- sizes: bin/mpi-rsh $SIZE_RSH B ($SIZE_STRIP B stripped), its SSH transport bin/mpi-rsh-ssh $SIZE_SSHPROG B; bundle (launcher + loader + libraries, mpi-rsh only) $SIZE_BUNDLE B; kubectl $SIZE_KUBECTL B; ssh $SIZE_SSH B"
 echo "- command: \`make bench\` (bench/rsh.sh; BENCH_RUNS=$RUNS BENCH_MB=$MB); kubectl = $KUBECTL"

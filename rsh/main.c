@@ -1,6 +1,7 @@
 /* main.c - mpi-rsh: the rsh/ssh agent MPI launchers call to start their daemons
  * in worker pods: `mpi-rsh [ssh options] HOST COMMAND...`. Runs COMMAND with
- * /bin/sh -c in pod HOST through the Kubernetes exec API (or SSH), bridges
+ * /bin/sh -c in pod HOST through the Kubernetes exec API (the SSH transport is
+ * the sibling program mpi-rsh-ssh, ssh/main.c, started in its place), bridges
  * stdin/stdout/stderr and exits with the remote exit code; 255 on any failure,
  * 128+signal when stopped by SIGTERM/SIGINT/SIGHUP. See docs/rsh.md. */
 #include <errno.h>
@@ -16,42 +17,8 @@
 #include "kube/config.h"
 #include "kube/exec.h"
 #include "kube/log.h"
-#include "kube/ssh.h"
 #include "kube/util.h"
 #include "rsh.h"
-
-static int sig_pipe[2] = {-1, -1};
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    if (!got_signal) got_signal = sig;
-    unsigned char b = (unsigned char)sig;
-    if (write(sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */ }
-    errno = saved;
-}
-
-static int setup_signals(void)
-{
-    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) return -1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    for (int i = 0; i < 3; i++)
-        if (sigaction(sigs[i], &sa, NULL) < 0) return -1;
-    signal(SIGPIPE, SIG_IGN);
-    return 0;
-}
-
-/* 1 when fd 0 is /dev/null (then no stdin is requested: also right for v4, which has no EOF). */
-static int stdin_is_devnull(void)
-{
-    struct stat a, b;
-    return fstat(0, &a) == 0 && stat("/dev/null", &b) == 0 && S_ISCHR(a.st_mode) && a.st_rdev == b.st_rdev;
-}
 
 static void die_msg(const struct rsh_opts *o, const char *pod, const char *msg)
 {
@@ -102,17 +69,17 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     x.pod = pod;
     x.container = o->container;
     x.command = cmd;
-    x.fd_in = o->no_stdin || stdin_is_devnull() ? -1 : 0;
+    x.fd_in = o->no_stdin || rsh_stdin_is_devnull() ? -1 : 0;
     x.proto = o->proto == 5 ? KUBE_EXEC_PROTO_V5 : o->proto == 4 ? KUBE_EXEC_PROTO_V4 : KUBE_EXEC_PROTO_AUTO;
     x.attempts = o->attempts;
     x.connect_timeout_ms = o->connect_timeout_s * 1000;
     x.ping_interval_ms = o->ping_ms;
-    x.cancel_fd = sig_pipe[0];
+    x.cancel_fd = rsh_sig_pipe[0];
     x.user_agent = "mpi-rsh/0.1";
     code = kube_exec_run(cfg, &x, &r);
     if (r.outcome == KUBE_EXEC_CANCELLED) {
         if (tagged) remote_kill(cfg, &x, tag);
-        code = 128 + (got_signal ? got_signal : SIGTERM);
+        code = 128 + (rsh_got_signal ? rsh_got_signal : SIGTERM);
     } else if (r.message && (r.outcome != KUBE_EXEC_EXITED || code == 255)) {
         die_msg(o, pod, r.message);
     }
@@ -126,39 +93,12 @@ out:
     return code;
 }
 
-static int run_ssh(struct rsh_opts *o)
-{
-    struct kube_ssh_opts s;
-    memset(&s, 0, sizeof(s));
-    char *idcopy = NULL, *err = NULL;
-    s.user = o->user;
-    s.port = o->port;
-    s.key_dir = o->ssh_dir;
-    if (o->identity) {
-        idcopy = strdup(o->identity);
-        if (idcopy) s.key_dir = dirname(idcopy);
-    }
-    s.connect_timeout_ms = o->connect_timeout_s * 1000;
-    s.attempts = o->attempts;
-    s.cancel_fd = sig_pipe[0];
-    int code = 255;
-    int rc = kube_ssh_run(&s, o->host, o->command, o->no_stdin || stdin_is_devnull() ? -1 : 0, 1, 2, &code, &err);
-    if (rc == KUBE_SSH_ERR_CANCELLED) code = 128 + (got_signal ? got_signal : SIGTERM);
-    else if (rc != 0) {
-        fprintf(stderr, "mpi-rsh: ssh: %s\n", err ? err : kube_ssh_stage_name(rc));
-        if (code == 0) code = 255;
-    }
-    free(err);
-    free(idcopy);
-    return code;
-}
-
 int main(int argc, char **argv)
 {
     struct rsh_opts o;
     char *err = NULL;
     kube_log_set_component("mpi-rsh");
-    if (setup_signals() < 0) { /* first, so a signal during start-up is never lost */
+    if (rsh_setup_signals() < 0) { /* first, so a signal during start-up is never lost */
         fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
         return 255;
     }
@@ -171,7 +111,8 @@ int main(int argc, char **argv)
     kube_log_set_level(o.verbose ? KUBE_LOG_INFO + o.verbose : KUBE_LOG_WARN);
     int code;
     if (o.transport == RSH_SSH) {
-        code = run_ssh(&o);
+        rsh_opts_free(&o);
+        return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */
     } else {
         kube_tls_session_dir_default();
         char *pod = rsh_host_to_pod(o.host, &err);

@@ -6,8 +6,17 @@
 
 BUNDLE_DIR      := build/bundle
 BUNDLE_LAUNCHER := build/launcher/mpi-bundle-launcher
+# mpi-rsh's SSH transport is its own program (rsh/ssh/main.c), so the exec transport's
+# process never loads libssh2 and libcrypto; mpi-rsh execs it (rsh/ssh_handoff.c)
+RSH_SSH_PROG := $(BINDIR)/mpi-rsh-ssh
+$(RSH_SSH_PROG): $(BUILD)/rsh/ssh/main.o $(call comp_lib_objs,rsh) $(LIBKUBE)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(BUILD)/rsh/ssh/main.o $(call comp_lib_objs,rsh) $(LIBKUBE) $(PROG_LDLIBS)
+all: $(RSH_SSH_PROG)
+EXTRA_PROGS += $(RSH_SSH_PROG)
+
 # the programs that exist after $(PROGS) is built (mpi-agent only once agent/main.c exists)
-BUNDLE_PROGS     = $(filter %/mpi-rsh %/mpi-agent,$(PROGS))
+BUNDLE_PROGS     = $(filter %/mpi-rsh %/mpi-agent,$(PROGS)) $(RSH_SSH_PROG)
 
 .PHONY: bundle install-rsh-bundle
 INSTALL_HOOKS += install-rsh-bundle
@@ -16,7 +25,7 @@ $(BUNDLE_LAUNCHER): rsh/launcher/launcher.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -Os -static -s -o $@ $<
 
-bundle: $(PROGS) $(BUNDLE_LAUNCHER) rsh/mkbundle.sh
+bundle: $(PROGS) $(RSH_SSH_PROG) $(BUNDLE_LAUNCHER) rsh/mkbundle.sh
 	rsh/mkbundle.sh $(BUNDLE_DIR) $(BUNDLE_LAUNCHER) $(BUNDLE_PROGS)
 
 install-rsh-bundle: bundle

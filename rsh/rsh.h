@@ -4,6 +4,7 @@
 #ifndef RSH_H
 #define RSH_H
 
+#include <signal.h>
 #include <stdint.h>
 
 enum rsh_transport { RSH_EXEC = 0, RSH_SSH = 1 };
@@ -57,5 +58,19 @@ char *rsh_remote_command(const char *command, const char *tag);
 /* The shell script that signals every process in the pod carrying MPI_RSH_SESSION=TAG
  * (TERM, then KILL after grace_s seconds). */
 char *rsh_kill_script(const char *tag, int grace_s);
+
+/* signals.c: SIGTERM/SIGINT/SIGHUP write their number to rsh_sig_pipe[1] (the transports
+ * poll rsh_sig_pipe[0]) and set rsh_got_signal; SIGPIPE is ignored. 0 ok, -1 with errno. */
+int rsh_setup_signals(void);
+extern int rsh_sig_pipe[2];
+extern volatile sig_atomic_t rsh_got_signal;
+/* 1 when fd 0 is /dev/null (then no stdin is requested: also right for v4, which has no EOF). */
+int rsh_stdin_is_devnull(void);
+
+/* ssh_handoff.c: the SSH transport is its own program, mpi-rsh-ssh (libssh2 and libcrypto
+ * stay out of mpi-rsh's start-up): execs it with argv from the bundle directory
+ * ($MPI_K8S_BUNDLE_DIR), else mpi-rsh's own directory, else PATH. Returns only on failure
+ * (255, a one-line message printed). */
+int rsh_exec_ssh_program(char **argv);
 
 #endif

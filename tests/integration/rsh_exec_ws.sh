@@ -266,5 +266,11 @@ kc_tls "    certificate-authority: $W/s2cert.pem" "    {}"
 msg=$(R -n w-0 true 2>&1); check "IP not in the certificate's IP SANs (CN ignored) -> 255" 255 $?
 [[ "$msg" == *"not trusted"* && "$msg" == *"mismatch"* && "$msg" == *'"127.0.0.1"'* ]] && ok "  $msg" || bad "  IP mismatch message: $msg"
 
+# --- the SSH transport is the sibling program mpi-rsh-ssh: without it, a clear error
+mkdir -p "$W/alone" && cp "$RSH" "$W/alone/mpi-rsh"
+msg=$(PATH=/nonexistent MPI_JOB_TRANSPORT=ssh MPI_K8S_BUNDLE_DIR= "$W/alone/mpi-rsh" -n w-0 true 2>&1)
+check "ssh transport without mpi-rsh-ssh -> 255" 255 $?
+[[ "$msg" == *"cannot start the SSH transport (mpi-rsh-ssh"* && "$msg" != *$'\n'* ]] && ok "  $msg" || bad "  no mpi-rsh-ssh message: $msg"
+
 echo "failures: $fails"
 [ $fails -eq 0 ]
