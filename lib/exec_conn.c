@@ -5,7 +5,6 @@
 #include "exec_int.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>

@@ -140,7 +140,7 @@ static int tcp_connect(const struct kube_config *cfg, const char *host, long por
     return fd;
 }
 
-/* mbedTLS's I/O callbacks over the non-blocking socket. */
+/* mbedTLS's I/O callbacks over the non-blocking socket; for http:// they are the I/O itself. */
 static int bio_send(void *arg, const unsigned char *buf, size_t len)
 {
     struct kube_conn *c = arg;
@@ -219,13 +219,14 @@ static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const c
         return -1;
     }
     mbedtls_ssl_set_bio(&c->ssl, c, bio_send, bio_recv, NULL);
-    int leader, r;
-    kube_tls_session_offer(&c->ssl, cfg, &leader);
+    struct kube_tls_resume res;
+    int r;
+    kube_tls_session_offer(&c->ssl, cfg, &res);
     while ((r = mbedtls_ssl_handshake(&c->ssl)) != 0) {
         short ev = r == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : r == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : 0;
         int w = ev ? kube_wait_fd(c->fd, ev, deadline) : -1;
         if (w > 0) continue;
-        kube_tls_session_finish(NULL, cfg, leader);
+        kube_tls_session_finish(NULL, &res);
         if (w == 0) {
             kube_set_err(errmsg, "TLS handshake with %s timed out (%s)", cfg->server, cfg->origin);
             *retryable = 1;
@@ -234,7 +235,7 @@ static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const c
         }
         return -1;
     }
-    kube_tls_session_finish(&c->ssl, cfg, leader);
+    kube_tls_session_finish(&c->ssl, &res);
     return 0;
 }
 
@@ -269,7 +270,8 @@ struct kube_conn *kube_conn_open(const struct kube_config *cfg, int64_t deadline
     return c;
 }
 
-/* The outcome of an mbedtls_ssl_read/write that returned r <= 0: -2 would block, 0 EOF, -1 broken. */
+/* The outcome of a read/write that returned r <= 0 (mbedTLS's, or on a plain http:// socket
+ * the I/O callbacks' own codes): -2 would block, 0 EOF, -1 broken. */
 static ssize_t tls_result(struct kube_conn *c, int r, const char *what)
 {
     if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) {
@@ -292,39 +294,23 @@ static ssize_t tls_result(struct kube_conn *c, int r, const char *what)
 ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len)
 {
     size_t n = len > 1 << 30 ? 1 << 30 : len;
-    if (!c->tls) {
-        ssize_t w = send(c->fd, buf, n, MSG_NOSIGNAL);
-        if (w >= 0) return w;
-        c->events = POLLOUT;
-        if (errno == EAGAIN || errno == EINTR) return 0;
-        snprintf(c->err, sizeof c->err, "send: %s", strerror(errno));
-        return -1;
-    }
     /* after WANT_WRITE mbedTLS holds the record it built and reports its length when the
      * retry flushes it: the caller's buffer may have grown since, so retry with that length */
-    if (c->pending && n > c->pending) n = c->pending;
-    int r = mbedtls_ssl_write(&c->ssl, buf, n);
-    if (r > 0) {
+    if (c->tls && c->pending && n > c->pending) n = c->pending;
+    int r = c->tls ? mbedtls_ssl_write(&c->ssl, buf, n) : bio_send(c, buf, n);
+    if (r > 0 || (r == 0 && !c->tls)) {
         c->pending = 0;
         return r;
     }
     ssize_t s = tls_result(c, r, "send");
-    if (s == -2) c->pending = n;
+    if (s == -2 && c->tls) c->pending = n;
     return s == -2 ? 0 : -1;
 }
 
 ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len)
 {
     size_t n = len > 1 << 30 ? 1 << 30 : len;
-    if (!c->tls) {
-        ssize_t r = recv(c->fd, buf, n, 0);
-        if (r >= 0) return r;
-        c->events = POLLIN;
-        if (errno == EAGAIN || errno == EINTR) return -2;
-        snprintf(c->err, sizeof c->err, "recv: %s", strerror(errno));
-        return -1;
-    }
-    int r = mbedtls_ssl_read(&c->ssl, buf, n);
+    int r = c->tls ? mbedtls_ssl_read(&c->ssl, buf, n) : bio_recv(c, buf, n);
     return r > 0 ? r : tls_result(c, r, "recv");
 }
 

@@ -73,12 +73,19 @@ const char *kube_tls_verify_str(uint32_t flags, char *buf, size_t n);
  * so the next process resumes instead of a full handshake (no key exchange or certificate
  * verification: ~50 M instructions less with ECDSA certificates). */
 /* kube_tls_session_dir (include/kube/exec.h) names the directory of session files. */
+/* One connection's claim on a remembered session: the configuration's key, computed once
+ * (it stats the CA/cert/key files), and whether this connection makes the full handshake
+ * other connections wait for. */
+struct kube_tls_resume {
+    unsigned char key[32];
+    int leader;
+};
 /* Offers a remembered session for cfg on ssl (before the handshake); 1 offered, 0 none. With
  * none, it may first wait (≤ 3 s) for another thread's full handshake to the same server, or
- * make this connection the one others wait for (*leader). */
-int kube_tls_session_offer(mbedtls_ssl_context *ssl, const struct kube_config *cfg, int *leader);
-/* After the handshake: remembers ssl's session for cfg (ssl NULL when the handshake failed)
- * and, for the leader, wakes the connections waiting for it. */
-void kube_tls_session_finish(mbedtls_ssl_context *ssl, const struct kube_config *cfg, int leader);
+ * make this connection the one others wait for (res->leader). */
+int kube_tls_session_offer(mbedtls_ssl_context *ssl, const struct kube_config *cfg, struct kube_tls_resume *res);
+/* After the handshake: remembers ssl's session under res->key (ssl NULL when the handshake
+ * failed) and, for the leader, wakes the connections waiting for it. */
+void kube_tls_session_finish(mbedtls_ssl_context *ssl, const struct kube_tls_resume *res);
 
 #endif

@@ -127,7 +127,7 @@ static size_t load_blob(const unsigned char key[32], unsigned char *blob)
         st.st_size > 0 && st.st_size <= SESSION_MAX) {
         ssize_t r = read(fd, blob, (size_t)st.st_size);
         n = r == st.st_size ? (size_t)r : 0;
-        pthread_mutex_lock(&mu); /* kube_tls_session_keep rewrites the file only when it changed */
+        pthread_mutex_lock(&mu); /* kube_tls_session_finish rewrites the file only when it changed */
         memcpy(mem_key, key, 32);
         memcpy(mem_blob, blob, mem_len = n);
         pthread_mutex_unlock(&mu);
@@ -152,19 +152,19 @@ static void follow_or_lead(const unsigned char key[32], int *leader)
     }
 }
 
-int kube_tls_session_offer(mbedtls_ssl_context *ssl, const struct kube_config *cfg, int *leader)
+int kube_tls_session_offer(mbedtls_ssl_context *ssl, const struct kube_config *cfg, struct kube_tls_resume *res)
 {
-    unsigned char key[32], *blob = malloc(SESSION_MAX);
+    unsigned char *blob = malloc(SESSION_MAX);
     mbedtls_ssl_session s;
     mbedtls_ssl_session_init(&s);
-    config_key(cfg, key);
-    *leader = 0;
-    size_t n = blob ? load_blob(key, blob) : 0;
+    config_key(cfg, res->key);
+    res->leader = 0;
+    size_t n = blob ? load_blob(res->key, blob) : 0;
     if (blob && !n) {
         pthread_mutex_lock(&mu);
-        follow_or_lead(key, leader);
+        follow_or_lead(res->key, &res->leader);
         pthread_mutex_unlock(&mu);
-        n = *leader ? 0 : load_blob(key, blob);
+        n = res->leader ? 0 : load_blob(res->key, blob);
     }
     int ok = n && mbedtls_ssl_session_load(&s, blob, n) == 0 && mbedtls_ssl_set_session(ssl, &s) == 0;
     if (n) KLOG_DEBUG("tls: %s a remembered session for %s", ok ? "offering" : "ignoring an unusable", cfg->server);
@@ -190,15 +190,15 @@ static void save_file(const unsigned char key[32], const unsigned char *blob, si
     free(path);
 }
 
-void kube_tls_session_finish(mbedtls_ssl_context *ssl, const struct kube_config *cfg, int leader)
+void kube_tls_session_finish(mbedtls_ssl_context *ssl, const struct kube_tls_resume *res)
 {
-    unsigned char key[32], *blob = ssl ? malloc(SESSION_MAX) : NULL;
+    const unsigned char *key = res->key;
+    unsigned char *blob = ssl ? malloc(SESSION_MAX) : NULL;
     size_t n = 0;
     mbedtls_ssl_session s;
     mbedtls_ssl_session_init(&s);
     int ok = blob && mbedtls_ssl_get_session(ssl, &s) == 0 && mbedtls_ssl_session_save(&s, blob, SESSION_MAX, &n) == 0;
     mbedtls_ssl_session_free(&s);
-    config_key(cfg, key);
     int same = 0;
     pthread_mutex_lock(&mu);
     if (ok && n) {
@@ -206,7 +206,7 @@ void kube_tls_session_finish(mbedtls_ssl_context *ssl, const struct kube_config 
         memcpy(mem_key, key, 32);
         memcpy(mem_blob, blob, mem_len = n);
     }
-    if (leader) {
+    if (res->leader) {
         inflight = 0;
         pthread_cond_broadcast(&handshake_done);
     }
