@@ -4,14 +4,10 @@
  * the sibling program mpi-rsh-ssh, ssh/main.c, started in its place), bridges
  * stdin/stdout/stderr and exits with the remote exit code; 255 on any failure,
  * 128+signal when stopped by SIGTERM/SIGINT/SIGHUP. See docs/rsh.md. */
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kube/config.h"
@@ -97,33 +93,16 @@ int main(int argc, char **argv)
 {
     struct rsh_opts o;
     char *err = NULL;
-    kube_log_set_component("mpi-rsh");
-    if (rsh_setup_signals() < 0) { /* first, so a signal during start-up is never lost */
-        fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
-        return 255;
-    }
-    if (rsh_parse_args(argc, argv, &o, &err) < 0 || rsh_apply_env(&o, &err) < 0) {
-        fprintf(stderr, "mpi-rsh: %s\n", err ? err : "bad arguments");
-        free(err);
-        rsh_opts_free(&o);
-        return 255;
-    }
-    kube_log_set_level(o.verbose ? KUBE_LOG_INFO + o.verbose : KUBE_LOG_WARN);
-    int code;
+    if (rsh_start(argc, argv, &o) != 0) return 255;
     if (o.transport == RSH_SSH) {
         rsh_opts_free(&o);
         return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */
-    } else {
-        kube_tls_session_dir_default();
-        char *pod = rsh_host_to_pod(o.host, &err);
-        if (!pod) {
-            fprintf(stderr, "mpi-rsh: %s\n", err);
-            code = 255;
-        } else {
-            code = run_exec(&o, pod);
-        }
-        free(pod);
     }
+    kube_tls_session_dir_default();
+    char *pod = rsh_host_to_pod(o.host, &err);
+    int code = pod ? run_exec(&o, pod) : 255;
+    if (!pod) fprintf(stderr, "mpi-rsh: %s\n", err);
+    free(pod);
     free(err);
     rsh_opts_free(&o);
     return code;

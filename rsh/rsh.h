@@ -59,9 +59,11 @@ char *rsh_remote_command(const char *command, const char *tag);
  * (TERM, then KILL after grace_s seconds). */
 char *rsh_kill_script(const char *tag, int grace_s);
 
-/* signals.c: SIGTERM/SIGINT/SIGHUP write their number to rsh_sig_pipe[1] (the transports
- * poll rsh_sig_pipe[0]) and set rsh_got_signal; SIGPIPE is ignored. 0 ok, -1 with errno. */
-int rsh_setup_signals(void);
+/* startup.c: the start of both programs: SIGTERM/SIGINT/SIGHUP write their number to
+ * rsh_sig_pipe[1] (the transports poll rsh_sig_pipe[0]) and set rsh_got_signal, SIGPIPE is
+ * ignored; then argv and the environment into o, and the log level. 0 ok; 255 (the exit
+ * code) after a one-line message, o then freed. */
+int rsh_start(int argc, char **argv, struct rsh_opts *o);
 extern int rsh_sig_pipe[2];
 extern volatile sig_atomic_t rsh_got_signal;
 /* 1 when fd 0 is /dev/null (then no stdin is requested: also right for v4, which has no EOF). */

@@ -1,14 +1,18 @@
-/* signals.c - what both mpi-rsh programs (exec: main.c, SSH: ssh/main.c) share about
+/* startup.c - what both mpi-rsh programs (exec: main.c, SSH: ssh/main.c) share about
  * their process: SIGTERM/SIGINT/SIGHUP turned into a byte on a self-pipe the transports
  * poll (so a stop closes the stream and the exit code is 128+signal), SIGPIPE ignored,
- * and whether stdin is /dev/null (then no stdin is forwarded). */
+ * the command line and environment read, the log level set, and whether stdin is
+ * /dev/null (then no stdin is forwarded). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kube/log.h"
 #include "rsh.h"
 
 int rsh_sig_pipe[2] = {-1, -1};
@@ -23,7 +27,7 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-int rsh_setup_signals(void)
+static int setup_signals(void)
 {
     if (pipe2(rsh_sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) return -1;
     struct sigaction sa;
@@ -41,4 +45,22 @@ int rsh_stdin_is_devnull(void)
 {
     struct stat a, b;
     return fstat(0, &a) == 0 && stat("/dev/null", &b) == 0 && S_ISCHR(a.st_mode) && a.st_rdev == b.st_rdev;
+}
+
+int rsh_start(int argc, char **argv, struct rsh_opts *o)
+{
+    char *err = NULL;
+    kube_log_set_component("mpi-rsh");
+    if (setup_signals() < 0) { /* first, so a signal during start-up is never lost */
+        fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
+        return 255;
+    }
+    if (rsh_parse_args(argc, argv, o, &err) < 0 || rsh_apply_env(o, &err) < 0) {
+        fprintf(stderr, "mpi-rsh: %s\n", err ? err : "bad arguments");
+        free(err);
+        rsh_opts_free(o);
+        return 255;
+    }
+    kube_log_set_level(o->verbose ? KUBE_LOG_INFO + o->verbose : KUBE_LOG_WARN);
+    return 0;
 }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/log.h"
 #include "kube/ssh.h"
 #include "../rsh.h"
 
@@ -44,19 +43,7 @@ static int run_ssh(struct rsh_opts *o)
 int main(int argc, char **argv)
 {
     struct rsh_opts o;
-    char *err = NULL;
-    kube_log_set_component("mpi-rsh");
-    if (rsh_setup_signals() < 0) { /* first, so a signal during start-up is never lost */
-        perror("mpi-rsh: cannot install signal handlers");
-        return 255;
-    }
-    if (rsh_parse_args(argc, argv, &o, &err) < 0 || rsh_apply_env(&o, &err) < 0) {
-        fprintf(stderr, "mpi-rsh: %s\n", err ? err : "bad arguments");
-        free(err);
-        rsh_opts_free(&o);
-        return 255;
-    }
-    kube_log_set_level(o.verbose ? KUBE_LOG_INFO + o.verbose : KUBE_LOG_WARN);
+    if (rsh_start(argc, argv, &o) != 0) return 255;
     int code = run_ssh(&o);
     rsh_opts_free(&o);
     return code;
