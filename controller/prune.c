@@ -62,28 +62,32 @@ void prune_generic(json_t *obj)
     prune_metadata(obj);
 }
 
-void prune_meta_only(json_t *obj)
+/* Slims the metadata and drops every top-level key but "metadata" and those in keep. */
+static void keep_top_level(json_t *obj, const char *const *keep)
 {
     slim_metadata(obj, NULL, 0);
     const char *k;
     void *tmp;
     json_t *v;
     json_object_foreach_safe(obj, tmp, k, v) {
-        if (strcmp(k, "metadata") != 0)
+        int kept = strcmp(k, "metadata") == 0;
+        for (const char *const *p = keep; !kept && *p; p++)
+            kept = strcmp(k, *p) == 0;
+        if (!kept)
             json_object_del(obj, k);
     }
 }
 
+void prune_meta_only(json_t *obj)
+{
+    static const char *const none[] = {NULL};
+    keep_top_level(obj, none);
+}
+
 void prune_compared(json_t *obj)
 {
-    slim_metadata(obj, NULL, 0);
-    const char *k;
-    void *tmp;
-    json_t *v;
-    json_object_foreach_safe(obj, tmp, k, v) {
-        if (strcmp(k, "metadata") != 0 && strcmp(k, "rules") != 0 && strcmp(k, "data") != 0)
-            json_object_del(obj, k);
-    }
+    static const char *const compared[] = {"rules", "data", NULL};
+    keep_top_level(obj, compared);
 }
 
 /* Keeps name/state.terminated/lastState.terminated of each container status. */
