@@ -28,6 +28,6 @@ for t in tests/integration/*.sh; do
     *)  echo "FAIL $name (rc $rc, ${secs}s)"; fail=$((fail+1)); failed+=("$name") ;;
   esac
 done
-for n in "${failed[@]}"; do echo "---- last lines of $n.log"; tail -n 40 "$logdir/$n.log"; done
+for n in "${failed[@]}"; do echo "---- last lines of $n.log"; tail -n 60 "$logdir/$n.log"; done
 echo "integration: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

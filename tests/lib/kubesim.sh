@@ -16,6 +16,7 @@ KS_DIR=
 _ks_cleanup_hooks=()
 
 ks_fail() {
+  _ks_failed="$*"
   echo "FAIL: $*" >&2
   exit 1
 }
@@ -38,9 +39,15 @@ _ks_cleanup() {
   local h
   for h in "${_ks_cleanup_hooks[@]}"; do eval "$h" || true; done
   if [ -n "$KS_DIR" ] && [ -d "$KS_DIR" ]; then
-    if [ $rc -ne 0 ] && [ -f "$KS_DIR/apiserver.log" ]; then
-      echo "---- last lines of $KS_DIR/apiserver.log" >&2
-      tail -n 25 "$KS_DIR/apiserver.log" >&2
+    if [ $rc -ne 0 ]; then
+      # the runner shows a failed test's last lines: the logs, then the reason again
+      local f
+      for f in "$KS_DIR/apiserver.log" "$KS_DIR"/op-*.log; do
+        [ -f "$f" ] || continue
+        echo "---- last lines of $f (GET requests left out)" >&2
+        grep -v ' INFO GET /' "$f" | tail -n 15 >&2
+      done
+      [ -z "${_ks_failed:-}" ] || echo "FAIL: $_ks_failed" >&2
     fi
     timeout 60 "$KUBESIM" down --dir "$KS_DIR" || echo "kubesim down failed" >&2
     if [ -z "${KS_KEEP:-}" ]; then rm -rf "$KS_DIR"; fi

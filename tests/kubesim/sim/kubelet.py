@@ -285,6 +285,8 @@ class PodWorker:
             new_phase = "Failed" if any(
                 c.state.get("terminated", {}).get("exitCode", 0) != 0 for c in self.mains) \
                 else "Succeeded"
+        if new_phase != self.phase:
+            log.info("pod %s/%s: %s -> %s", self.ns, self.name, self.phase, new_phase)
         self.phase = new_phase
         try:
             self.store.update_status("pods", self.ns, self.name, self.build_status())
@@ -578,6 +580,13 @@ class PodWorker:
             req = self.container_request(c, imgdir)
         except ConfigError as e:
             c.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(e)}}
+            self.mark()
+            self.event("Warning", "Failed", "Error: %s" % e, self.field_path(c))
+            await asyncio.sleep(2.0)
+            return None
+        except OSError as e:
+            # e.g. a host path that cannot be made a mount point: kubelet reports and retries
+            c.state = {"waiting": {"reason": "CreateContainerError", "message": str(e)}}
             self.mark()
             self.event("Warning", "Failed", "Error: %s" % e, self.field_path(c))
             await asyncio.sleep(2.0)

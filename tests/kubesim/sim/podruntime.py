@@ -9,6 +9,8 @@ cleanup() can undo it after a crash of the daemon:
                        shared between instances through /run/kubesim-created)
 """
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -95,7 +97,12 @@ class HostPaths:
 
     def ensure(self, path, is_file):
         """Create path (and missing parents) if absent; record what was created, and
-        register as a user of components another kubesim instance created."""
+        register as a user of components another kubesim instance created. Under the
+        registry lock: instances start pods and go down concurrently."""
+        with registry_lock():
+            self._ensure(path, is_file)
+
+    def _ensure(self, path, is_file):
         comps = []
         p = path
         while p != "/":
@@ -137,12 +144,32 @@ class HostPaths:
         open(os.path.join(d, self.instance), "a").close()
 
 
+@contextlib.contextmanager
+def registry_lock():
+    """Serialises every instance's checks and changes of the shared mount points."""
+    path = REGISTRY + ".lock"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def _entry(p):
     return os.path.join(REGISTRY, hashlib.sha1(p.encode()).hexdigest())
 
 
 def remove_created(state_dir, instance):
     """Remove the mount points this instance created unless another instance uses them."""
+    with registry_lock():
+        _remove_created(state_dir, instance)
+
+
+def _remove_created(state_dir, instance):
     f = os.path.join(state_dir, "node", "created.json")
     paths = read_json(f, [])
     for p in sorted(paths, key=lambda x: -x.count("/")):
