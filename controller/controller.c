@@ -167,6 +167,8 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
         record_metrics(key, ns, &p);
     if (p.n)
         KLOG_DEBUG("synced %s: %zu actions%s", key, p.n, rc ? " (retrying)" : "");
+    else
+        KLOG_TRACE("synced %s: nothing to do", key);
     *after_ms = p.requeue_after_ms;
     if (p.retry)
         rc = -1;

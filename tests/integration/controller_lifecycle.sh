@@ -15,7 +15,7 @@ ctl_start a --monitoring-port 18182 --leader-elect=false -v 1
 # mk NAME CLEAN LAUNCHER_SH WORKER_SH RUNPOLICY_EXTRA ANNOTATIONS
 mk() {
   local wcmd=""
-  [ -n "$4" ] && wcmd="command: [sh, -c, '$4']"
+  [ -n "$4" ] && wcmd="command: [sh, -c, '$4'], "
   kc create -f - >/dev/null <<YAML || ks_fail "create $1"
 apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
@@ -30,25 +30,33 @@ spec:
       restartPolicy: Never
       template:
         spec:
+          volumes: [{name: shared, hostPath: {path: "$KS_DIR/shared", type: DirectoryOrCreate}}]
           containers:
-          - {name: l, image: mpik8s/openmpi, command: [sh, -c, '$3']}
+          - {name: l, image: mpik8s/openmpi, command: [sh, -c, '$3'], volumeMounts: [{name: shared, mountPath: /shared}]}
     Worker:
       replicas: 2
       template:
         spec:
+          volumes: [{name: shared, hostPath: {path: "$KS_DIR/shared", type: DirectoryOrCreate}}]
           containers:
-          - {name: w, image: mpik8s/openmpi, $wcmd}
+          - {name: w, image: mpik8s/openmpi, ${wcmd}volumeMounts: [{name: shared, mountPath: /shared}]}
 YAML
 }
 NOWRAP=', mpi-k8s.io/agent-run: "false"'
-# worker-1 finishes early (Succeeded) so that Running and All differ
-W1DONE='if [ "$(hostname)" = "${0}" ]; then sleep 6; exit 0; fi; exec sleep 365d'
-mk clean-none None 'sleep 9' "${W1DONE/\$\{0\}/clean-none-worker-1}" "" "$NOWRAP"
-mk clean-running Running 'sleep 9' "${W1DONE/\$\{0\}/clean-running-worker-1}" "" "$NOWRAP"
-mk clean-all All 'sleep 9' "${W1DONE/\$\{0\}/clean-all-worker-1}" "" "$NOWRAP"
+# worker-1 finishes (Succeeded) while the launcher runs, so that Running and All differ:
+# it must outlive the launcher's init (the agent checks that every worker is reachable),
+# and the launcher may end only once the operator has seen worker-1 Succeeded. The pods
+# and this script take turns through files in a hostPath volume, not sleeps: on a loaded
+# machine pods start seconds apart and watch events can lag by seconds.
+W1DONE='if [ "$(hostname)" = "${0}-worker-1" ]; then until [ -e /shared/${0}.started ]; do sleep 0.2; done; exit 0; fi; exec sleep 365d'
+LWAIT='touch /shared/${0}.started; until [ -e /shared/${0}.go ]; do sleep 0.2; done'
+for j in None Running All; do
+  n=clean-$(tr A-Z a-z <<<"$j")
+  mk "$n" "$j" "${LWAIT//\$\{0\}/$n}" "${W1DONE//\$\{0\}/$n}" "" "$NOWRAP"
+done
 mk backoff Running 'sleep 3; echo boom >&2; exit 3' "" ", backoffLimit: 1" ""
 mk deadline Running 'sleep 300' "" ", activeDeadlineSeconds: 10" "$NOWRAP"
-mk wfail Running 'sleep 300' 'if [ "$(hostname)" = wfail-worker-1 ]; then sleep 6; exit 7; fi; exec sleep 365d' "" "$NOWRAP"
+mk wfail Running 'touch /shared/wfail.started; sleep 300' 'if [ "$(hostname)" = wfail-worker-1 ]; then until [ -e /shared/wfail.started ]; do sleep 0.2; done; exit 7; fi; exec sleep 365d' "" "$NOWRAP"
 mk susp Running 'sleep 10' "" "" "$NOWRAP"
 mk ttl None 'true' "" ", ttlSecondsAfterFinished: 3" "$NOWRAP"
 
@@ -67,6 +75,11 @@ wait_cond susp Suspended False 30
 wait_cond susp Succeeded True 90
 
 # --- cleanPodPolicy ---
+for j in clean-none clean-running clean-all; do
+  ks_wait_for "[ \"\$(kc get mpijob $j -o jsonpath='{.status.replicaStatuses.Worker.succeeded}')\" = 1 ]" 90 \
+    || ks_fail "$j: the operator did not see worker-1 Succeeded: $(kc get pods -l mpi_job_name=$j)"
+  touch "$KS_DIR/shared/$j.go" || ks_fail "$KS_DIR/shared/$j.go"
+done
 for j in clean-none clean-running clean-all; do wait_cond $j Succeeded True 90; done
 sleep 3
 left() { kc get pods -l "mpi_job_name=$1,mpi_role_type=worker" -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{end}{range .items[*]}{.metadata.name}:{.status.phase}:{.metadata.deletionTimestamp} {end}' | tr ' ' '\n' | grep -v ':.\+T' | grep . | sed 's/:$//' | sort | tr '\n' ' '; }

@@ -562,7 +562,7 @@ class Api:
         try:
             await resp.prepare(request)
 
-            async def send(etype, o):
+            def encode(etype, o):
                 if etype == "ERROR":
                     obj = o
                 elif etype == "BOOKMARK":
@@ -574,25 +574,29 @@ class Api:
                         obj = tables.table(r.info, r.version, [obj], {
                             "resourceVersion": obj["metadata"].get("resourceVersion", "")},
                             q.get("includeObject", "Object"))
-                await resp.write(json.dumps({"type": etype, "object": obj},
-                                            separators=(",", ":")).encode() + b"\n")
+                return json.dumps({"type": etype, "object": obj},
+                                  separators=(",", ":")).encode() + b"\n"
+
+            async def send(etype, o):
+                await resp.write(encode(etype, o))
 
             last_rv = [rv if rv not in ("", "0") else str(self.store.rv)]
 
-            async def deliver(etype, o):
+            def deliver(etype, o, out):
+                """Appends the event's line(s) to out as this watch's filter sees them."""
                 k = (o["metadata"].get("namespace", ""), o["metadata"]["name"])
                 ok = matches(o)
                 if etype == "DELETED":
                     if k in matched or ok:
                         matched.discard(k)
-                        await send("DELETED", o)
+                        out.append(encode("DELETED", o))
                 elif ok:
                     t = etype if k in matched or etype == "ADDED" else "ADDED"
                     matched.add(k)
-                    await send(t, o)
+                    out.append(encode(t, o))
                 elif k in matched:
                     matched.discard(k)
-                    await send("DELETED", o)
+                    out.append(encode("DELETED", o))
                 last_rv[0] = o["metadata"].get("resourceVersion", last_rv[0])
 
             if too_old is not None:
@@ -605,7 +609,10 @@ class Api:
                     await send("ADDED", o)
                     last_rv[0] = str(self.store.rv)
                 else:
-                    await deliver(etype, o)
+                    out = []
+                    deliver(etype, o, out)
+                    if out:
+                        await resp.write(out[0])
                 seen_rv = max(seen_rv, int(o["metadata"].get("resourceVersion", 0)))
             if initial and bookmarks:
                 await send("BOOKMARK", {"kind": r.info.kind, "apiVersion":
@@ -629,9 +636,17 @@ class Api:
                                                     "resourceVersion": str(self.store.rv)}})
                         next_bm = time.monotonic() + self.server.bookmark_interval
                     continue
-                if int(o["metadata"].get("resourceVersion", 0)) <= seen_rv:
-                    continue
-                await deliver(etype, o)
+                # everything queued meanwhile goes out in the same write: one wake-up and
+                # one TLS record per burst, not per event (a busy loop fell seconds behind)
+                out = []
+                while True:
+                    if int(o["metadata"].get("resourceVersion", 0)) > seen_rv:
+                        deliver(etype, o, out)
+                    if queue.empty():
+                        break
+                    etype, o = queue.get_nowait()
+                if out:
+                    await resp.write(b"".join(out))
             await resp.write_eof()
         except ConnectionResetError:
             pass   # the client went away

@@ -285,11 +285,13 @@ class PodWorker:
             new_phase = "Failed" if any(
                 c.state.get("terminated", {}).get("exitCode", 0) != 0 for c in self.mains) \
                 else "Succeeded"
-        if new_phase != self.phase:
-            log.info("pod %s/%s: %s -> %s", self.ns, self.name, self.phase, new_phase)
+        changed, old_phase = new_phase != self.phase, self.phase
         self.phase = new_phase
         try:
-            self.store.update_status("pods", self.ns, self.name, self.build_status())
+            new = self.store.update_status("pods", self.ns, self.name, self.build_status())
+            if changed:
+                log.info("pod %s/%s: %s -> %s (resourceVersion %s)", self.ns, self.name, old_phase,
+                         new_phase, (new or {}).get("metadata", {}).get("resourceVersion"))
         except Exception as e:
             if getattr(e, "code", None) != 404:
                 log.exception("status update for %s/%s", self.ns, self.name)
