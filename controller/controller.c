@@ -132,12 +132,20 @@ static void sink_gone(void *ud, enum res_kind r, const char *name)
     cache_drop(cache_of(s->ctl, r), s->key, name);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* One sync of key; returns 0 done, -1 retry with backoff; *after_ms = requested requeue. */
 static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
 {
     const char *slash = strchr(key, '/');
     if (!slash)
         return 0;
+    double t0 = mono_s();
     char *ns = strndup(key, (size_t)(slash - key));
     const char *name = slash + 1;
     struct observed ob = { 0 };
@@ -166,7 +174,8 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
     if (rc == 0)
         record_metrics(key, ns, &p);
     if (p.n)
-        KLOG_DEBUG("synced %s: %zu actions%s", key, p.n, rc ? " (retrying)" : "");
+        KLOG_DEBUG("synced %s: %zu actions%s in %.1f ms", key, p.n, rc ? " (retrying)" : "",
+                   (mono_s() - t0) * 1000);
     else
         KLOG_TRACE("synced %s: nothing to do", key);
     *after_ms = p.requeue_after_ms;
@@ -181,12 +190,6 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
     return rc;
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* When the queue drains (at most every 2 s): hands the heap's free pages back to the system.
  * A burst of syncs and watch events leaves free chunks among the cached objects' (glibc

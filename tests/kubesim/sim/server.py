@@ -2,11 +2,13 @@
 serves the Kubernetes API over HTTPS, and answers the control socket (faults, shutdown)."""
 import asyncio
 import base64
+import gc
 import importlib
 import inspect
 import json
 import logging
 import os
+import resource
 import secrets as pysecrets
 import signal
 import sys
@@ -342,7 +344,8 @@ class Server:
         log.info("kubesim ready: https://%s:%d (pid %d)", self.config.api_host,
                  self.config.api_port, os.getpid())
         await self.stopping.wait()
-        log.info("shutting down")
+        log.info("shutting down (peak RSS %d MB)",
+                 resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
         ctl.close()
         await self.stop_listening()
         if self.kubelet is not None and hasattr(self.kubelet, "shutdown"):
@@ -356,6 +359,32 @@ class Server:
             pass
 
 
+def freeze_old_objects(loop):
+    """Python's full (generation 2) collection stops the loop while it scans every object:
+    with 1,000 MPIJobs' objects stored that was 70-190 ms every ~3 s, then 480 ms, each
+    pause stalling every request in flight (a Go API server's collector does not stop the
+    world), and the operator's slowest syncs were exactly those. Objects that survive a
+    generation-1 collection (tens of ms old: stored objects, connections, watch streams) are
+    moved to the permanent generation, so a full collection scans only what is newer. Such
+    an object that later becomes part of an unreferenced reference cycle is not freed:
+    stored objects hold no cycles and reference counting frees them; peak RSS was 181 vs
+    178 MB after the 1,000-job bench, 52 vs 50 MB after controller_lifecycle. Pauses over
+    20 ms are logged."""
+    started = [0.0]
+
+    def on_gc(phase, info):
+        if phase == "start":
+            started[0] = time.monotonic()
+            return
+        ms = (time.monotonic() - started[0]) * 1000
+        if ms > 20:
+            log.info("garbage collection (generation %d) stopped the loop for %.0f ms",
+                     info["generation"], ms)
+        if info["generation"] >= 1:
+            loop.call_soon(gc.freeze)
+    gc.callbacks.append(on_gc)
+
+
 def main(d):
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s.%(msecs)03d %(name)s %(levelname)s %(message)s",
@@ -363,6 +392,7 @@ def main(d):
     config = Config.load(d)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    freeze_old_objects(loop)
     server = Server(config)
     prof_path = os.environ.get("KUBESIM_PROFILE")
     if prof_path:
