@@ -1,13 +1,13 @@
 /* apply.c - executes a reconcile plan through the API: creates (AlreadyExists
- * is fine: a cache was behind), updates and status updates with the
- * resourceVersion they were computed from (Conflict -> retry), merge patches,
+ * is fine: a cache was behind), status updates and merge patches with the
+ * resourceVersion they were computed from (Conflict -> retry), other merge patches,
  * deletes (NotFound is fine), the SSH key pair, and Events.
  * Independent writes run concurrently (a creating sync is ~10 round trips one
  * after the other otherwise): a run of consecutive creates of the job's
  * objects (ConfigMap, RBAC, Service, Secret, PodGroup), then a run of pod
  * creates/deletes, each on up to APPLY_PARALLEL threads; every action of a run
  * is attempted, every failure logged, and the sync stops after a run with a
- * failure. The launcher Job, updates, patches and the status stay sequential
+ * failure. The launcher Job, patches and the status stay sequential
  * and after the runs before them: the launcher Job is created only once its
  * ConfigMap, ServiceAccount and the workers exist. */
 #include "controller.h"
@@ -99,7 +99,6 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
         event_record(c, job, a->ev_type, a->ev_reason, a->ev_msg);
         return 0;
     case ACT_CREATE: res = kube_create(c, r, ns, a->obj, &err); break;
-    case ACT_UPDATE: res = kube_update(c, r, ns, a->name, a->obj, &err); break;
     case ACT_STATUS: res = kube_update_status(c, r, ns, a->name, a->obj, &err); break;
     case ACT_PATCH: res = kube_patch(c, r, ns, a->name, NULL, KUBE_PATCH_MERGE, a->obj, &err); break;
     case ACT_DELETE: res = kube_delete(c, r, ns, a->name, &bg, &err); break;

@@ -46,7 +46,29 @@ int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *r
     return changed;
 }
 
-/* Creates obj when absent, refuses a same-named object we don't own, updates when
+/* A merge patch that makes have's field (data, rules) want's, at the cached resourceVersion
+ * (Conflict -> retry). Only that field changes: labels, annotations and the rest of the live
+ * object stay, as upstream updates a copy of the live object (the caches keep only a pruned
+ * copy, so a PUT would reset them). Keys of an object field the job no longer has go (null). */
+static json_t *field_patch(const json_t *have, const json_t *want, const char *field)
+{
+    json_t *val = json_deep_copy(json_object_get(want, field)), *old = json_object_get(have, field);
+    const char *k;
+    json_t *v;
+    if (json_is_object(val) && json_is_object(old))
+        json_object_foreach(old, k, v) {
+            if (!json_object_get(val, k))
+                json_object_set_new(val, k, json_null());
+        }
+    json_t *patch = json_object();
+    json_object_set_new(patch, field, val ? val : json_null());
+    json_t *rv = ju_at(have, "metadata", "resourceVersion");
+    if (rv)
+        json_object_set_new(patch, "metadata", json_pack("{s:O}", "resourceVersion", rv));
+    return patch;
+}
+
+/* Creates obj when absent, refuses a same-named object we don't own, patches when
  * the fields that matter differ. Returns -1 to stop the sync (foreign object). */
 static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *want, const char *field)
 {
@@ -68,12 +90,8 @@ static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *wan
         return -1;
     }
     if (field && !ju_equal(json_object_get(have, field), json_object_get(want, field))) {
-        /* the PUT is the desired object at the cached resourceVersion (Conflict -> retry): the
-         * caches keep only a pruned copy (no labels, full ownerReferences) to write back */
-        json_t *rv = ju_at(have, "metadata", "resourceVersion");
-        if (rv)
-            json_object_set(json_object_get(want, "metadata"), "resourceVersion", rv);
-        plan_obj(c->p, ACT_UPDATE, r, want);
+        plan_named(c->p, ACT_PATCH, r, ju_str(want, "metadata", "name"), field_patch(have, want, field));
+        json_decref(want);
         return 0;
     }
     json_decref(want);

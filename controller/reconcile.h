@@ -16,8 +16,7 @@ enum res_kind {
 
 enum act_kind {
     ACT_CREATE,      /* POST obj */
-    ACT_UPDATE,      /* PUT obj (carries the resourceVersion it was computed from) */
-    ACT_PATCH,       /* merge-patch obj onto name */
+    ACT_PATCH,       /* merge-patch obj onto name (may carry the resourceVersion: a precondition) */
     ACT_DELETE,      /* DELETE name */
     ACT_STATUS,      /* PUT the MPIJob's status subresource (obj = whole MPIJob) */
     ACT_EVENT,       /* record an Event on the MPIJob */

@@ -72,6 +72,22 @@ static void put(struct world *w, enum res_kind r, json_t *o)
     json_object_set_new(w->objs, k, o);
 }
 
+/* JSON merge patch (RFC 7386) of patch onto target: null removes, objects merge. */
+static void merge_patch(json_t *target, json_t *patch)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(patch, k, v) {
+        json_t *t = json_object_get(target, k);
+        if (json_is_null(v))
+            json_object_del(target, k);
+        else if (json_is_object(v) && json_is_object(t))
+            merge_patch(t, v);
+        else
+            json_object_set_new(target, k, json_deep_copy(v));
+    }
+}
+
 /* Applies a plan like an API server would (creates get a uid and creation time). */
 static void apply(struct world *w, struct plan *p)
 {
@@ -87,9 +103,8 @@ static void apply(struct world *w, struct plan *p)
             put(w, a->res, o);
             break;
         }
-        case ACT_UPDATE: put(w, a->res, json_deep_copy(a->obj)); break;
         case ACT_STATUS: put(w, RK_MPIJOB, json_deep_copy(a->obj)); break;
-        case ACT_PATCH: json_object_update_recursive(get(w, a->res, a->name), a->obj); break;
+        case ACT_PATCH: merge_patch(get(w, a->res, a->name), a->obj); break;
         case ACT_DELETE: key(k, sizeof k, a->res, a->name); json_object_del(w->objs, k); break;
         case ACT_EVENT: json_array_append_new(w->events, json_string(a->ev_reason)); break;
         case ACT_SSH_SECRET: {
@@ -470,6 +485,43 @@ static void test_deadline_and_ttl(void **state)
     world_free(&w);
 }
 
+/* A hostfile change patches only the ConfigMap's data, at the cached resourceVersion: labels
+ * and annotations others added stay, a data key the job no longer has goes. */
+static void test_configmap_patch_keeps_foreign_metadata(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    struct plan p;
+    sync_at(&w, T0, &p);
+    plan_free(&p);
+    json_t *cm = get(&w, RK_CONFIGMAP, "pi-config");
+    json_t *md = json_object_get(cm, "metadata");
+    json_object_set_new(md, "resourceVersion", json_string("41"));
+    json_object_set_new(md, "annotations", json_pack("{s:s}", "team", "ml"));
+    json_object_set_new(json_object_get(md, "labels"), "cost-center", json_string("42"));
+    json_object_set_new(json_object_get(cm, "data"), "stale", json_string("x"));
+    sync_at(&w, T0 + 1000, &p);
+    assert_int_equal(count(&p, ACT_PATCH, RK_CONFIGMAP), 1);
+    for (size_t i = 0; i < p.n; i++)
+        if (p.a[i].kind == ACT_PATCH && p.a[i].res == RK_CONFIGMAP) {
+            json_t *patch = p.a[i].obj;
+            assert_string_equal(json_string_value(ju_at(patch, "metadata", "resourceVersion")), "41");
+            assert_null(ju_at(patch, "metadata", "labels"));
+            assert_true(json_is_null(ju_at(patch, "data", "stale")));
+        }
+    plan_free(&p);
+    cm = get(&w, RK_CONFIGMAP, "pi-config");
+    assert_string_equal(json_string_value(ju_at(cm, "metadata", "annotations", "team")), "ml");
+    assert_string_equal(json_string_value(ju_at(cm, "metadata", "labels", "cost-center")), "42");
+    assert_null(ju_at(cm, "data", "stale"));
+    assert_non_null(ju_at(cm, "data", "hostfile"));
+    sync_at(&w, T0 + 2000, &p);
+    assert_int_equal(count(&p, ACT_PATCH, RK_CONFIGMAP), 0); /* converged */
+    plan_free(&p);
+    world_free(&w);
+}
+
 static void test_foreign_object(void **state)
 {
     (void)state;
@@ -543,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_worker_failed_and_evicted),
         cmocka_unit_test(test_suspend_resume),
         cmocka_unit_test(test_deadline_and_ttl),
+        cmocka_unit_test(test_configmap_patch_keeps_foreign_metadata),
         cmocka_unit_test(test_foreign_object),
         cmocka_unit_test(test_invalid_job_once),
         cmocka_unit_test(test_wait_for_workers_ready),
