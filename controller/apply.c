@@ -1,7 +1,7 @@
 /* apply.c - executes a reconcile plan through the API: creates (AlreadyExists
- * is fine: a cache was behind), status updates and merge patches with the
- * resourceVersion they were computed from (Conflict -> retry), other merge patches,
- * deletes (NotFound is fine), the SSH key pair, and Events.
+ * is fine: a cache was behind), status updates and merge patches (a status
+ * update, and a patch that carries one, at the resourceVersion it was computed
+ * from: Conflict -> retry), deletes (NotFound is fine), the SSH key pair, and Events.
  * Independent writes run concurrently (a creating sync is ~10 round trips one
  * after the other otherwise): a run of consecutive creates of the job's
  * objects (ConfigMap, RBAC, Service, Secret, PodGroup), then a run of pod

@@ -250,8 +250,7 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
     if (k->o.observe)
         k->o.observe(key, ev->object, k->o.ud);
     unsigned long long rv = rv_num(ev->object);
-    KLOG_TRACE("watch %s: %s %s/%s resourceVersion %llu", k->o.res->resource,
-               ev->type == KUBE_EVENT_ADDED ? "ADDED" : ev->type == KUBE_EVENT_DELETED ? "DELETED" : "MODIFIED",
+    KLOG_TRACE("watch %s: %s %s/%s resourceVersion %llu", k->o.res->resource, kube_event_type_name(ev->type),
                key, name, rv);
     pthread_mutex_lock(&k->mu);
     /* an event older than the cached copy (our own write, cache_store) would undo it */

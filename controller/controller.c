@@ -139,13 +139,13 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One sync of key; returns 0 done, -1 retry with backoff; *after_ms = requested requeue. */
-static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
+/* One sync of key, started at t0 (mono_s); returns 0 done, -1 retry with backoff;
+ * *after_ms = requested requeue. */
+static int sync_key(struct controller *ctl, const char *key, double t0, int64_t *after_ms)
 {
     const char *slash = strchr(key, '/');
     if (!slash)
         return 0;
-    double t0 = mono_s();
     char *ns = strndup(key, (size_t)(slash - key));
     const char *name = slash + 1;
     struct observed ob = { 0 };
@@ -190,7 +190,6 @@ static int sync_key(struct controller *ctl, const char *key, int64_t *after_ms)
     return rc;
 }
 
-
 /* When the queue drains (at most every 2 s): hands the heap's free pages back to the system.
  * A burst of syncs and watch events leaves free chunks among the cached objects' (glibc
  * returns only the top of a heap by itself); measured: 5.4 -> 5.1 MB after 200 new jobs. */
@@ -209,7 +208,7 @@ static void *worker(void *arg)
     while ((key = wq_get(ctl->q)) != NULL) {
         double t0 = mono_s();
         int64_t after = 0;
-        int rc = sync_key(ctl, key, &after);
+        int rc = sync_key(ctl, key, t0, &after);
         metrics_reconcile(mono_s() - t0);
         if (rc < 0) {
             wq_add_rate_limited(ctl->q, key);

@@ -603,17 +603,17 @@ class Api:
                 await send("ERROR", too_old.status())
                 return resp
             seen_rv = 0
+            out = []
             for etype, o in backlog:
                 if etype == "ADDED" and (rv in ("", "0") or initial) and \
                         "resourceVersion" in o["metadata"]:
-                    await send("ADDED", o)
+                    out.append(encode("ADDED", o))
                     last_rv[0] = str(self.store.rv)
                 else:
-                    out = []
                     deliver(etype, o, out)
-                    if out:
-                        await resp.write(out[0])
                 seen_rv = max(seen_rv, int(o["metadata"].get("resourceVersion", 0)))
+            if out:
+                await resp.write(b"".join(out))
             if initial and bookmarks:
                 await send("BOOKMARK", {"kind": r.info.kind, "apiVersion":
                                         r.info.api_version(r.version), "metadata": {

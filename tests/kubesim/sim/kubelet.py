@@ -580,15 +580,11 @@ class PodWorker:
                        % image, self.field_path(c))
         try:
             req = self.container_request(c, imgdir)
-        except ConfigError as e:
-            c.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(e)}}
-            self.mark()
-            self.event("Warning", "Failed", "Error: %s" % e, self.field_path(c))
-            await asyncio.sleep(2.0)
-            return None
-        except OSError as e:
-            # e.g. a host path that cannot be made a mount point: kubelet reports and retries
-            c.state = {"waiting": {"reason": "CreateContainerError", "message": str(e)}}
+        except (ConfigError, OSError) as e:
+            # OSError: e.g. a host path that cannot be made a mount point; kubelet reports, retries
+            reason = "CreateContainerConfigError" if isinstance(e, ConfigError) \
+                else "CreateContainerError"
+            c.state = {"waiting": {"reason": reason, "message": str(e)}}
             self.mark()
             self.event("Warning", "Failed", "Error: %s" % e, self.field_path(c))
             await asyncio.sleep(2.0)
