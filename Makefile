@@ -28,7 +28,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 FUZZ_SECONDS ?= 60
 
-PKGS := jansson yaml-0.1 libssh2 openssl
+PKGS := libcurl jansson yaml-0.1 libssh2 openssl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -47,15 +47,12 @@ CFLAGS  ?=
 LDFLAGS ?=
 ALL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(OPT) -Wl,--as-needed $(LDFLAGS)
-# mbedTLS (the exec WebSocket's TLS, lib/tls_*.c) linked statically: images need no package for it
-MBEDTLS_LIBS := -Wl,-Bstatic -lmbedtls -lmbedx509 -lmbedcrypto -Wl,-Bdynamic
-LDLIBS_ALL  = $(MBEDTLS_LIBS) $(PKG_LIBS) -lpthread -lm
-# The programs link their libraries statically, glibc aside (it needs the image's NSS modules):
-# nothing to resolve at start-up (a dynamic libcrypto cost 3.2 M instructions of symbol lookups
-# per mpi-rsh call), only the pages run are touched (RSS), and the bundle carries just libc and
-# the loader. PIE is kept. docs/rsh.md has the numbers.
-PROG_LDLIBS = -Wl,--gc-sections -Wl,-z,pack-relative-relocs -Wl,-Bstatic -lmbedtls -lmbedx509 -lmbedcrypto \
-  -ljansson -lyaml -lssh2 -lcrypto -lz -Wl,-Bdynamic -lpthread -lm
+LDLIBS_ALL  = $(PKG_LIBS) -lpthread -lm
+# Every program links its libraries dynamically from Debian's packages (libcurl with OpenSSL,
+# libssl/libcrypto, jansson, libyaml, libssh2), so that security updates reach them; with
+# --as-needed each loads only what it uses (mpi-rsh: libssl/libcrypto and jansson, no libcurl).
+# The bundle (rsh/module.mk) carries the libraries it loads into users' launcher images.
+PROG_LDLIBS = -Wl,--gc-sections $(PKG_LIBS) -lpthread -lm
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -165,10 +162,10 @@ bench: all
 
 # ---- packages (Debian) ----
 DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
-  libjansson-dev libyaml-dev libssl-dev libmbedtls-dev libssh2-1-dev libcmocka-dev openmpi-bin \
+  libjansson-dev libyaml-dev libssl-dev libcurl4-openssl-dev libssh2-1-dev libcmocka-dev openmpi-bin \
   libopenmpi-dev libpmix-dev libopenblas-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
-  hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc
+  hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -1,21 +1,32 @@
-/* client.c - the client object, its pool of idle keep-alive connections, one HTTP
- * request over them (http1.c) and the retries around it (kube_request_raw); JSON verbs
- * are in verbs.c, watches in watch.c. */
+/* client.c - the client object, its pool of libcurl handles (each with its multi handle,
+ * which keeps its keep-alive connection), one HTTP exchange over them (kube_client_call:
+ * cancellable at once through the cancel tokens' eventfds) and the retries and client-side
+ * rate limit around it (kube_request_raw); JSON verbs are in verbs.c, watches in watch.c. */
 #include "kube/client.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "client_int.h"
+#include "curl_setup.h"
 #include "kube/http.h"
-#include "tls_conn.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
 #define POOL_MAX 8
 #define MAX_BODY (64u << 20) /* one reply; lists are paged, objects are <= 1.5 MiB in etcd */
+
+/* A pooled handle: the easy handle and the multi handle that holds its connection. */
+struct handle {
+    CURLM *m;
+    CURL *h;
+};
 
 struct kube_client {
     struct kube_config *cfg;
@@ -23,9 +34,11 @@ struct kube_client {
     char *user_agent;
     struct kube_cancel *cancel;
     pthread_mutex_t mu;
-    struct kube_conn *pool[POOL_MAX]; /* idle keep-alive connections */
+    struct handle pool[POOL_MAX]; /* idle handles, their connections kept alive */
     size_t npool;
     unsigned seed;
+    double tokens;                /* the rate limit's bucket (opts.qps > 0) */
+    int64_t tokens_at;            /* when it was last filled (monotonic ms) */
 };
 
 void kube_client_opts_default(struct kube_client_opts *o)
@@ -41,6 +54,11 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 {
     if (!cfg || !cfg->server) {
         kube_set_err(errmsg, "kube_client_new: no config");
+        kube_config_free(cfg);
+        return NULL;
+    }
+    if (kube_curl_global_init()) {
+        kube_set_err(errmsg, "libcurl: global initialisation failed");
         kube_config_free(cfg);
         return NULL;
     }
@@ -70,7 +88,13 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
             c->opts.retry = opts->retry;
         if (opts->user_agent)
             c->opts.user_agent = opts->user_agent;
+        if (opts->qps > 0) {
+            c->opts.qps = opts->qps;
+            c->opts.burst = opts->burst > 0 ? opts->burst : 1;
+        }
     }
+    c->tokens = c->opts.burst;
+    c->tokens_at = kube_now_ms();
     c->user_agent = strdup(c->opts.user_agent);
     c->opts.user_agent = c->user_agent;
     c->seed = (unsigned)kube_realtime_ms() ^ (unsigned)(uintptr_t)c;
@@ -95,141 +119,292 @@ void kube_client_free(struct kube_client *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->npool; i++)
-        kube_conn_close(c->pool[i]);
+    for (size_t i = 0; i < c->npool; i++) {
+        curl_easy_cleanup(c->pool[i].h);
+        curl_multi_cleanup(c->pool[i].m);
+    }
     pthread_mutex_destroy(&c->mu);
     kube_config_free(c->cfg);
     free(c->user_agent);
     free(c);
 }
 
-/* ---- the connection pool ---- */
+/* ---- the handle pool ---- */
 
-/* An idle pooled connection the server has not closed, or NULL. */
-static struct kube_conn *take_conn(struct kube_client *c)
+static int take_handle(struct kube_client *c, struct handle *out)
 {
-    for (;;) {
-        struct kube_conn *k = NULL;
-        pthread_mutex_lock(&c->mu);
-        if (c->npool > 0)
-            k = c->pool[--c->npool];
-        pthread_mutex_unlock(&c->mu);
-        if (!k || http1_conn_idle_ok(k))
-            return k;
-        kube_conn_close(k); /* the server closed it while idle (keep-alive timeout, restart) */
+    int got = 0;
+    pthread_mutex_lock(&c->mu);
+    if (c->npool > 0) {
+        *out = c->pool[--c->npool];
+        got = 1;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (got)
+        return 0;
+    out->m = curl_multi_init();
+    out->h = curl_easy_init();
+    if (out->m && out->h)
+        return 0;
+    curl_easy_cleanup(out->h);
+    curl_multi_cleanup(out->m);
+    return -1;
+}
+
+static void put_handle(struct kube_client *c, struct handle *hd, int keep)
+{
+    pthread_mutex_lock(&c->mu);
+    if (keep && c->npool < POOL_MAX) {
+        c->pool[c->npool++] = *hd;
+        hd = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (hd) {
+        curl_easy_cleanup(hd->h);
+        curl_multi_cleanup(hd->m);
     }
 }
 
-static void put_conn(struct kube_client *c, struct kube_conn *k)
+/* ---- the rate limit ---- */
+
+int kube_client_throttle(struct kube_client *c, struct kube_cancel *extra)
 {
-    pthread_mutex_lock(&c->mu);
-    if (c->npool < POOL_MAX) {
-        c->pool[c->npool++] = k;
-        k = NULL;
+    if (c->opts.qps <= 0)
+        return 0;
+    for (;;) {
+        int64_t wait = 0, now = kube_now_ms();
+        pthread_mutex_lock(&c->mu);
+        c->tokens += (double)(now - c->tokens_at) * c->opts.qps / 1000.0;
+        if (c->tokens > c->opts.burst)
+            c->tokens = c->opts.burst;
+        c->tokens_at = now;
+        if (c->tokens >= 1.0)
+            c->tokens -= 1.0;
+        else
+            wait = (int64_t)((1.0 - c->tokens) * 1000.0 / c->opts.qps) + 1;
+        pthread_mutex_unlock(&c->mu);
+        if (!wait)
+            return 0;
+        if (kube_cancel_sleep_any_ms(extra, c->cancel, wait))
+            return -1;
     }
-    pthread_mutex_unlock(&c->mu);
-    kube_conn_close(k);
 }
 
 /* ---- one exchange ---- */
 
-/* Fills err for a failed exchange; returns *unsent as kube_client_call documents. */
-static int call_error(int outcome, const char *msg, const char *url, long timeout_ms, struct kube_error *err)
+static size_t on_write(char *data, size_t sz, size_t n, void *ud)
 {
-    const char *m = msg ? msg : "?";
-    switch (outcome) {
-    case HTTP1_CANCELLED:
-        kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
-        return 0;
-    case HTTP1_TIMEOUT:
-        kube_error_set(err, 0, KUBE_TIMEOUT, "request to %s timed out after %ld ms (%s)", url, timeout_ms, m);
-        return 0;
-    case HTTP1_MALFORMED:
-        kube_error_set(err, 0, KUBE_PROTOCOL, "malformed reply from %s: %s", url, m);
-        return 0;
-    default:
-        /* not permanent even after a TLS alert: OpenSSL 3 reports a peer's plain close
-         * (API server restart) as a TLS protocol error too */
-        kube_error_set(err, 0, KUBE_TRANSPORT, "connection to %s broken: %s", url, m);
-        return 0;
-    }
+    struct kube_call *call = ud;
+    size_t len = sz * n;
+    if (call->drop_401 && call->code == 401)
+        return len; /* the exec plugin runs again and the request is repeated */
+    return call->on_body && call->on_body(data, len, call->ud) ? 0 : len;
 }
 
-/* A new connection, or NULL with err (open failures: unsent or permanent). */
-static struct kube_conn *open_conn(struct kube_client *c, int64_t deadline, struct kube_error *err, int *unsent)
+static size_t on_read(char *buf, size_t sz, size_t n, void *ud)
 {
-    int64_t cd = kube_now_ms() + c->opts.connect_timeout_ms;
-    char *msg = NULL;
-    int retryable = 0;
-    struct kube_conn *k = kube_conn_open(c->cfg, deadline && deadline < cd ? deadline : cd, &msg, &retryable);
-    if (!k) {
-        kube_error_set(err, 0, KUBE_TRANSPORT, "%s", msg ? msg : "cannot connect to the API server");
-        err->permanent = !retryable;
-        *unsent = retryable ? 1 : -1; /* refused, unresolvable or timed out: nothing was sent */
-        free(msg);
-    }
+    struct kube_call *call = ud;
+    size_t room = sz * n, left = call->body_len - call->sent;
+    size_t k = left < room ? left : room;
+    memcpy(buf, call->body + call->sent, k);
+    call->sent += k;
     return k;
 }
 
+/* libcurl asks to rewind the body only to send it again on a new connection: refused, so a
+ * request that may have reached the server is never repeated behind the caller's back. */
+static int on_seek(void *ud, curl_off_t off, int origin)
+{
+    struct kube_call *call = ud;
+    if (origin == SEEK_SET && off == 0 && call->sent == 0)
+        return CURL_SEEKFUNC_OK;
+    return CURL_SEEKFUNC_CANTSEEK;
+}
+
+static size_t on_header(char *data, size_t sz, size_t n, void *ud)
+{
+    struct kube_call *call = ud;
+    size_t len = sz * n;
+    if (len > 5 && !strncmp(data, "HTTP/", 5)) {
+        const char *sp = memchr(data, ' ', len);
+        call->code = sp ? strtol(sp + 1, NULL, 10) : 0;
+        call->retry_after = -1;
+    } else if (len > 12 && !strncasecmp(data, "Retry-After:", 12)) {
+        char *v = strndup(data + 12, len - 12);
+        if (v)
+            call->retry_after = kube_parse_retry_after(v);
+        free(v);
+    }
+    return len;
+}
+
+/* Sets everything for one request on hd->h. 0, or -1 with *errmsg. */
+static int prepare(struct kube_client *c, CURL *h, const char *method, const char *url, const char *content_type,
+                   struct kube_call *call, const struct kube_credential *cred, long timeout_ms,
+                   struct kube_curl_lists *l, char *ebuf, char **errmsg)
+{
+    curl_easy_reset(h); /* keeps the live connection and caches */
+    if (kube_curl_apply_config(h, c->cfg, cred, l, errmsg))
+        return -1;
+    struct curl_slist *nl = curl_slist_append(l->headers, "Accept: application/json");
+    if (nl)
+        l->headers = nl;
+    if (nl && content_type) {
+        char *ct = kube_strdup_printf("Content-Type: %s", content_type);
+        nl = ct ? curl_slist_append(l->headers, ct) : NULL;
+        free(ct);
+        if (nl)
+            l->headers = nl;
+    }
+    if (nl && (nl = curl_slist_append(l->headers, "Expect:")))
+        l->headers = nl;
+    if (!nl) {
+        kube_set_err(errmsg, "out of memory");
+        return -1;
+    }
+    int rc = curl_easy_setopt(h, CURLOPT_URL, url) || curl_easy_setopt(h, CURLOPT_HTTPHEADER, l->headers) ||
+             curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent) ||
+             curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms) ||
+             curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 0L) ||
+             curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf) ||
+             curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write) || curl_easy_setopt(h, CURLOPT_WRITEDATA, call) ||
+             curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header) ||
+             curl_easy_setopt(h, CURLOPT_HEADERDATA, call) ||
+             (!strcmp(method, "HEAD") && curl_easy_setopt(h, CURLOPT_NOBODY, 1L)) ||
+             (strcmp(method, "GET") && strcmp(method, "HEAD") && curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method));
+    if (!rc && call->body) /* a body goes through the read callback, so it cannot be silently resent */
+        rc = curl_easy_setopt(h, CURLOPT_UPLOAD, 1L) || curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read) ||
+             curl_easy_setopt(h, CURLOPT_READDATA, call) || curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek) ||
+             curl_easy_setopt(h, CURLOPT_SEEKDATA, call) ||
+             curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)call->body_len) ||
+             curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (rc) {
+        kube_set_err(errmsg, "curl: cannot set the request options for %s", url);
+        return -1;
+    }
+    return 0;
+}
+
+/* Drives the transfer until it ends or a cancel token triggers. CURLE_ABORTED_BY_CALLBACK
+ * when cancelled. */
+static CURLcode run(CURLM *m, CURL *h, struct kube_cancel *a, struct kube_cancel *b)
+{
+    struct curl_waitfd wfd[2];
+    unsigned n = 0;
+    if (a && kube_cancel_fd(a) >= 0)
+        wfd[n++] = (struct curl_waitfd){kube_cancel_fd(a), CURL_WAIT_POLLIN, 0};
+    if (b && kube_cancel_fd(b) >= 0)
+        wfd[n++] = (struct curl_waitfd){kube_cancel_fd(b), CURL_WAIT_POLLIN, 0};
+    if (curl_multi_add_handle(m, h) != CURLM_OK)
+        return CURLE_OUT_OF_MEMORY;
+    CURLcode rc = CURLE_OK;
+    for (int running = 1; running;) {
+        if (kube_cancel_requested(a) || kube_cancel_requested(b)) {
+            rc = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        if (curl_multi_perform(m, &running) != CURLM_OK) {
+            rc = CURLE_OUT_OF_MEMORY;
+            break;
+        }
+        if (running && curl_multi_poll(m, n ? wfd : NULL, n, 1000, NULL) != CURLM_OK) {
+            rc = CURLE_OUT_OF_MEMORY;
+            break;
+        }
+    }
+    int left;
+    CURLMsg *msg;
+    while (rc == CURLE_OK && (msg = curl_multi_info_read(m, &left)))
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == h)
+            rc = msg->data.result;
+    curl_multi_remove_handle(m, h);
+    return rc;
+}
+
+/* Fills err for a failed transfer; returns *unsent as kube_client_call documents. */
+static int transfer_error(struct kube_client *c, CURLcode rc, const char *ebuf, const char *url,
+                          struct kube_error *err)
+{
+    if (rc == CURLE_ABORTED_BY_CALLBACK) {
+        kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
+        return 0;
+    }
+    char *m = kube_curl_describe_error(rc, ebuf, url, c->cfg);
+    kube_error_set(err, 0, rc == CURLE_OPERATION_TIMEDOUT ? KUBE_TIMEOUT : KUBE_TRANSPORT, "%s",
+                   m ? m : curl_easy_strerror(rc));
+    free(m);
+    if (kube_curl_error_permanent(rc)) {
+        err->permanent = 1;
+        return -1;
+    }
+    return kube_curl_error_unsent(rc);
+}
+
 int kube_client_call(struct kube_client *c, const char *method, const char *path, const char *query,
-                     const char *content_type, struct http1_call *call, struct kube_cancel *extra,
+                     const char *content_type, struct kube_call *call, struct kube_cancel *extra,
                      long timeout_ms, struct kube_error *err, int *unsent)
 {
-    char *emsg = NULL, *url = kube_http_url(c->cfg, path, query);
-    char *target = query && *query ? kube_strdup_printf("%s?%s", path, query) : strdup(path);
-    char *head = target ? http1_request_head(c->cfg, method, target, c->user_agent, content_type,
-                                             call->body != NULL, call->body_len, &emsg)
-                        : NULL;
+    char *url = kube_curl_url(c->cfg, path, query), *shown = kube_http_url(c->cfg, path, query), *emsg = NULL;
+    char ebuf[CURL_ERROR_SIZE];
     int rc = -1;
     *unsent = 0;
-    http1_parser_init(&call->p, 0);
-    if (!url || !head) { /* e.g. the token file unreadable: retryable (kubelet swaps it) */
-        kube_error_set(err, 0, KUBE_TRANSPORT, "%s", emsg ? emsg : "out of memory");
+    if (!url || !shown) {
+        kube_error_set(err, 0, KUBE_TRANSPORT, "cannot build a URL from server %s and path %s", c->cfg->server, path);
         goto out;
     }
-    call->head = head;
-    call->head_len = strlen(head);
-    call->head_only = !strcmp(method, "HEAD");
-    call->deadline = timeout_ms > 0 ? kube_now_ms() + timeout_ms : 0;
-    call->c1 = c->cancel;
-    call->c2 = extra;
-    for (int fresh = 0;; fresh = 1) {
-        if (kube_cancel_requested(c->cancel) || kube_cancel_requested(extra)) {
-            kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct kube_credential cred = {0};
+        struct kube_curl_lists l = {0};
+        struct handle hd;
+        ebuf[0] = '\0';
+        call->code = 0;
+        call->retry_after = -1;
+        call->sent = 0;
+        if (kube_config_credential(c->cfg, &cred, &emsg)) { /* token file unreadable: kubelet swaps it */
+            kube_error_set(err, 0, c->cfg->exec ? KUBE_UNAUTHORIZED : KUBE_TRANSPORT, "%s", emsg);
+            err->permanent = c->cfg->exec != NULL;
+            *unsent = c->cfg->exec ? -1 : 1;
             break;
         }
-        struct kube_conn *k = fresh ? NULL : take_conn(c);
-        int reused = k != NULL;
-        if (!k && !(k = open_conn(c, call->deadline, err, unsent)))
+        call->drop_401 = attempt == 0 && c->cfg->exec && !c->cfg->token && !c->cfg->token_file;
+        if (take_handle(c, &hd)) {
+            kube_credential_free(&cred);
+            kube_error_set(err, 0, KUBE_TRANSPORT, "out of memory (curl handle)");
             break;
-        http1_parser_free(&call->p);
-        free(emsg);
-        emsg = NULL;
-        int o = http1_exchange(k, call, &emsg);
-        if (o == HTTP1_BROKEN && reused && !call->got_bytes) {
-            kube_log(KUBE_LOG_DEBUG, "%s %s: kept-alive connection failed (%s); once more on a new one", method,
-                     path, emsg ? emsg : "?");
-            kube_conn_close(k);
+        }
+        CURLcode cr = CURLE_OK;
+        if (prepare(c, hd.h, method, url, content_type, call, &cred, timeout_ms, &l, ebuf, &emsg) == 0)
+            cr = run(hd.m, hd.h, c->cancel, extra);
+        else
+            kube_error_set(err, 0, KUBE_TRANSPORT, "%s", emsg ? emsg : "cannot prepare the request");
+        int prepared = !emsg;
+        curl_easy_setopt(hd.h, CURLOPT_ERRORBUFFER, (char *)NULL);
+        put_handle(c, &hd, cr == CURLE_OK || cr == CURLE_WRITE_ERROR);
+        kube_curl_lists_free(&l);
+        int again = prepared && cr == CURLE_OK && call->code == 401 && call->drop_401 &&
+                    kube_config_credential_rejected(c->cfg, &cred);
+        kube_credential_free(&cred);
+        if (!prepared)
+            break;
+        if (cr == CURLE_WRITE_ERROR) { /* on_body asked to stop */
+            rc = 1;
+            break;
+        }
+        if (cr != CURLE_OK) {
+            *unsent = transfer_error(c, cr, ebuf, shown, err);
+            break;
+        }
+        if (again) {
+            kube_log(KUBE_LOG_DEBUG, "%s %s: 401 with the exec plugin's credential; running it again", method, path);
             continue;
         }
-        if (o == HTTP1_OK || o == HTTP1_STOPPED) {
-            rc = o == HTTP1_OK ? 0 : 1;
-            if (o == HTTP1_OK && http1_parser_reusable(&call->p)) {
-                put_conn(c, k);
-                k = NULL;
-            }
-        } else {
-            *unsent = call_error(o, emsg, url, timeout_ms, err);
-        }
-        kube_conn_close(k);
+        rc = 0;
         break;
     }
 out:
     free(emsg);
-    http1_head_free(head);
-    call->head = NULL;
-    free(target);
     free(url);
+    free(shown);
     return rc;
 }
 
@@ -270,11 +445,11 @@ static char *exchange(struct kube_client *c, const char *method, const char *pat
                       size_t *len, struct kube_error *err, int *unsent)
 {
     struct sink s = {0};
-    struct http1_call call = {.body = body, .body_len = body ? body_len : 0, .on_body = on_body, .ud = &s};
+    struct kube_call call = {.body = body, .body_len = body ? body_len : 0, .on_body = on_body, .ud = &s};
     char *out = NULL;
     int r = kube_client_call(c, method, path, query, body ? content_type : NULL, &call, extra,
                              c->opts.request_timeout_ms, err, unsent);
-    int code = call.p.code;
+    int code = (int)call.code;
     if (r == 1) {
         char *url = kube_http_url(c->cfg, path, query);
         if (s.overflow == 1)
@@ -286,7 +461,7 @@ static char *exchange(struct kube_client *c, const char *method, const char *pat
     } else if (r == 0 && (code < 200 || code > 299)) {
         kube_status_decode(s.buf, s.len, code, err);
         if (err->retry_after_s < 0)
-            err->retry_after_s = call.p.retry_after;
+            err->retry_after_s = call.retry_after;
     } else if (r == 0) {
         kube_error_clear(err);
         err->http_code = code;
@@ -298,7 +473,6 @@ static char *exchange(struct kube_client *c, const char *method, const char *pat
             kube_error_set(err, code, KUBE_TRANSPORT, "out of memory");
     }
     free(s.buf);
-    http1_parser_free(&call.p);
     return out;
 }
 
@@ -312,6 +486,10 @@ char *kube_request_raw_cancel(struct kube_client *c, const char *method, const c
     char *out = NULL;
     for (int attempt = 1;; attempt++) {
         int unsent = 0;
+        if (kube_client_throttle(c, extra)) {
+            kube_error_set(err, 0, KUBE_CANCELLED, "%s %s cancelled", method, path);
+            break;
+        }
         out = exchange(c, method, path, query, body, body_len, content_type, extra, len, err, &unsent);
         if (out || err->reason == KUBE_CANCELLED || unsent < 0)
             break;

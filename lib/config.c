@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config_int.h"
+#include "credplugin.h"
 #include "kube/util.h"
 #include "yamljson.h"
 
@@ -53,6 +54,12 @@ void kube_config_free(struct kube_config *cfg)
     free(cfg->namespace);
     free(cfg->context);
     free(cfg->origin);
+    free(cfg->proxy_url);
+    free(cfg->as_user);
+    free(cfg->as_uid);
+    kube_strv_free(cfg->as_groups);
+    kube_strv_free(cfg->as_extra);
+    kube_exec_plugin_free(cfg->exec);
     kube_token_state_free(cfg->tok);
     free(cfg);
 }
@@ -303,12 +310,42 @@ static int check_file(const char *path, const char *tag, const char *key, char *
     return 0;
 }
 
+/* Refuses a key client-go does not know either (a typo would otherwise be silently ignored). */
+static int known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)in, k, v) {
+        int ok = 0;
+        for (const char *const *q = keys; *q && !ok; q++)
+            ok = !strcmp(k, *q);
+        if (!ok) {
+            kube_set_err(errmsg, "%s.%s: unknown field", tag, k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* proxy-url: http, https or socks5 URL, as client-go accepts. */
+static int check_proxy_url(const char *url, const char *tag, char **errmsg)
+{
+    if (!url || !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) || !strncmp(url, "socks5://", 9))
+        return 0;
+    kube_set_err(errmsg, "%s.proxy-url: \"%s\": expected an http://, https:// or socks5:// URL", tag, url);
+    return -1;
+}
+
 static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errmsg)
 {
+    static const char *const keys[] = {"server", "certificate-authority", "certificate-authority-data",
+                                       "insecure-skip-tls-verify", "tls-server-name", "proxy-url",
+                                       "disable-compression", "extensions", NULL};
     const char *tag = json_string_value(json_object_get(ent, ORIGIN_KEY));
     const json_t *in = json_object_get(ent, "cluster");
     char *insecure = NULL;
-    if (opt_str(in, "server", tag, &cfg->server, errmsg) ||
+    if (known_keys(in, tag, keys, errmsg) || opt_str(in, "server", tag, &cfg->server, errmsg) ||
+        opt_str(in, "proxy-url", tag, &cfg->proxy_url, errmsg) || check_proxy_url(cfg->proxy_url, tag, errmsg) ||
         opt_str(in, "certificate-authority", tag, &cfg->ca_file, errmsg) ||
         opt_str(in, "tls-server-name", tag, &cfg->tls_server_name, errmsg) ||
         opt_str(in, "insecure-skip-tls-verify", tag, &insecure, errmsg) ||
@@ -336,6 +373,12 @@ static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errms
         cfg->server[n - 1] = '\0';
     if (check_file(cfg->ca_file, tag, "certificate-authority", errmsg))
         goto fail;
+    if (cfg->insecure && (cfg->ca_file || cfg->ca_data)) { /* client-go refuses this pair too */
+        kube_set_err(errmsg, "%s: specifying a root certificates file with the insecure flag is not allowed "
+                             "(insecure-skip-tls-verify with %s)", tag,
+                     cfg->ca_file ? "certificate-authority" : "certificate-authority-data");
+        goto fail;
+    }
     free(insecure);
     return 0;
 fail:
@@ -345,17 +388,86 @@ fail:
     return -1;
 }
 
+/* auth-provider and basic auth: refused, naming what replaces them. */
 static int reject_unsupported(const json_t *in, const char *tag, char **errmsg)
 {
-    static const char *const keys[] = {"exec", "auth-provider", "username", "password", NULL};
-    static const char *const what[] = {"exec credential plugins are", "auth-provider plugins are",
-                                       "basic authentication is", "basic authentication is"};
+    json_t *ap = json_object_get(in, "auth-provider");
+    if (ap && !json_is_null(ap)) {
+        const char *name = json_string_value(json_object_get(ap, "name"));
+        const char *plugin = !name ? "the provider's exec plugin"
+                             : !strcmp(name, "gcp") ? "gke-gcloud-auth-plugin"
+                             : !strcmp(name, "azure") ? "kubelogin (Azure)"
+                             : !strcmp(name, "oidc") ? "kubelogin (kubectl oidc-login)" : "the provider's exec plugin";
+        kube_set_err(errmsg, "%s.auth-provider: the %s auth provider was removed from client-go (and kubectl); "
+                             "use an exec credential plugin instead (users[].user.exec, e.g. %s)",
+                     tag, name ? name : "configured", plugin);
+        return -1;
+    }
+    static const char *const keys[] = {"username", "password", NULL};
     for (int i = 0; keys[i]; i++) {
         json_t *v = json_object_get(in, keys[i]);
         if (v && !json_is_null(v)) {
-            kube_set_err(errmsg, "%s.%s: unsupported: %s not supported (use token, tokenFile or "
-                                 "client-certificate/client-key)", tag, keys[i], what[i]);
+            kube_set_err(errmsg, "%s.%s: unsupported: basic authentication is not supported (use token, "
+                                 "tokenFile, client-certificate/client-key or exec)", tag, keys[i]);
             return -1;
+        }
+    }
+    return 0;
+}
+
+/* A list of strings (as-groups) into a NULL-terminated vector. */
+static int opt_strv(const json_t *in, const char *key, const char *tag, char ***out, char **errmsg)
+{
+    json_t *a = json_object_get(in, key), *v;
+    size_t i;
+    *out = NULL;
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a)) {
+        kube_set_err(errmsg, "%s.%s: expected a list of strings", tag, key);
+        return -1;
+    }
+    if (!(*out = calloc(json_array_size(a) + 1, sizeof **out)))
+        return kube_set_err(errmsg, "out of memory"), -1;
+    json_array_foreach(a, i, v) {
+        if (!json_is_string(v)) {
+            kube_set_err(errmsg, "%s.%s[%zu]: expected a string", tag, key, i);
+            return -1;
+        }
+        if (!((*out)[i] = strdup(json_string_value(v))))
+            return kube_set_err(errmsg, "out of memory"), -1;
+    }
+    return 0;
+}
+
+/* as-user-extra: a mapping of key -> list of strings, into "key=value" entries. */
+static int opt_extra(const json_t *in, const char *tag, char ***out, char **errmsg)
+{
+    json_t *m = json_object_get(in, "as-user-extra"), *vals, *v;
+    const char *k;
+    size_t n = 0, i, at = 0;
+    *out = NULL;
+    if (!m || json_is_null(m))
+        return 0;
+    if (!json_is_object(m)) {
+        kube_set_err(errmsg, "%s.as-user-extra: expected a mapping of key to a list of strings", tag);
+        return -1;
+    }
+    json_object_foreach(m, k, vals) n += json_is_array(vals) ? json_array_size(vals) : 1;
+    if (!(*out = calloc(n + 1, sizeof **out)))
+        return kube_set_err(errmsg, "out of memory"), -1;
+    json_object_foreach(m, k, vals) {
+        if (!json_is_array(vals) || !*k || strchr(k, '=')) {
+            kube_set_err(errmsg, "%s.as-user-extra.%s: expected a list of strings", tag, k);
+            return -1;
+        }
+        json_array_foreach(vals, i, v) {
+            if (!json_is_string(v)) {
+                kube_set_err(errmsg, "%s.as-user-extra.%s[%zu]: expected a string", tag, k, i);
+                return -1;
+            }
+            if (!((*out)[at++] = kube_strdup_printf("%s=%s", k, json_string_value(v))))
+                return kube_set_err(errmsg, "out of memory"), -1;
         }
     }
     return 0;
@@ -363,22 +475,42 @@ static int reject_unsupported(const json_t *in, const char *tag, char **errmsg)
 
 static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
 {
+    static const char *const keys[] = {"token", "tokenFile", "client-certificate", "client-certificate-data",
+                                       "client-key", "client-key-data", "as", "as-uid", "as-groups",
+                                       "as-user-extra", "exec", "auth-provider", "username", "password",
+                                       "extensions", NULL};
     const char *tag = json_string_value(json_object_get(ent, ORIGIN_KEY));
     const json_t *in = json_object_get(ent, "user");
-    if (reject_unsupported(in, tag, errmsg) || opt_str(in, "token", tag, &cfg->token, errmsg) ||
+    json_t *ex = json_object_get(in, "exec");
+    char *extag = NULL;
+    if (known_keys(in, tag, keys, errmsg) || reject_unsupported(in, tag, errmsg) ||
+        opt_str(in, "token", tag, &cfg->token, errmsg) ||
         opt_str(in, "tokenFile", tag, &cfg->token_file, errmsg) ||
         opt_str(in, "client-certificate", tag, &cfg->cert_file, errmsg) ||
         opt_str(in, "client-key", tag, &cfg->key_file, errmsg) ||
         data_field(in, "client-certificate-data", tag, &cfg->cert_data, &cfg->cert_data_len, errmsg) ||
         data_field(in, "client-key-data", tag, &cfg->key_data, &cfg->key_data_len, errmsg) ||
+        opt_str(in, "as", tag, &cfg->as_user, errmsg) || opt_str(in, "as-uid", tag, &cfg->as_uid, errmsg) ||
+        opt_strv(in, "as-groups", tag, &cfg->as_groups, errmsg) || opt_extra(in, tag, &cfg->as_extra, errmsg) ||
         check_file(cfg->token_file, tag, "tokenFile", errmsg) ||
         check_file(cfg->cert_file, tag, "client-certificate", errmsg) ||
         check_file(cfg->key_file, tag, "client-key", errmsg))
         return -1;
+    if (ex && !json_is_null(ex)) {
+        extag = kube_strdup_printf("%s.exec", tag);
+        int rc = extag ? kube_exec_plugin_parse(ex, extag, &cfg->exec, errmsg) : -1;
+        free(extag);
+        if (rc)
+            return -1;
+    }
     int has_cert = cfg->cert_file || cfg->cert_data, has_key = cfg->key_file || cfg->key_data;
     if (has_cert != has_key) {
         kube_set_err(errmsg, "%s: %s is set but %s is missing", tag,
                      has_cert ? "client-certificate" : "client-key", has_cert ? "client-key" : "client-certificate");
+        return -1;
+    }
+    if (!cfg->as_user && (cfg->as_groups || cfg->as_extra || cfg->as_uid)) { /* client-go's rule */
+        kube_set_err(errmsg, "%s: as-groups, as-uid and as-user-extra need \"as\" (the user to impersonate)", tag);
         return -1;
     }
     return 0;

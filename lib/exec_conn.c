@@ -1,6 +1,6 @@
-/* exec_conn.c - opening the exec WebSocket: a TCP/TLS connection from tls_conn.c (no
- * libcurl, no proxy), then a hand-written GET upgrade with the kube_config's bearer
- * token, and the reply checked (accept key, subprotocol).
+/* exec_conn.c - opening the exec WebSocket: a TCP/TLS connection from tls_conn.c (OpenSSL,
+ * http:// CONNECT proxies), then the GET upgrade with the config's credential (bearer token
+ * or exec plugin) and Impersonate-* headers, and the reply checked (accept key, subprotocol).
  * Non-101 replies are decoded as metav1.Status for a one-line reason. */
 #include "exec_int.h"
 
@@ -58,8 +58,8 @@ static int recv_more(struct exec_conn *c, char **buf, size_t *len, size_t *cap, 
 }
 
 /* Builds the upgrade request text: Host is the server's host:port (not tls-server-name). */
-static char *build_request(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *key,
-                           const char *offered, char **errmsg)
+static char *build_request(const struct kube_config *cfg, const struct kube_credential *cred,
+                           const struct kube_exec_opts *o, const char *key, const char *offered, char **errmsg)
 {
     char *scheme = NULL, *host = NULL, *prefix = NULL, *target = kube_exec_target(o), *auth = NULL, *req = NULL;
     long port;
@@ -68,18 +68,11 @@ static char *build_request(const struct kube_config *cfg, const struct kube_exec
         kube_set_err(errmsg, "exec: cannot parse server URL \"%s\"", cfg->server);
         goto out;
     }
-    char *terr = NULL, *tok = kube_config_token(cfg, &terr);
-    if (!tok && terr) {
-        kube_set_err(errmsg, "%s: %s", cfg->origin ? cfg->origin : "config", terr);
-        free(terr);
+    auth = kube_config_auth_headers(cfg, cred);
+    if (!auth) {
+        kube_set_err(errmsg, "exec: an impersonation value in %s holds a line break, or out of memory", cfg->origin);
         goto out;
     }
-    auth = tok ? kube_strdup_printf("Authorization: Bearer %s\r\n", tok) : kube_strdup_printf("%s", "");
-    if (tok) {
-        explicit_bzero(tok, strlen(tok));
-        free(tok);
-    }
-    if (!auth) goto out;
     req = kube_strdup_printf("GET %s%s HTTP/1.1\r\nHost: %s:%ld\r\nUser-Agent: %s\r\nConnection: Upgrade\r\n"
                              "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: %s\r\n"
                              "Sec-WebSocket-Protocol: %s\r\n%s\r\n",
@@ -99,12 +92,12 @@ out:
 }
 
 /* Opens the TCP/TLS connection (tls_conn.c). */
-static int open_conn(const struct kube_config *cfg, const struct kube_exec_opts *o, struct exec_conn *c,
-                     struct exec_attempt *a)
+static int open_conn(const struct kube_config *cfg, const struct kube_credential *cred,
+                     const struct kube_exec_opts *o, struct exec_conn *c, struct exec_attempt *a)
 {
     char *msg = NULL;
     long cto = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
-    c->k = kube_conn_open(cfg, kube_now_ms() + cto, &msg, &a->retryable);
+    c->k = kube_conn_open(cfg, cred, kube_now_ms() + cto, &msg, &a->retryable);
     if (!c->k) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "%s", msg ? msg : "exec: cannot connect");
         free(msg);
@@ -162,15 +155,20 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
 {
     char key[25], accept[29], *msg = NULL, *req = NULL, *buf = NULL;
     size_t len = 0, cap = 0;
+    struct kube_credential cred = {0};
     memset(c, 0, sizeof(*c));
     c->fd = -1;
     if (kube_ws_make_key(key) < 0 || kube_ws_accept_for(key, accept) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: no randomness for the WebSocket key");
         return -1;
     }
-    req = build_request(cfg, o, key, offered, &msg);
+    if (kube_config_credential(cfg, &cred, &msg) < 0) {
+        kube_error_set(&a->err, 0, KUBE_UNAUTHORIZED, "%s", msg ? msg : "exec: no credential");
+        goto fail;
+    }
+    req = build_request(cfg, &cred, o, key, offered, &msg);
     if (!req) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "%s", msg); goto fail; }
-    if (open_conn(cfg, o, c, a) < 0) goto fail;
+    if (open_conn(cfg, &cred, o, c, a) < 0) goto fail;
     int64_t deadline = kube_now_ms() + (o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms : 30000);
     if (exec_send_all(c, req, strlen(req), deadline) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: sending the upgrade request to %s failed", cfg->server);
@@ -194,6 +192,8 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     if (pr < 0) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "exec: %s", msg); goto fail; }
     if (rep.code != 101) {
         refused(c, o, buf, len, cap, &rep, deadline, a);
+        if (rep.code == 401 && kube_config_credential_rejected(cfg, &cred))
+            a->retryable = 1; /* the exec plugin runs again on the next attempt */
         buf = NULL;
         kube_exec_reply_free(&rep);
         goto fail;
@@ -208,12 +208,14 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     if (req) explicit_bzero(req, strlen(req)); /* it holds the bearer token */
     free(req);
     free(msg);
+    kube_credential_free(&cred);
     return 0;
 fail:
     free(buf);
     if (req) explicit_bzero(req, strlen(req)); /* it holds the bearer token */
     free(req);
     free(msg);
+    kube_credential_free(&cred);
     exec_conn_close(c);
     return -1;
 }

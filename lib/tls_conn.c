@@ -1,10 +1,11 @@
-/* tls_conn.c - one client connection to the API server without libcurl: resolve, a
- * non-blocking TCP connect bounded by a deadline, then for https:// an mbedTLS handshake
- * (configuration from tls_ctx.c; SNI and certificate name = tls-server-name or the server's
- * host, IP addresses matched as IPs), resuming a remembered session when there is one
- * (tls_session.c). The exec WebSocket (exec_conn.c) runs over it, so mpi-rsh needs neither
- * libcurl nor OpenSSL (start-up time and RSS: see docs/rsh.md). The socket stays
- * non-blocking and every send is MSG_NOSIGNAL: no SIGPIPE. */
+/* tls_conn.c - the exec WebSocket's connection to the API server (libcurl has no WebSocket
+ * in Debian 12's 7.88): resolve, a non-blocking TCP connect bounded by a deadline, through
+ * an http:// proxy's CONNECT tunnel when kube_config_proxy names one (proxy.c), then for
+ * https:// an OpenSSL handshake (context from tls_ctx.c; SNI and certificate name =
+ * tls-server-name or the server's host, IP addresses matched as IPs), resuming a remembered
+ * session when there is one (tls_session.c). mpi-rsh loads libssl but not libcurl and its
+ * ~25 dependent libraries (start-up time and memory: docs/rsh.md). The socket stays
+ * non-blocking; SIGPIPE never escapes a send. */
 #include "tls_conn.h"
 
 #include <arpa/inet.h>
@@ -12,8 +13,10 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <mbedtls/net_sockets.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kube/config.h"
 #include "kube/util.h"
 
 struct kube_conn {
     int fd;
-    int tls;             /* https:// */
-    struct kube_tls cfg; /* trust, identity, RNG */
-    mbedtls_ssl_context ssl;
-    size_t pending;      /* length of a write mbedTLS holds after WANT_WRITE (0: none) */
-    short events;        /* what the last would-block waits for */
+    SSL_CTX *ctx;
+    SSL *ssl;        /* NULL for http:// */
+    short events;    /* what the last would-block waits for */
     int tls_failed;  /* the last error was a TLS protocol error (an alert: retrying won't help) */
     char err[256];
 };
@@ -112,8 +114,8 @@ fail:;
 }
 
 /* Resolves host and connects to the first address that answers; -1 with *errmsg. */
-static int tcp_connect(const struct kube_config *cfg, const char *host, long port, int64_t deadline, char **errmsg,
-                       int *retryable)
+static int tcp_connect(const struct kube_config *cfg, const char *kind, const char *url, const char *host,
+                       long port, int64_t deadline, char **errmsg, int *retryable)
 {
     char name[256], ps[16];
     size_t hl = strlen(host);
@@ -123,7 +125,7 @@ static int tcp_connect(const struct kube_config *cfg, const char *host, long por
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
     int g = getaddrinfo(name, ps, &hints, &res);
     if (g) {
-        kube_set_err(errmsg, "cannot resolve the API server host of %s (%s): %s", cfg->server, cfg->origin,
+        kube_set_err(errmsg, "cannot resolve the %s host of %s (%s): %s", kind, url, cfg->origin,
                      g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
         *retryable = g == EAI_AGAIN || g == EAI_NONAME || g == EAI_FAIL;
         return -1;
@@ -133,133 +135,191 @@ static int tcp_connect(const struct kube_config *cfg, const char *host, long por
         if ((fd = connect_one(ai, deadline)) < 0) e = errno;
     freeaddrinfo(res);
     if (fd < 0) {
-        kube_set_err(errmsg, "cannot connect to the API server %s (%s): %s", cfg->server, cfg->origin,
+        kube_set_err(errmsg, "cannot connect to the %s %s (%s): %s", kind, url, cfg->origin,
                      e == ETIMEDOUT ? "connection timed out" : strerror(e));
         *retryable = 1;
     }
     return fd;
 }
 
-/* mbedTLS's I/O callbacks over the non-blocking socket; for http:// they are the I/O itself. */
-static int bio_send(void *arg, const unsigned char *buf, size_t len)
+/* Runs fn under a blocked SIGPIPE and swallows one it raised: a library must not kill its
+ * caller for writing to a peer that went away, nor change the process's signal dispositions. */
+static int no_sigpipe(SSL *ssl, int (*fn)(SSL *, const void *, int), const void *buf, int len)
 {
-    struct kube_conn *c = arg;
-    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
-    if (n >= 0) return (int)n;
-    if (errno == EAGAIN || errno == EINTR) return MBEDTLS_ERR_SSL_WANT_WRITE;
-    snprintf(c->err, sizeof c->err, "send: %s", strerror(errno));
-    return errno == EPIPE || errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_SEND_FAILED;
+    sigset_t pipe, old, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &old);
+    int r = fn(ssl, buf, len);
+    int e = errno;
+    sigpending(&pending);
+    if (!was_pending && sigismember(&pending, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return r;
 }
 
-static int bio_recv(void *arg, unsigned char *buf, size_t len)
+static int do_connect(SSL *ssl, const void *buf, int len)
 {
-    struct kube_conn *c = arg;
-    ssize_t n = recv(c->fd, buf, len, 0);
-    if (n >= 0) return (int)n;
-    if (errno == EAGAIN || errno == EINTR) return MBEDTLS_ERR_SSL_WANT_READ;
-    snprintf(c->err, sizeof c->err, "recv: %s", strerror(errno));
-    return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
+    (void)buf;
+    (void)len;
+    return SSL_connect(ssl);
 }
 
 /* Names the server certificate's verification failure, or the handshake's error. */
-static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, const char *name, int r, char **errmsg)
+static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, char **errmsg)
 {
     char e[256], ca[512];
-    uint32_t v = mbedtls_ssl_get_verify_result(&c->ssl);
-    if (r == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && v == MBEDTLS_X509_BADCERT_CN_MISMATCH)
-        kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): hostname mismatch: "
-                     "it is not issued for \"%s\"", cfg->server, kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, name);
-    else if (r == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && v)
+    long v = SSL_get_verify_result(c->ssl);
+    if (v != X509_V_OK)
         kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): %s", cfg->server,
-                     kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, kube_tls_verify_str(v, e, sizeof e));
-    else if (r == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE && c->ssl.in_msg &&
-             c->ssl.in_msg[1] == MBEDTLS_SSL_ALERT_MSG_PROTOCOL_VERSION)
-        kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server refuses TLS 1.2 (protocol_version "
-                     "alert), the newest version mbedTLS 2.28 speaks: its --tls-min-version must allow "
-                     "VersionTLS12", cfg->server, cfg->origin);
-    else if (r == MBEDTLS_ERR_SSL_CONN_EOF && c->ssl.state == MBEDTLS_SSL_SERVER_HELLO)
-        kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server closed the connection instead of "
-                     "answering the ClientHello; does it refuse TLS 1.2, the newest version mbedTLS 2.28 "
-                     "speaks? (kube-apiserver --tls-min-version must allow VersionTLS12)", cfg->server, cfg->origin);
-    else if (c->ssl.client_auth && !cfg->cert_file && !cfg->cert_data)
-        kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server requires a client certificate and "
-                     "none is configured (%s)", cfg->server, cfg->origin, c->err[0] ? c->err : kube_tls_errstr(r, e, sizeof e));
+                     kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, X509_verify_cert_error_string(v));
     else
         kube_set_err(errmsg, "TLS handshake with %s failed (%s): %s", cfg->server, cfg->origin,
-                     r == MBEDTLS_ERR_SSL_CONN_EOF ? "the server closed the connection"
-                     : c->err[0]                  ? c->err
-                                                  : kube_tls_errstr(r, e, sizeof e));
-}
-
-/* The name to verify: an IP address is matched against IP SANs (tls_ctx.c's callback) and
- * sent as no SNI; a DNS name is SNI and verified by mbedTLS. */
-static int set_server_name(struct kube_conn *c, const char *name)
-{
-    int ip4 = inet_pton(AF_INET, name, c->cfg.ip) == 1;
-    if (ip4 || inet_pton(AF_INET6, name, c->cfg.ip) == 1) {
-        c->cfg.ip_len = ip4 ? 4 : 16;
-        return 0;
-    }
-    return mbedtls_ssl_set_hostname(&c->ssl, name) == 0 ? 0 : -1;
+                     kube_tls_errstr(e, sizeof e, "the server closed the connection"));
 }
 
 /* The TLS session over c->fd, verified against name (a DNS name or an IP address). */
-static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const char *name, int64_t deadline,
-                     char **errmsg, int *retryable)
+static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const struct kube_credential *cred,
+                     const char *name, int64_t deadline, char **errmsg, int *retryable)
 {
-    if (kube_tls_init(&c->cfg, cfg, errmsg) < 0) return -1;
-    c->tls = 1;
-    mbedtls_ssl_init(&c->ssl);
-    if (mbedtls_ssl_setup(&c->ssl, &c->cfg.conf) != 0) {
+    if (!(c->ctx = kube_tls_ctx_new(cfg, cred, errmsg))) return -1;
+    if (!(c->ssl = SSL_new(c->ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
         kube_set_err(errmsg, "TLS: cannot create a session for %s", cfg->server);
         return -1;
     }
-    if (set_server_name(c, name) < 0) {
+    unsigned char ip[16];
+    int is_ip = inet_pton(AF_INET, name, ip) == 1 || inet_pton(AF_INET6, name, ip) == 1;
+    X509_VERIFY_PARAM *vp = SSL_get0_param(c->ssl);
+    int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, name) == 1
+                   : SSL_set_tlsext_host_name(c->ssl, name) == 1 && SSL_set1_host(c->ssl, name) == 1;
+    if (!ok) {
         kube_set_err(errmsg, "TLS: cannot verify the server name \"%s\" of %s (%s)", name, cfg->server, cfg->origin);
         return -1;
     }
-    mbedtls_ssl_set_bio(&c->ssl, c, bio_send, bio_recv, NULL);
-    struct kube_tls_resume res;
-    int r;
-    kube_tls_session_offer(&c->ssl, cfg, &res);
-    while ((r = mbedtls_ssl_handshake(&c->ssl)) != 0) {
-        short ev = r == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : r == MBEDTLS_ERR_SSL_WANT_WRITE ? POLLOUT : 0;
+    kube_tls_session_offer(c->ssl, cfg, cred);
+    for (;;) {
+        int r = no_sigpipe(c->ssl, do_connect, NULL, 0);
+        if (r == 1) return 0;
+        int err = SSL_get_error(c->ssl, r);
+        short ev = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
         int w = ev ? kube_wait_fd(c->fd, ev, deadline) : -1;
         if (w > 0) continue;
-        kube_tls_session_finish(NULL, &res);
+        kube_tls_session_release(c->ssl);
         if (w == 0) {
             kube_set_err(errmsg, "TLS handshake with %s timed out (%s)", cfg->server, cfg->origin);
             *retryable = 1;
         } else {
-            handshake_error(c, cfg, name, r, errmsg);
+            handshake_error(c, cfg, errmsg);
         }
         return -1;
     }
-    kube_tls_session_finish(&c->ssl, &res);
+}
+
+/* Reads the proxy's reply to CONNECT up to the blank line: 0 on a 2xx, -1 with *errmsg. */
+static int proxy_reply(int fd, const struct kube_config *cfg, const char *proxy, int64_t deadline, char **errmsg,
+                       int *retryable)
+{
+    char buf[4096];
+    size_t len = 0;
+    while (len < sizeof buf - 1) { /* byte by byte: nothing after the reply head may be consumed */
+        ssize_t n = recv(fd, buf + len, 1, 0);
+        if (n == 1) {
+            buf[++len] = '\0';
+            if (len >= 4 && !memcmp(buf + len - 4, "\r\n\r\n", 4)) break;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            int w = kube_wait_fd(fd, POLLIN, deadline);
+            if (w > 0) continue;
+            kube_set_err(errmsg, "proxy %s: no reply to CONNECT for %s (%s)%s", proxy, cfg->server, cfg->origin,
+                         w == 0 ? ": timed out" : "");
+            *retryable = 1;
+            return -1;
+        }
+        kube_set_err(errmsg, "proxy %s closed the connection before answering CONNECT for %s (%s)", proxy,
+                     cfg->server, cfg->origin);
+        *retryable = 1;
+        return -1;
+    }
+    int code = 0;
+    char *eol = strstr(buf, "\r\n");
+    if (eol) *eol = '\0';
+    if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1 || code < 200 || code > 299) {
+        kube_set_err(errmsg, "proxy %s refused CONNECT to %s (%s): %.200s", proxy, cfg->server, cfg->origin,
+                     len ? buf : "no reply");
+        *retryable = code == 502 || code == 503 || code == 504;
+        return -1;
+    }
     return 0;
 }
 
-struct kube_conn *kube_conn_open(const struct kube_config *cfg, int64_t deadline, char **errmsg, int *retryable)
+/* Connects to the proxy and opens a CONNECT tunnel to host:port; the socket or -1. */
+static int proxy_connect(const struct kube_config *cfg, const char *proxy, const char *host, long port,
+                         int64_t deadline, char **errmsg, int *retryable)
 {
-    char *scheme, *host, *prefix;
+    char *pscheme, *phost, *pprefix;
+    long pport;
+    if (kube_conn_split_server(proxy, &pscheme, &phost, &pport, &pprefix) < 0 || strcmp(pscheme, "http")) {
+        if (pscheme) { free(pscheme); free(phost); free(pprefix); }
+        kube_set_err(errmsg, "proxy %s for %s (%s): the exec connection supports http:// proxies only", proxy,
+                     cfg->server, cfg->origin);
+        return -1;
+    }
+    int fd = tcp_connect(cfg, "proxy", proxy, phost, pport, deadline, errmsg, retryable);
+    char *req = fd >= 0 ? kube_strdup_printf("CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n\r\n", host, port, host, port)
+                        : NULL;
+    size_t off = 0, len = req ? strlen(req) : 0;
+    while (req && off < len) {
+        ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
+        if (n > 0) { off += (size_t)n; continue; }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR) && kube_wait_fd(fd, POLLOUT, deadline) > 0) continue;
+        break;
+    }
+    int ok = req && off == len;
+    if (fd >= 0 && !ok) kube_set_err(errmsg, "proxy %s: cannot send CONNECT for %s (%s)", proxy, cfg->server, cfg->origin);
+    if (ok) ok = proxy_reply(fd, cfg, proxy, deadline, errmsg, retryable) == 0;
+    free(req);
+    free(pscheme);
+    free(phost);
+    free(pprefix);
+    if (!ok && fd >= 0) { close(fd); fd = -1; }
+    return fd;
+}
+
+struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
+                                 int64_t deadline, char **errmsg, int *retryable)
+{
+    char *scheme, *host, *prefix, *proxy = kube_config_proxy(cfg);
     long port;
     *retryable = 0;
     if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
         kube_set_err(errmsg, "%s: server URL \"%s\" is not http(s)://host[:port][/path]", cfg->origin, cfg->server);
+        free(proxy);
         return NULL;
     }
     struct kube_conn *c = calloc(1, sizeof(*c));
     int ok = c != NULL;
     if (!c) kube_set_err(errmsg, "out of memory");
-    if (ok) ok = (c->fd = tcp_connect(cfg, host, port, deadline, errmsg, retryable)) >= 0;
+    if (c) c->fd = -1;
+    if (ok && proxy)
+        ok = (c->fd = proxy_connect(cfg, proxy, host, port, deadline, errmsg, retryable)) >= 0;
+    else if (ok)
+        ok = (c->fd = tcp_connect(cfg, "API server", cfg->server, host, port, deadline, errmsg, retryable)) >= 0;
     if (ok && !strcmp(scheme, "https")) {
         char name[256];
         const char *h = cfg->tls_server_name ? cfg->tls_server_name : host;
         size_t hl = strlen(h);
         if (h[0] == '[') { h++; hl -= 2; }
         snprintf(name, sizeof name, "%.*s", (int)hl, h);
-        ok = tls_start(c, cfg, name, deadline, errmsg, retryable) == 0;
+        ok = tls_start(c, cfg, cred, name, deadline, errmsg, retryable) == 0;
     }
+    free(proxy);
     free(scheme);
     free(host);
     free(prefix);
@@ -270,48 +330,60 @@ struct kube_conn *kube_conn_open(const struct kube_config *cfg, int64_t deadline
     return c;
 }
 
-/* The outcome of a read/write that returned r <= 0 (mbedTLS's, or on a plain http:// socket
- * the I/O callbacks' own codes): -2 would block, 0 EOF, -1 broken. */
-static ssize_t tls_result(struct kube_conn *c, int r, const char *what)
+/* The outcome of an SSL_read/SSL_write that returned r <= 0: -2 would block, 0 EOF, -1 broken. */
+static ssize_t ssl_result(struct kube_conn *c, int r, const char *what)
 {
-    if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) {
-        c->events = r == MBEDTLS_ERR_SSL_WANT_READ ? POLLIN : POLLOUT;
+    int err = SSL_get_error(c->ssl, r);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+        c->events = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
         return -2;
     }
-    if (r == 0 || r == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY) return 0;
-    if (r == MBEDTLS_ERR_SSL_CONN_EOF) {
-        snprintf(c->err, sizeof c->err, "TLS %s: connection closed without close_notify", what);
-        return 0;
-    }
-    c->tls_failed = r != MBEDTLS_ERR_NET_CONN_RESET && r != MBEDTLS_ERR_NET_SEND_FAILED && r != MBEDTLS_ERR_NET_RECV_FAILED;
-    if (c->tls_failed || !c->err[0]) { /* else c->err holds the socket's error (bio_send/recv) */
-        char e[200];
-        snprintf(c->err, sizeof c->err, "TLS %s: %s", what, kube_tls_errstr(r, e, sizeof e));
-    }
-    return -1;
+    if (err == SSL_ERROR_ZERO_RETURN) return 0;
+    c->tls_failed = err == SSL_ERROR_SSL;
+    char e[200];
+    snprintf(c->err, sizeof c->err, "TLS %s: %s", what,
+             err == SSL_ERROR_SYSCALL && errno ? strerror(errno)
+             : kube_tls_errstr(e, sizeof e, err == SSL_ERROR_SYSCALL ? "connection closed without close_notify"
+                                                                      : "protocol error"));
+    return err == SSL_ERROR_SYSCALL && !errno && !ERR_peek_error() ? 0 : -1;
 }
+
+static int ssl_write(SSL *ssl, const void *buf, int len) { return SSL_write(ssl, buf, len); }
 
 ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len)
 {
-    size_t n = len > 1 << 30 ? 1 << 30 : len;
-    /* after WANT_WRITE mbedTLS holds the record it built and reports its length when the
-     * retry flushes it: the caller's buffer may have grown since, so retry with that length */
-    if (c->tls && c->pending && n > c->pending) n = c->pending;
-    int r = c->tls ? mbedtls_ssl_write(&c->ssl, buf, n) : bio_send(c, buf, n);
-    if (r > 0 || (r == 0 && !c->tls)) {
-        c->pending = 0;
-        return r;
+    int n = len > 1 << 30 ? 1 << 30 : (int)len;
+    if (!c->ssl) {
+        ssize_t w = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
+        if (w >= 0) return w;
+        c->events = POLLOUT;
+        if (errno == EAGAIN || errno == EINTR) return 0;
+        snprintf(c->err, sizeof c->err, "send: %s", strerror(errno));
+        return -1;
     }
-    ssize_t s = tls_result(c, r, "send");
-    if (s == -2 && c->tls) c->pending = n;
+    ERR_clear_error();
+    errno = 0;
+    int r = no_sigpipe(c->ssl, ssl_write, buf, n);
+    if (r > 0) return r;
+    ssize_t s = ssl_result(c, r, "send");
     return s == -2 ? 0 : -1;
 }
 
 ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len)
 {
-    size_t n = len > 1 << 30 ? 1 << 30 : len;
-    int r = c->tls ? mbedtls_ssl_read(&c->ssl, buf, n) : bio_recv(c, buf, n);
-    return r > 0 ? r : tls_result(c, r, "recv");
+    int n = len > 1 << 30 ? 1 << 30 : (int)len;
+    if (!c->ssl) {
+        ssize_t r = recv(c->fd, buf, (size_t)n, 0);
+        if (r >= 0) return r;
+        c->events = POLLIN;
+        if (errno == EAGAIN || errno == EINTR) return -2;
+        snprintf(c->err, sizeof c->err, "recv: %s", strerror(errno));
+        return -1;
+    }
+    ERR_clear_error();
+    errno = 0;
+    int r = SSL_read(c->ssl, buf, n);
+    return r > 0 ? r : ssl_result(c, r, "recv");
 }
 
 int kube_conn_fd(const struct kube_conn *c) { return c->fd; }
@@ -322,13 +394,14 @@ const char *kube_conn_error(const struct kube_conn *c) { return c->err; }
 
 int kube_conn_tls_failed(const struct kube_conn *c) { return c->tls_failed; }
 
+int kube_conn_pending(const struct kube_conn *c) { return c->ssl && SSL_pending(c->ssl) > 0; }
+
 void kube_conn_close(struct kube_conn *c)
 {
     if (!c) return;
-    if (c->tls) {
-        mbedtls_ssl_free(&c->ssl);
-        kube_tls_free(&c->cfg);
-    }
+    if (c->ssl) kube_tls_session_release(c->ssl);
+    SSL_free(c->ssl);
+    SSL_CTX_free(c->ctx);
     if (c->fd >= 0) close(c->fd);
     free(c);
 }

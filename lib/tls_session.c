@@ -1,22 +1,24 @@
-/* tls_session.c - TLS sessions to resume. A full handshake with an ECDSA API server costs
- * mbedTLS ~50 M instructions (key exchange, two signature verifications); resuming a session
- * (the server's ticket) costs almost nothing. mpi-rsh starts once per worker per job, so it
- * keeps the session of the last handshake in a file and the next process resumes it.
+/* tls_session.c - TLS sessions to resume. A full handshake costs a key exchange and the
+ * server's certificate chain verification; resuming a session (the server's ticket) costs
+ * almost nothing. mpi-rsh starts once per worker per job, so it keeps the session of the
+ * last handshake in a file and the next process resumes it.
  *
  * A session belongs to one configuration: the key is a SHA-256 over the server URL, the name
  * verified, the insecure flag, the CA and client certificate (data, or file name + size +
- * mtime) and the client key's name. Session files carry the master secret: they live in a
- * directory created 0700, used only when it is a real directory owned by this user and
- * closed to group and others; each file is written 0600 and renamed into place, read with
- * O_NOFOLLOW and ignored unless owned by this user with no group/other access. Any problem
- * means a full handshake, never a failure. In-process, the last session is kept in memory,
- * and connections started together (mpi-agent's parallel reach check) let the first one make
- * the full handshake and resume its session: one key exchange instead of N. */
+ * mtime), the client key's name and an exec plugin's certificate. Session files carry the
+ * master secret: they live in a directory created 0700, used only when it is a real directory
+ * owned by this user and closed to group and others; each file is written 0600 and renamed
+ * into place, read with O_NOFOLLOW and ignored unless owned by this user with no group/other
+ * access. Any problem means a full handshake, never a failure. In-process, the last session
+ * is kept in memory, and connections started together (mpi-agent's parallel reach check) let
+ * the first one make the full handshake and resume its session: one key exchange instead of N.
+ * TLS 1.3 servers send their tickets after the handshake: OpenSSL's new-session callback
+ * saves them whenever they arrive. */
 #include "tls_conn.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <mbedtls/sha256.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +30,31 @@
 #include "kube/log.h"
 
 #define SESSION_MAX 8192
-
 #define FOLLOW_WAIT_MS 3000 /* how long a connection waits for another one's full handshake */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t handshake_done = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t session_done = PTHREAD_COND_INITIALIZER;
 static int inflight; /* a full handshake for inflight_key is under way in this process */
 static unsigned char inflight_key[32];
 static char *cache_dir;
 static unsigned char mem_key[32], mem_blob[SESSION_MAX];
 static size_t mem_len;
+static pthread_once_t idx_once = PTHREAD_ONCE_INIT;
+static int ex_idx = -1; /* SSL ex_data: the connection's struct claim */
+
+/* One connection's claim: its configuration's key and whether others wait for it. */
+struct claim {
+    unsigned char key[32];
+    int leader;
+};
+
+static void claim_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
+{
+    (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+    free(ptr);
+}
+
+static void make_idx(void) { ex_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, claim_free); }
 
 void kube_tls_session_dir(const char *dir)
 {
@@ -56,16 +73,16 @@ void kube_tls_session_dir_default(void)
     free(def);
 }
 
-static void hash_str(mbedtls_sha256_context *h, const char *s, size_t len)
+static void hash_str(EVP_MD_CTX *h, const char *s, size_t len)
 {
     unsigned char l[8];
     for (int i = 0; i < 8; i++) l[i] = (unsigned char)((uint64_t)len >> (8 * i));
-    mbedtls_sha256_update_ret(h, l, sizeof l);
-    if (len) mbedtls_sha256_update_ret(h, (const unsigned char *)s, len);
+    EVP_DigestUpdate(h, l, sizeof l);
+    if (len) EVP_DigestUpdate(h, s, len);
 }
 
 /* A file by name and identity: a rotated certificate file is a new configuration. */
-static void hash_file(mbedtls_sha256_context *h, const char *path)
+static void hash_file(EVP_MD_CTX *h, const char *path)
 {
     struct stat st;
     char id[96] = "";
@@ -76,20 +93,27 @@ static void hash_file(mbedtls_sha256_context *h, const char *path)
     hash_str(h, id, strlen(id));
 }
 
-static void config_key(const struct kube_config *cfg, unsigned char key[32])
+static void config_key(const struct kube_config *cfg, const struct kube_credential *cred, unsigned char key[32])
 {
-    mbedtls_sha256_context h;
-    mbedtls_sha256_init(&h);
-    mbedtls_sha256_starts_ret(&h, 0);
+    EVP_MD_CTX *h = EVP_MD_CTX_new();
+    unsigned int klen = 32;
+    if (!h || EVP_DigestInit_ex(h, EVP_sha256(), NULL) != 1) { /* no key: a random one resumes nothing */
+        EVP_MD_CTX_free(h);
+        memset(key, 0, 32);
+        key[0] = 1;
+        return;
+    }
     const char *strs[] = {cfg->server, cfg->tls_server_name, cfg->insecure ? "insecure" : "verify"};
-    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) hash_str(&h, strs[i] ? strs[i] : "", strs[i] ? strlen(strs[i]) : 0);
-    hash_str(&h, cfg->ca_data ? cfg->ca_data : "", cfg->ca_data ? cfg->ca_data_len : 0);
-    hash_str(&h, cfg->cert_data ? cfg->cert_data : "", cfg->cert_data ? cfg->cert_data_len : 0);
-    hash_file(&h, cfg->ca_file);
-    hash_file(&h, cfg->cert_file);
-    hash_file(&h, cfg->key_file);
-    mbedtls_sha256_finish_ret(&h, key);
-    mbedtls_sha256_free(&h);
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        hash_str(h, strs[i] ? strs[i] : "", strs[i] ? strlen(strs[i]) : 0);
+    hash_str(h, cfg->ca_data ? cfg->ca_data : "", cfg->ca_data ? cfg->ca_data_len : 0);
+    hash_str(h, cfg->cert_data ? cfg->cert_data : "", cfg->cert_data ? cfg->cert_data_len : 0);
+    hash_str(h, cred && cred->cert ? cred->cert : "", cred && cred->cert ? cred->cert_len : 0);
+    hash_file(h, cfg->ca_file);
+    hash_file(h, cfg->cert_file);
+    hash_file(h, cfg->key_file);
+    if (EVP_DigestFinal_ex(h, key, &klen) != 1) memset(key, 0, 32);
+    EVP_MD_CTX_free(h);
 }
 
 /* dir/<first 16 bytes of the key in hex>.tls, when dir is safe to use; NULL otherwise. */
@@ -127,7 +151,7 @@ static size_t load_blob(const unsigned char key[32], unsigned char *blob)
         st.st_size > 0 && st.st_size <= SESSION_MAX) {
         ssize_t r = read(fd, blob, (size_t)st.st_size);
         n = r == st.st_size ? (size_t)r : 0;
-        pthread_mutex_lock(&mu); /* kube_tls_session_finish rewrites the file only when it changed */
+        pthread_mutex_lock(&mu); /* the new-session callback rewrites the file only when it changed */
         memcpy(mem_key, key, 32);
         memcpy(mem_blob, blob, mem_len = n);
         pthread_mutex_unlock(&mu);
@@ -145,31 +169,37 @@ static void follow_or_lead(const unsigned char key[32], int *leader)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += FOLLOW_WAIT_MS / 1000;
     while (inflight && !memcmp(inflight_key, key, 32) && !(mem_len && !memcmp(mem_key, key, 32)))
-        if (pthread_cond_timedwait(&handshake_done, &mu, &until) == ETIMEDOUT) return;
+        if (pthread_cond_timedwait(&session_done, &mu, &until) == ETIMEDOUT) return;
     if (!inflight && !(mem_len && !memcmp(mem_key, key, 32))) {
         inflight = *leader = 1;
         memcpy(inflight_key, key, 32);
     }
 }
 
-int kube_tls_session_offer(mbedtls_ssl_context *ssl, const struct kube_config *cfg, struct kube_tls_resume *res)
+int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred)
 {
+    pthread_once(&idx_once, make_idx);
+    struct claim *cl = calloc(1, sizeof *cl);
     unsigned char *blob = malloc(SESSION_MAX);
-    mbedtls_ssl_session s;
-    mbedtls_ssl_session_init(&s);
-    config_key(cfg, res->key);
-    res->leader = 0;
-    size_t n = blob ? load_blob(res->key, blob) : 0;
-    if (blob && !n) {
-        pthread_mutex_lock(&mu);
-        follow_or_lead(res->key, &res->leader);
-        pthread_mutex_unlock(&mu);
-        n = res->leader ? 0 : load_blob(res->key, blob);
+    if (!cl || !blob || ex_idx < 0 || !SSL_set_ex_data(ssl, ex_idx, cl)) {
+        free(cl);
+        free(blob);
+        return 0;
     }
-    int ok = n && mbedtls_ssl_session_load(&s, blob, n) == 0 && mbedtls_ssl_set_session(ssl, &s) == 0;
+    config_key(cfg, cred, cl->key);
+    size_t n = load_blob(cl->key, blob);
+    if (!n) {
+        pthread_mutex_lock(&mu);
+        follow_or_lead(cl->key, &cl->leader);
+        pthread_mutex_unlock(&mu);
+        n = cl->leader ? 0 : load_blob(cl->key, blob);
+    }
+    const unsigned char *p = blob;
+    SSL_SESSION *s = n ? d2i_SSL_SESSION(NULL, &p, (long)n) : NULL;
+    int ok = s && SSL_SESSION_is_resumable(s) && SSL_set_session(ssl, s) == 1;
     if (n) KLOG_DEBUG("tls: %s a remembered session for %s", ok ? "offering" : "ignoring an unusable", cfg->server);
-    mbedtls_ssl_session_free(&s);
-    if (blob) mbedtls_platform_zeroize(blob, SESSION_MAX);
+    SSL_SESSION_free(s);
+    OPENSSL_cleanse(blob, SESSION_MAX);
     free(blob);
     return ok;
 }
@@ -190,28 +220,48 @@ static void save_file(const unsigned char key[32], const unsigned char *blob, si
     free(path);
 }
 
-void kube_tls_session_finish(mbedtls_ssl_context *ssl, const struct kube_tls_resume *res)
+/* Ends the claim's wait for others (called with mu held). */
+static void release_locked(struct claim *cl)
 {
-    const unsigned char *key = res->key;
-    unsigned char *blob = ssl ? malloc(SESSION_MAX) : NULL;
-    size_t n = 0;
-    mbedtls_ssl_session s;
-    mbedtls_ssl_session_init(&s);
-    int ok = blob && mbedtls_ssl_get_session(ssl, &s) == 0 && mbedtls_ssl_session_save(&s, blob, SESSION_MAX, &n) == 0;
-    mbedtls_ssl_session_free(&s);
+    if (cl && cl->leader) {
+        cl->leader = 0;
+        inflight = 0;
+        pthread_cond_broadcast(&session_done);
+    }
+}
+
+/* OpenSSL's new-session callback: remember the session (returns 0: OpenSSL keeps ownership). */
+static int on_new_session(SSL *ssl, SSL_SESSION *s)
+{
+    struct claim *cl = ex_idx >= 0 ? SSL_get_ex_data(ssl, ex_idx) : NULL;
+    int len = cl && SSL_SESSION_is_resumable(s) ? i2d_SSL_SESSION(s, NULL) : 0;
+    unsigned char *blob = len > 0 && len <= SESSION_MAX ? malloc((size_t)len) : NULL, *p = blob;
+    size_t n = blob && i2d_SSL_SESSION(s, &p) == len ? (size_t)len : 0;
     int same = 0;
     pthread_mutex_lock(&mu);
-    if (ok && n) {
-        same = mem_len == n && !memcmp(mem_key, key, 32) && !memcmp(mem_blob, blob, n);
-        memcpy(mem_key, key, 32);
+    if (n) {
+        same = mem_len == n && !memcmp(mem_key, cl->key, 32) && !memcmp(mem_blob, blob, n);
+        memcpy(mem_key, cl->key, 32);
         memcpy(mem_blob, blob, mem_len = n);
     }
-    if (res->leader) {
-        inflight = 0;
-        pthread_cond_broadcast(&handshake_done);
-    }
+    release_locked(cl);
     pthread_mutex_unlock(&mu);
-    if (ok && n && !same) save_file(key, blob, n); /* a resumed session is the one already saved */
-    if (blob) mbedtls_platform_zeroize(blob, SESSION_MAX);
+    if (n && !same) save_file(cl->key, blob, n);
+    if (blob) OPENSSL_cleanse(blob, n);
     free(blob);
+    return 0;
+}
+
+void kube_tls_session_setup(SSL_CTX *ctx)
+{
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, on_new_session);
+}
+
+void kube_tls_session_release(SSL *ssl)
+{
+    struct claim *cl = ssl && ex_idx >= 0 ? SSL_get_ex_data(ssl, ex_idx) : NULL;
+    pthread_mutex_lock(&mu);
+    release_locked(cl);
+    pthread_mutex_unlock(&mu);
 }

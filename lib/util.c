@@ -288,3 +288,10 @@ void kube_sleep_ms(int64_t ms)
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
     }
 }
+
+void kube_strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}

@@ -1,4 +1,4 @@
-/* watch.c - one streaming watch request (the client's HTTP/1.1 exchange with a body
+/* watch.c - one streaming watch request (the client's libcurl exchange with a body
  * callback feeding the event parser; a cancel token's eventfd wakes its poll at once).
  * The resuming loop is in watch_resume.c. */
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #define MAX_ERROR_BODY (64u << 10)
 
 struct wctx {
-    const struct http1_call *call; /* its parser has the status code once the body flows */
+    const struct kube_call *call; /* it has the status code once the body flows */
     struct kube_watch_parser *p;
     kube_watch_cb cb;
     void *ud;
@@ -43,7 +43,7 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
 static int on_data(const char *data, size_t len, void *ud)
 {
     struct wctx *w = ud;
-    int code = w->call->p.code;
+    int code = (int)w->call->code;
     if (code < 200 || code > 299) {
         size_t take = w->elen + len > MAX_ERROR_BODY ? MAX_ERROR_BODY - w->elen : len;
         char *nb = realloc(w->ebody, w->elen + take + 1);
@@ -100,7 +100,7 @@ static int finish(int rc, const char *url, struct wctx *w)
         }
         return -1;
     }
-    int code = w->call->p.code;
+    int code = (int)w->call->code;
     if (code < 200 || code > 299) {
         kube_status_decode(w->ebody, w->elen, code, w->err);
         return -1;
@@ -118,14 +118,13 @@ int kube_watch_stream(struct kube_client *c, const struct kube_resource *r, cons
                       const struct kube_list_opts *opts, kube_watch_cb cb, void *ud, struct kube_cancel *cancel,
                       struct kube_error *err)
 {
-    struct http1_call call = {0};
+    struct kube_call call = {0};
     struct wctx w = {.call = &call, .cb = cb, .ud = ud, .err = err};
     struct kube_query *q = NULL;
     char *path = NULL, *url = NULL;
     int ret = -1;
     call.on_body = on_data;
     call.ud = &w;
-    http1_parser_init(&call.p, 0);
     if (!(w.p = kube_watch_parser_new(0))) {
         kube_error_set(err, 0, KUBE_TRANSPORT, "out of memory starting a watch");
     } else if (watch_target(r, ns, opts, &path, &q, err) == 0) {
@@ -136,7 +135,6 @@ int kube_watch_stream(struct kube_client *c, const struct kube_resource *r, cons
         int rc = kube_client_call(c, "GET", path, kube_query_str(q), NULL, &call, cancel, tmo, err, &unsent);
         ret = finish(rc, url ? url : path, &w);
     }
-    http1_parser_free(&call.p);
     kube_watch_parser_free(w.p);
     kube_query_free(q);
     free(w.ebody);

@@ -4,10 +4,9 @@
 #include "kube/ws.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
 #include <string.h>
 #include <sys/random.h>
-#include <mbedtls/base64.h>
-#include <mbedtls/sha1.h>
 
 size_t kube_ws_frame_header(uint8_t *out, int fin, int opcode, uint64_t len, const uint8_t key[4])
 {
@@ -102,21 +101,21 @@ const char *kube_ws_close_code_name(int code)
 int kube_ws_make_key(char key[25])
 {
     uint8_t raw[16];
-    size_t n = 0;
     if (kube_ws_random(raw, sizeof(raw)) < 0) return -1;
-    return mbedtls_base64_encode((unsigned char *)key, 25, &n, raw, sizeof(raw)) == 0 && n == 24 ? 0 : -1;
+    return EVP_EncodeBlock((unsigned char *)key, raw, sizeof(raw)) == 24 ? 0 : -1;
 }
 
 int kube_ws_accept_for(const char *key, char accept[29])
 {
     static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-    unsigned char md[20];
-    size_t n = 0;
-    mbedtls_sha1_context c;
-    mbedtls_sha1_init(&c);
-    int ok = mbedtls_sha1_starts_ret(&c) == 0 && mbedtls_sha1_update_ret(&c, (const unsigned char *)key, strlen(key)) == 0 &&
-             mbedtls_sha1_update_ret(&c, (const unsigned char *)guid, sizeof(guid) - 1) == 0 &&
-             mbedtls_sha1_finish_ret(&c, md) == 0;
-    mbedtls_sha1_free(&c);
-    return ok && mbedtls_base64_encode((unsigned char *)accept, 29, &n, md, sizeof md) == 0 && n == 28 ? 0 : -1;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    size_t kl = strlen(key);
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    if (!c) return -1;
+    int ok = EVP_DigestInit_ex(c, EVP_sha1(), NULL) == 1 && EVP_DigestUpdate(c, key, kl) == 1 &&
+             EVP_DigestUpdate(c, guid, sizeof(guid) - 1) == 1 && EVP_DigestFinal_ex(c, md, &mdlen) == 1;
+    EVP_MD_CTX_free(c);
+    if (!ok || mdlen != 20) return -1;
+    return EVP_EncodeBlock((unsigned char *)accept, md, 20) == 28 ? 0 : -1;
 }

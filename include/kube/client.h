@@ -1,10 +1,10 @@
-/* client.h - the Kubernetes API client: verbs over the library's own HTTP/1.1
- * (TLS via lib/tls_conn.c, no proxy) with JSON bodies, Status-decoded errors,
- * bounded retries and timeouts.
+/* client.h - the Kubernetes API client: verbs over libcurl (OpenSSL; proxies as
+ * client-go picks them; exec credential plugins; impersonation) with JSON bodies,
+ * Status-decoded errors, bounded retries, timeouts and a client-side rate limit.
  *
  * Threads: a kube_client may be shared by any number of threads. It keeps a
- * small pool of idle keep-alive connections; a call borrows one (or opens one)
- * for its duration, so N concurrent callers use N connections.
+ * small pool of idle libcurl handles, each keeping its connection alive; a call
+ * borrows one for its duration, so N concurrent callers use N connections.
  * kube_client_free must run after every other thread stopped using it. */
 #ifndef KUBE_CLIENT_H
 #define KUBE_CLIENT_H
@@ -25,6 +25,8 @@ struct kube_client_opts {
     long request_timeout_ms;        /* whole request incl. body, default 30000 (not for watches) */
     struct kube_retry_policy retry; /* max_attempts 0 = defaults; 1 = never retry */
     const char *user_agent;         /* default "mpi-k8s/0.1" */
+    double qps;                     /* requests per second (watches aside); 0 = no limit */
+    int burst;                      /* requests allowed at once above qps (default 1 with qps) */
 };
 
 /* Fills o with the defaults. */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 struct kube_token_state; /* private: token cache for tokenFile rotation */
+struct kube_exec_plugin; /* private: users[].user.exec and its cached credential */
 
 struct kube_config {
     char *server;          /* "https://host:port[/prefix]", no trailing slash */
@@ -26,6 +27,12 @@ struct kube_config {
     char *context;         /* context name used, or NULL (in-cluster) */
     char *origin;          /* for messages: "kubeconfig /root/.kube/config, context kind" or "in-cluster" */
     int in_cluster;        /* 1 when built from the service-account directory */
+    char *proxy_url;       /* clusters[].cluster.proxy-url (http, https or socks5), or NULL */
+    char *as_user;         /* impersonation (users[].user.as): Impersonate-User, or NULL */
+    char *as_uid;          /* as-uid: Impersonate-Uid, or NULL */
+    char **as_groups;      /* as-groups: Impersonate-Group each, NULL-terminated, or NULL */
+    char **as_extra;       /* as-user-extra: "key=value" each (Impersonate-Extra-key), or NULL */
+    struct kube_exec_plugin *exec; /* private: the exec credential plugin, or NULL */
     struct kube_token_state *tok; /* private */
 };
 
@@ -46,6 +53,32 @@ struct kube_config *kube_config_new_server(const char *server);
 /* Returns a newly allocated copy of the current bearer token (re-reading token_file when its
  * mtime changed), NULL when none is configured or (with *errmsg) when the file can't be read. */
 char *kube_config_token(const struct kube_config *cfg, char **errmsg);
+/* A credential for one request: a bearer token and/or a client certificate and key (PEM),
+ * from the config's token, tokenFile or exec plugin (client-certificate files and data stay
+ * in the config itself). */
+struct kube_credential {
+    char *token;
+    char *cert, *key;      /* PEM, from an exec plugin only */
+    size_t cert_len, key_len;
+};
+/* Fills *out (all NULL when the config has no token and no plugin), running the exec plugin
+ * when its cached credential is missing or expiring. 0, or -1 with a one-line *errmsg. */
+int kube_config_credential(const struct kube_config *cfg, struct kube_credential *out, char **errmsg);
+/* The server answered 401 to a request made with used: returns 1 when asking again may help
+ * (an exec plugin will be run again), 0 otherwise. */
+int kube_config_credential_rejected(const struct kube_config *cfg, const struct kube_credential *used);
+/* Wipes and frees what *c holds (not c itself). */
+void kube_credential_free(struct kube_credential *c);
+/* The authentication and impersonation header lines for a request, each ending in CRLF:
+ * "Authorization: Bearer ..." when cred has a token, Impersonate-User/-Uid/-Group/-Extra-*
+ * from the config. A new string ("" when none), or NULL on allocation failure. */
+char *kube_config_auth_headers(const struct kube_config *cfg, const struct kube_credential *cred);
+/* The proxy URL to use for a connection to cfg->server, as client-go picks it: proxy-url
+ * when set, else $HTTPS_PROXY/$https_proxy (https) or $HTTP_PROXY/$http_proxy (http), unless
+ * $NO_PROXY/$no_proxy matches the host (names, .domains, *, IPs, CIDRs, host:port) or the host
+ * is localhost or a loopback address. A new string, or NULL for a direct connection. */
+char *kube_config_proxy(const struct kube_config *cfg);
+
 /* Frees cfg and everything it owns (NULL is fine). */
 void kube_config_free(struct kube_config *cfg);
 

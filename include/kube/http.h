@@ -1,6 +1,6 @@
-/* http.h - the API server URLs the client names in its messages. The client speaks
- * HTTP/1.1 itself (lib/http1.c over lib/tls_conn.c: no libcurl, no proxy); see
- * docs/library.md "TLS and HTTP". */
+/* http.h - the API server URLs the client names in its messages. Requests go through
+ * libcurl (OpenSSL backend) in lib/client.c and lib/curl_setup.c; see docs/library.md
+ * "TLS and HTTP". */
 #ifndef KUBE_HTTP_H
 #define KUBE_HTTP_H
 

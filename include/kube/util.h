@@ -30,5 +30,7 @@ int kube_base64_decode(const char *in, size_t in_len, char **out, size_t *out_le
 char *kube_base64_encode(const void *in, size_t len);
 /* Sleeps for ms milliseconds (restarting on EINTR). */
 void kube_sleep_ms(int64_t ms);
+/* Frees a NULL-terminated vector of strings and the strings (NULL is fine). */
+void kube_strv_free(char **v);
 
 #endif

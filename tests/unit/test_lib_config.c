@@ -195,7 +195,34 @@ static void test_malformed(void **st)
     expect_error(s, NULL, "contexts[0].context.user: user \"u\" not found");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws}\n", base, cl);
-    expect_error(s, NULL, "users[0].user.exec: unsupported: exec credential plugins are not supported");
+    expect_error(s, NULL, "users[0].user.exec.apiVersion: missing");
+    free(s);
+    s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
+                           "client.authentication.k8s.io/v1}\n", base, cl);
+    expect_error(s, NULL, "users[0].user.exec.interactiveMode: must be specified for aws");
+    free(s);
+    s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
+                           "client.authentication.k8s.io/v1alpha1}\n", base, cl);
+    expect_error(s, NULL, "users[0].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\": expected");
+    free(s);
+    s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    auth-provider: {name: gcp}\n", base, cl);
+    expect_error(s, NULL, "users[0].user.auth-provider: the gcp auth provider was removed from client-go (and "
+                          "kubectl); use an exec credential plugin instead (users[].user.exec, e.g. "
+                          "gke-gcloud-auth-plugin)");
+    free(s);
+    s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    as-groups: [admins]\n", base, cl);
+    expect_error(s, NULL, "users[0].user: as-groups, as-uid and as-user-extra need \"as\"");
+    free(s);
+    s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    tokn: x\n", base, cl);
+    expect_error(s, NULL, "users[0].user.tokn: unknown field");
+    free(s);
+    s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', proxy-url: 'ftp://p'}\n",
+                           base);
+    expect_error(s, NULL, "clusters[0].cluster.proxy-url: \"ftp://p\": expected an http://, https:// or socks5://");
+    free(s);
+    s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', insecure-skip-tls-verify: "
+                           "true, certificate-authority-data: %s}\n", base, g_pem_b64);
+    expect_error(s, NULL, "specifying a root certificates file with the insecure flag is not allowed");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    client-key-data: '%%%%%%'\n", base, cl);
     expect_error(s, NULL, "bad.yaml: users[0].user.client-key-data: not valid base64");
