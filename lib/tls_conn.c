@@ -33,6 +33,7 @@ struct kube_conn {
     SSL *ssl;        /* NULL for http:// */
     short events;    /* what the last would-block waits for */
     int tls_failed;  /* the last error was a TLS protocol error (an alert: retrying won't help) */
+    int no_cert;     /* no client certificate was presented */
     char err[256];
 };
 
@@ -172,13 +173,20 @@ static int do_connect(SSL *ssl, const void *buf, int len)
 }
 
 /* Names the server certificate's verification failure, or the handshake's error. */
-static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, char **errmsg)
+static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, const char *name, char **errmsg)
 {
     char e[256], ca[512];
     long v = SSL_get_verify_result(c->ssl);
+    int name_err = v == X509_V_ERR_IP_ADDRESS_MISMATCH || v == X509_V_ERR_HOSTNAME_MISMATCH;
     if (v != X509_V_OK)
-        kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): %s", cfg->server,
-                     kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, X509_verify_cert_error_string(v));
+        kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): %s%s%s%s", cfg->server,
+                     kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, X509_verify_cert_error_string(v),
+                     name_err ? " (expected \"" : "", name_err ? name : "", name_err ? "\")" : "");
+    else if (ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE &&
+             !cfg->cert_file && !cfg->cert_data)
+        kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server refused it; it may require a client "
+                     "certificate and none is configured (%s)", cfg->server, cfg->origin,
+                     kube_tls_errstr(e, sizeof e, "handshake failure"));
     else
         kube_set_err(errmsg, "TLS handshake with %s failed (%s): %s", cfg->server, cfg->origin,
                      kube_tls_errstr(e, sizeof e, "the server closed the connection"));
@@ -215,7 +223,7 @@ static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const s
             kube_set_err(errmsg, "TLS handshake with %s timed out (%s)", cfg->server, cfg->origin);
             *retryable = 1;
         } else {
-            handshake_error(c, cfg, errmsg);
+            handshake_error(c, cfg, name, errmsg);
         }
         return -1;
     }
@@ -317,6 +325,7 @@ struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kub
         size_t hl = strlen(h);
         if (h[0] == '[') { h++; hl -= 2; }
         snprintf(name, sizeof name, "%.*s", (int)hl, h);
+        c->no_cert = !cfg->cert_file && !cfg->cert_data && !(cred && cred->cert);
         ok = tls_start(c, cfg, cred, name, deadline, errmsg, retryable) == 0;
     }
     free(proxy);
@@ -341,6 +350,21 @@ static ssize_t ssl_result(struct kube_conn *c, int r, const char *what)
     if (err == SSL_ERROR_ZERO_RETURN) return 0;
     c->tls_failed = err == SSL_ERROR_SSL;
     char e[200];
+    int reason = ERR_GET_REASON(ERR_peek_last_error());
+    if (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
+        ERR_clear_error();
+        snprintf(c->err, sizeof c->err, "TLS %s: the server requires a client certificate (alert: certificate "
+                 "required)%s", what, c->no_cert ? "; none is configured" : "");
+        return -1;
+    }
+    if (c->no_cert && (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING || (err == SSL_ERROR_SYSCALL && !errno))) {
+        /* TLS 1.3: a server that wants a client certificate closes after the handshake */
+        ERR_clear_error();
+        snprintf(c->err, sizeof c->err, "TLS %s: the server closed the connection right after the handshake; "
+                 "it may require a client certificate, and none is configured", what);
+        c->tls_failed = 1;
+        return -1;
+    }
     snprintf(c->err, sizeof c->err, "TLS %s: %s", what,
              err == SSL_ERROR_SYSCALL && errno ? strerror(errno)
              : kube_tls_errstr(e, sizeof e, err == SSL_ERROR_SYSCALL ? "connection closed without close_notify"
@@ -383,6 +407,7 @@ ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len)
     ERR_clear_error();
     errno = 0;
     int r = SSL_read(c->ssl, buf, n);
+    if (r > 0) c->no_cert = 0; /* the server accepted us: a later EOF is an ordinary close */
     return r > 0 ? r : ssl_result(c, r, "recv");
 }
 
