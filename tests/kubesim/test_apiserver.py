@@ -698,6 +698,73 @@ class HttpTest(unittest.TestCase):
         code, _ = self.req("GET", "/version", headers={"Authorization": "Bearer " + tok})
         self.assertEqual(code, 200)
 
+    def imp(self, token, pairs, path="/api/v1/namespaces/default/pods"):
+        """GET path as token's owner with impersonation header pairs (repeatable)."""
+        from multidict import CIMultiDict
+
+        async def go():
+            h = CIMultiDict([("Authorization", "Bearer " + token)] + pairs)
+            r = await self.client.get(path, headers=h)
+            return r.status, (await r.read()).decode()
+        return self.loop.run_until_complete(go())
+
+    def test_impersonation(self):
+        self.req("POST", "/api/v1/namespaces/default/serviceaccounts",
+                 {"metadata": {"name": "alice"}})
+        tok = self.server.auth.token_for("default", "alice")
+        alice = 'User "system:serviceaccount:default:alice" cannot impersonate resource '
+        self.req("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+            "metadata": {"name": "imp"}, "rules": [
+                {"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"],
+                 "resourceNames": ["bob", "devs"]},
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"],
+                 "verbs": ["impersonate"]}]})
+        self.req("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "metadata": {"name": "imp"}, "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "imp"},
+            "subjects": [{"kind": "ServiceAccount", "name": "alice", "namespace": "default"}]})
+        # allowed: runs as bob (who may not list pods)
+        code, body = self.imp(tok, [("Impersonate-User", "bob")])
+        self.assertEqual(code, 403)
+        self.assertIn('User "bob" cannot list resource "pods"', self.json.loads(body)["message"])
+        review = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        code, body = self.req("POST", review, {"kind": "SelfSubjectReview"}, headers={
+            "Authorization": "Bearer " + tok, "Impersonate-User": "bob",
+            "Impersonate-Group": "devs", "Impersonate-Extra-Scopes": "s1"})
+        self.assertEqual((code, body["status"]["userInfo"]), (201, {
+            "username": "bob", "groups": ["devs", "system:authenticated"],
+            "extra": {"scopes": ["s1"]}}))
+        cases = [
+            ([("Impersonate-User", "carol")],
+             'users "carol" is forbidden: ' + alice + '"users" in API group "" at the cluster '
+             'scope'),
+            ([("Impersonate-User", "bob"), ("Impersonate-Group", "devs"),
+              ("Impersonate-Group", "ops")],
+             'groups "ops" is forbidden: ' + alice + '"groups" in API group "" at the cluster '
+             'scope'),
+            ([("Impersonate-User", "system:serviceaccount:kube-system:x")],
+             'serviceaccounts "x" is forbidden: ' + alice + '"serviceaccounts" in API group "" '
+             'in the namespace "kube-system"'),
+            ([("Impersonate-User", "bob"), ("Impersonate-Uid", "u1")],
+             'uids.authentication.k8s.io "u1" is forbidden: ' + alice + '"uids" in API group '
+             '"authentication.k8s.io" at the cluster scope'),
+            ([("Impersonate-User", "bob"), ("Impersonate-Extra-Acme.com%2fProject", "p")],
+             'userextras.authentication.k8s.io "p" is forbidden: ' + alice +
+             '"userextras/acme.com/project" in API group "authentication.k8s.io" at the '
+             'cluster scope')]
+        for pairs, msg in cases:
+            code, body = self.imp(tok, pairs)
+            self.assertEqual((code, self.json.loads(body)["message"]), (403, msg), pairs)
+        code, body = self.imp(tok, [("Impersonate-Group", "devs")])
+        self.assertEqual((code, body), (500, 'Internal Server Error: "/api/v1/namespaces/'
+                                        'default/pods": requested [{Group  devs    }] without '
+                                        'impersonating a user\n'))
+        # a service account impersonated without groups gets its fixed groups
+        code, body = self.req("POST", review, {"kind": "SelfSubjectReview"}, headers={
+            "Impersonate-User": "system:serviceaccount:ns1:sa1"})
+        self.assertEqual(body["status"]["userInfo"]["groups"], [
+            "system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"])
+
     def test_pagination_and_table(self):
         for i in range(3):
             self.req("POST", "/api/v1/namespaces/default/configmaps",
