@@ -349,7 +349,8 @@ Allow 127.0.0.1
 ConnectPort 6443
 EOF
   : >"$W/tinyproxy.log"
-  IN tinyproxy -d -c "$W/tinyproxy.conf" >"$W/tinyproxy.out" 2>&1 &
+  # nsenter execs tinyproxy, so $! is tinyproxy's pid
+  nsenter --net=/run/netns/$NETNS -- tinyproxy -d -c "$W/tinyproxy.conf" >"$W/tinyproxy.out" 2>&1 &
   PROXY_PID=$!
   local i
   for i in $(seq 50); do
