@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from .config import API_PORT, GATEWAY, TLS_MIN_VERSIONS, Config, netns_name
+from .config import API_PORT, GATEWAY, TLS_MIN_VERSIONS, Config, check_seconds, netns_name
 
 READY_TIMEOUT = 30
 
@@ -121,6 +121,9 @@ def cmd_up(a):
     extra = {}
     for kv in a.set or []:
         k, _, v = kv.partition("=")
+        bad = check_seconds(k, v)
+        if bad:
+            die("up: --set " + bad, 2)
         extra[k] = v
     if can_netns() and not a.no_netns:
         ns = netns_name(d)
@@ -294,6 +297,9 @@ def cmd_fault(a):
         req["node"] = args[0]
     elif k == "set":
         req["key"], _, req["value"] = args[0].partition("=")
+        bad = check_seconds(req["key"], req["value"])
+        if bad:
+            die("fault set " + bad, 2)
     try:
         rep = control(a.dir, req)
     except (OSError, RuntimeError, ValueError) as e:

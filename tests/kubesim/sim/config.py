@@ -10,6 +10,18 @@ POD_CIDR = "10.250.0.0/16"
 TLS_MIN_VERSIONS = ("VersionTLS12", "VersionTLS13")
 
 
+def check_seconds(key, value):
+    """An error message if tunable `key` must be a number of seconds >= 0 and value is not."""
+    if key not in ("exec_ready_delay",):
+        return None
+    try:
+        if float(value) >= 0:
+            return None
+    except ValueError:
+        pass
+    return "%s: want a number of seconds >= 0, got %r" % (key, value)
+
+
 def netns_name(d):
     """Host network namespace name for instance directory d."""
     return "ks-%s-h" % hashlib.sha1(os.path.abspath(d).encode()).hexdigest()[:8]
