@@ -6,7 +6,8 @@
 # plugin, KUBERNETES_EXEC_INFO with spec.cluster), a TLS 1.3-only API server, an HTTP CONNECT
 # proxy (tinyproxy; kubeconfig proxy-url; HTTPS_PROXY with NO_PROXY by address and by CIDR;
 # Go's loopback exception), impersonation (kubectl --as/--as-group and kubeconfig
-# as/as-groups, allowed and refused), insecure-skip-tls-verify together with a CA (refused).
+# as/as-groups/as-uid/as-user-extra, allowed and refused), insecure-skip-tls-verify together
+# with a CA (refused).
 # CASE="exec tls13 proxy imp insecure" (the default: all) runs some cases only, e.g.
 #   CASE=exec BINDIR=$PWD/bin tests/integration/lib_kubeconfig.sh
 # Every failed assertion prints one "FAIL kubectl|ours: ..." line; any failure fails the test.
@@ -152,6 +153,8 @@ metadata: {name: kc-impersonate}
 rules:
 - {apiGroups: [""], resources: [users], verbs: [impersonate], resourceNames: [bob]}
 - {apiGroups: [""], resources: [groups], verbs: [impersonate], resourceNames: [kc-devs]}
+- {apiGroups: [authentication.k8s.io], resources: [uids], verbs: [impersonate], resourceNames: [kc-uid-1]}
+- {apiGroups: [authentication.k8s.io], resources: [userextras/scopes], verbs: [impersonate], resourceNames: [read]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -442,8 +445,34 @@ as-groups: [kc-admins]"
   expect kubectl "kubeconfig as: mallory refused" nonzero $rc "$W/out" "$denied_user"
   kcw "$W/imp-group.kc" get pods
   expect kubectl "kubeconfig as-groups: kc-admins refused" nonzero $rc "$W/out" "$denied_group"
+  # as-uid / as-user-extra: uids and userextras/<key> in authentication.k8s.io
+  local sa='User "system:serviceaccount:default:impersonator" cannot impersonate resource'
+  local denied_uid="uids.authentication.k8s.io \"kc-uid-2\" is forbidden: $sa \"uids\" in API group \"authentication.k8s.io\" at the cluster scope"
+  local denied_extra="userextras.authentication.k8s.io \"write\" is forbidden: $sa \"userextras/scopes\" in API group \"authentication.k8s.io\" at the cluster scope"
+  mk_kc imp-uid "$SERVER" "token: $IMP_TOKEN
+as: bob
+as-uid: kc-uid-1
+as-user-extra: {scopes: [read]}"
+  mk_kc imp-uid2 "$SERVER" "token: $IMP_TOKEN
+as: bob
+as-uid: kc-uid-2"
+  mk_kc imp-extra "$SERVER" "token: $IMP_TOKEN
+as: bob
+as-user-extra: {scopes: [write]}"
+  kc "$W/imp-uid.kc" auth whoami
+  expect kubectl "kubeconfig as-uid/as-user-extra: whoami" 0 $rc "$W/out" kc-uid-1 "Extra: scopes" "[read]"
+  kcw "$W/imp-uid2.kc" get pods
+  expect kubectl "kubeconfig as-uid kc-uid-2 refused" nonzero $rc "$W/out" "$denied_uid"
+  kcw "$W/imp-extra.kc" get pods
+  expect kubectl "kubeconfig as-user-extra scopes=write refused" nonzero $rc "$W/out" "$denied_extra"
   ag "$W/imp-ok.kc"
   expect ours "kubeconfig as/as-groups: mpi-agent status" 0 $rc "$W/out" "OK: 0 of 1 worker(s) unreachable"
+  ag "$W/imp-uid.kc"
+  expect ours "kubeconfig as-uid/as-user-extra: mpi-agent status" 0 $rc "$W/out" "OK: 0 of 1 worker(s) unreachable"
+  ag "$W/imp-uid2.kc"
+  expect ours "kubeconfig as-uid kc-uid-2 refused" nonzero $rc "$W/out" "$denied_uid"
+  ag "$W/imp-extra.kc"
+  expect ours "kubeconfig as-user-extra scopes=write refused" nonzero $rc "$W/out" "$denied_extra"
   ag "$W/imp-user.kc"
   expect ours "kubeconfig as: mallory refused" nonzero $rc "$W/out" "$denied_user"
   ag "$W/imp-group.kc"
