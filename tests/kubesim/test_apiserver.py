@@ -427,6 +427,78 @@ CRD = {"metadata": {"name": "things.example.com"}, "spec": {
                                    "x-kubernetes-preserve-unknown-fields": True}}}}}}}]}}
 
 
+class TlsAuthnTest(unittest.TestCase):
+    """--tls-min-version and client certificates: real handshakes over a socket pair."""
+
+    def setUp(self):
+        import subprocess
+        import tempfile
+        from sim import tls
+        self.tmp = tempfile.TemporaryDirectory(prefix="kubesim-tls-")
+        self.pki = self.tmp.name
+        tls.make_pki(self.pki)
+        subprocess.run(["openssl", "req", "-x509", "-CA", "ca.crt", "-CAkey", "ca.key",
+                        "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", "u.key", "-out", "u.crt", "-days", "1",
+                        "-subj", "/CN=alice/O=devs/O=ops"], cwd=self.pki, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def handshake(self, min_version, client_max=None, cert=False):
+        """(server's peercert or None, client error or None) of one handshake."""
+        import socket
+        import ssl
+        import threading
+        from sim import tls
+        sctx = tls.server_context(self.pki, min_version)
+        cctx = ssl.create_default_context(cafile=os.path.join(self.pki, "ca.crt"))
+        if client_max:
+            cctx.maximum_version = client_max
+        if cert:
+            cctx.load_cert_chain(os.path.join(self.pki, "u.crt"), os.path.join(self.pki, "u.key"))
+        a, b = socket.socketpair()
+        got = {}
+
+        def serve():
+            try:
+                with sctx.wrap_socket(a, server_side=True) as ss:
+                    got["peer"] = ss.getpeercert()
+                    ss.recv(1)
+            except (ssl.SSLError, OSError):
+                pass
+        t = threading.Thread(target=serve)
+        t.start()
+        err = None
+        try:
+            with cctx.wrap_socket(b, server_hostname="127.0.0.1") as cs:
+                cs.sendall(b"x")
+        except (ssl.SSLError, OSError) as e:
+            err = e
+        t.join(10)
+        return got.get("peer"), err
+
+    def test_min_version(self):
+        import ssl
+        self.assertIsNone(self.handshake("VersionTLS12", ssl.TLSVersion.TLSv1_2)[1])
+        self.assertIsNotNone(self.handshake("VersionTLS13", ssl.TLSVersion.TLSv1_2)[1])
+        self.assertIsNone(self.handshake("VersionTLS13")[1])
+
+    def test_client_certificate_user(self):
+        from sim.auth import cert_user
+        peer, err = self.handshake("VersionTLS12", cert=True)
+        self.assertIsNone(err)
+        u = cert_user(peer)
+        self.assertEqual((u.name, u.groups), ("alice", ["devs", "ops", "system:authenticated"]))
+        self.assertIsNone(self.handshake("VersionTLS12")[0])    # no certificate: optional
+        # a certificate wins over a token (x509 comes first); no CN: the token decides
+        auth = Authenticator(new_store(), "admintok")
+        self.assertEqual(auth.authenticate("Bearer admintok", peer).name, "alice")
+        nocn = {"subject": ((("organizationName", "devs"),),)}
+        self.assertEqual(auth.authenticate("Bearer admintok", nocn).name, "kubernetes-admin")
+
+
 class LoopTest(unittest.TestCase):
     """Controllers need an event loop: run the loop briefly after each step."""
 
@@ -697,6 +769,73 @@ class HttpTest(unittest.TestCase):
                          'namespace "default"')
         code, _ = self.req("GET", "/version", headers={"Authorization": "Bearer " + tok})
         self.assertEqual(code, 200)
+
+    def imp(self, token, pairs, path="/api/v1/namespaces/default/pods"):
+        """GET path as token's owner with impersonation header pairs (repeatable)."""
+        from multidict import CIMultiDict
+
+        async def go():
+            h = CIMultiDict([("Authorization", "Bearer " + token)] + pairs)
+            r = await self.client.get(path, headers=h)
+            return r.status, (await r.read()).decode()
+        return self.loop.run_until_complete(go())
+
+    def test_impersonation(self):
+        self.req("POST", "/api/v1/namespaces/default/serviceaccounts",
+                 {"metadata": {"name": "alice"}})
+        tok = self.server.auth.token_for("default", "alice")
+        alice = 'User "system:serviceaccount:default:alice" cannot impersonate resource '
+        self.req("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+            "metadata": {"name": "imp"}, "rules": [
+                {"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"],
+                 "resourceNames": ["bob", "devs"]},
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"],
+                 "verbs": ["impersonate"]}]})
+        self.req("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "metadata": {"name": "imp"}, "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "imp"},
+            "subjects": [{"kind": "ServiceAccount", "name": "alice", "namespace": "default"}]})
+        # allowed: runs as bob (who may not list pods)
+        code, body = self.imp(tok, [("Impersonate-User", "bob")])
+        self.assertEqual(code, 403)
+        self.assertIn('User "bob" cannot list resource "pods"', self.json.loads(body)["message"])
+        review = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        code, body = self.req("POST", review, {"kind": "SelfSubjectReview"}, headers={
+            "Authorization": "Bearer " + tok, "Impersonate-User": "bob",
+            "Impersonate-Group": "devs", "Impersonate-Extra-Scopes": "s1"})
+        self.assertEqual((code, body["status"]["userInfo"]), (201, {
+            "username": "bob", "groups": ["devs", "system:authenticated"],
+            "extra": {"scopes": ["s1"]}}))
+        cases = [
+            ([("Impersonate-User", "carol")],
+             'users "carol" is forbidden: ' + alice + '"users" in API group "" at the cluster '
+             'scope'),
+            ([("Impersonate-User", "bob"), ("Impersonate-Group", "devs"),
+              ("Impersonate-Group", "ops")],
+             'groups "ops" is forbidden: ' + alice + '"groups" in API group "" at the cluster '
+             'scope'),
+            ([("Impersonate-User", "system:serviceaccount:kube-system:x")],
+             'serviceaccounts "x" is forbidden: ' + alice + '"serviceaccounts" in API group "" '
+             'in the namespace "kube-system"'),
+            ([("Impersonate-User", "bob"), ("Impersonate-Uid", "u1")],
+             'uids.authentication.k8s.io "u1" is forbidden: ' + alice + '"uids" in API group '
+             '"authentication.k8s.io" at the cluster scope'),
+            ([("Impersonate-User", "bob"), ("Impersonate-Extra-Acme.com%2fProject", "p")],
+             'userextras.authentication.k8s.io "p" is forbidden: ' + alice +
+             '"userextras/acme.com/project" in API group "authentication.k8s.io" at the '
+             'cluster scope')]
+        for pairs, msg in cases:
+            code, body = self.imp(tok, pairs)
+            self.assertEqual((code, self.json.loads(body)["message"]), (403, msg), pairs)
+        code, body = self.imp(tok, [("Impersonate-Group", "devs")])
+        self.assertEqual((code, body), (500, 'Internal Server Error: "/api/v1/namespaces/'
+                                        'default/pods": requested [{Group  devs    }] without '
+                                        'impersonating a user\n'))
+        # a service account impersonated without groups gets its fixed groups
+        code, body = self.req("POST", review, {"kind": "SelfSubjectReview"}, headers={
+            "Impersonate-User": "system:serviceaccount:ns1:sa1"})
+        self.assertEqual(body["status"]["userInfo"]["groups"], [
+            "system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"])
 
     def test_pagination_and_table(self):
         for i in range(3):

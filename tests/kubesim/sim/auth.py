@@ -1,6 +1,7 @@
-"""Authentication: the admin bearer token (system:masters) and service-account tokens
-(opaque bearer tokens mapped to system:serviceaccount:NS:NAME), legacy SA token
-Secrets, TokenRequest, and the per-namespace kube-root-ca.crt ConfigMap."""
+"""Authentication: client certificates signed by the instance CA (CN = user, O = groups),
+the admin bearer token (system:masters) and service-account tokens (opaque bearer tokens
+mapped to system:serviceaccount:NS:NAME), legacy SA token Secrets, TokenRequest, and the
+per-namespace kube-root-ca.crt ConfigMap."""
 import base64
 import secrets as pysecrets
 
@@ -34,6 +35,21 @@ def sa_user(ns, name, uid=""):
                  "system:authenticated"], uid)
 
 
+def cert_user(peercert):
+    """The user a verified client certificate names: CN is the user name, each O a group
+    (kube-apiserver's x509 CommonNameUserConversion); None without a CN."""
+    name, groups = None, []
+    for rdn in peercert.get("subject", ()):
+        for k, v in rdn:
+            if k == "commonName":
+                name = v
+            elif k == "organizationName":
+                groups.append(v)
+    if not name:
+        return None
+    return User(name, groups + ["system:authenticated"])
+
+
 class Authenticator:
     """Maps bearer tokens to Users; issues service-account tokens."""
 
@@ -44,8 +60,14 @@ class Authenticator:
         self.sa_tokens = {}   # token -> (ns, sa name, sa uid)
         self.by_sa = {}       # (ns, name, uid) -> token
 
-    def authenticate(self, header):
-        """header: the Authorization header value (or None). Returns User; raises 401."""
+    def authenticate(self, header, peercert=None):
+        """header: the Authorization header value (or None); peercert: the verified client
+        certificate (ssl getpeercert() dict) or None. Returns User; raises 401. As in
+        kube-apiserver the x509 authenticator comes first: a certificate wins over a token."""
+        if peercert:
+            u = cert_user(peercert)
+            if u is not None:
+                return u
         if not header:
             return ANONYMOUS
         parts = header.split(None, 1)

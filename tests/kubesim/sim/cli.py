@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from .config import API_PORT, GATEWAY, Config, netns_name
+from .config import API_PORT, GATEWAY, TLS_MIN_VERSIONS, Config, check_seconds, netns_name
 
 READY_TIMEOUT = 30
 
@@ -121,10 +121,13 @@ def cmd_up(a):
     extra = {}
     for kv in a.set or []:
         k, _, v = kv.partition("=")
+        bad = check_seconds(k, v)
+        if bad:
+            die("up: --set " + bad, 2)
         extra[k] = v
     if can_netns() and not a.no_netns:
         ns = netns_name(d)
-        cfg = Config(d, a.nodes, a.gpus, ns, GATEWAY, API_PORT, extra)
+        cfg = Config(d, a.nodes, a.gpus, ns, GATEWAY, API_PORT, extra, a.tls_min_version)
         cfg.save()          # recorded before creating anything, so `down` can clean up
         with open(os.path.join(d, "state", "netns"), "w") as f:
             f.write(ns + "\n")
@@ -132,7 +135,8 @@ def cmd_up(a):
     else:
         sys.stderr.write("kubesim: not root or no `ip netns`: no network namespace; the API "
                          "server listens on 127.0.0.1 and pods share the host network\n")
-        cfg = Config(d, a.nodes, a.gpus, None, "127.0.0.1", free_port(), extra)
+        cfg = Config(d, a.nodes, a.gpus, None, "127.0.0.1", free_port(), extra,
+                     a.tls_min_version)
         cfg.save()
     tls.make_pki(os.path.join(d, "pki"))
     # kubectl's discovery cache (KUBECACHEDIR, set by `run`) must not outlive an instance
@@ -293,6 +297,9 @@ def cmd_fault(a):
         req["node"] = args[0]
     elif k == "set":
         req["key"], _, req["value"] = args[0].partition("=")
+        bad = check_seconds(req["key"], req["value"])
+        if bad:
+            die("fault set " + bad, 2)
     try:
         rep = control(a.dir, req)
     except (OSError, RuntimeError, ValueError) as e:
@@ -310,6 +317,9 @@ def main(argv=None):
     up.add_argument("--nodes", type=int, default=1)
     up.add_argument("--gpus", type=int, default=0)
     up.add_argument("--no-netns", action="store_true", help="no network namespace (as non-root)")
+    up.add_argument("--tls-min-version", default="VersionTLS12",
+                    help="lowest TLS version served, as kube-apiserver's flag: VersionTLS12 "
+                         "(default) or VersionTLS13")
     up.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="tunables: watch_window, watch_timeout, bookmark_interval, "
                          "job_backoff_seconds, ...")
@@ -328,6 +338,9 @@ def main(argv=None):
     if a.command == "up":
         if a.nodes < 1 or a.gpus < 0:
             die("up: --nodes must be >= 1 and --gpus >= 0", 2)
+        if a.tls_min_version not in TLS_MIN_VERSIONS:
+            die("up: --tls-min-version: unknown TLS version %r (one of: %s)"
+                % (a.tls_min_version, ", ".join(TLS_MIN_VERSIONS)), 2)
         return cmd_up(a)
     if a.command == "run":
         return cmd_run(a)

@@ -16,7 +16,7 @@ import time
 
 from aiohttp import web
 
-from . import defaults, discovery, errors, rbac, tls
+from . import defaults, discovery, errors, impersonation, rbac, tls
 from .api import Api, jresp, status_resp
 from .auth import Authenticator
 from .config import Config
@@ -36,6 +36,15 @@ async def maybe(x):
     if inspect.isawaitable(x):
         return await x
     return x
+
+
+def plain_internal_error(request, err):
+    """kube-apiserver's responsewriters.InternalError: a plain-text 500, not a Status."""
+    text = "Internal Server Error: %s: %s" % (json.dumps(request.path_qs), err)
+    for c, ent in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;")):
+        text = text.replace(c, ent)     # its HTML sanitizer
+    return web.Response(status=500, text=text + "\n", content_type="text/plain",
+                        charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
 
 
 class Server:
@@ -72,7 +81,7 @@ class Server:
         self.inflight = {}
         self.runner = None
         self.kubelet = None
-        self.ssl = tls.server_context(pki)
+        self.ssl = tls.server_context(pki, config.tls_min_version)
         self.stopping = asyncio.Event()
 
     # ---- bootstrap ----------------------------------------------------------
@@ -124,8 +133,10 @@ class Server:
         user = None
         code = 0
         try:
-            user = self.auth.authenticate(request.headers.get("Authorization"))
-            user = self.impersonate(request, user)
+            tr = request.transport
+            user = self.auth.authenticate(request.headers.get("Authorization"),
+                                          tr.get_extra_info("peercert") if tr else None)
+            user = impersonation.impersonate(self.store, request.headers, user)
             request["user"] = user
             resp = await self.route(request)
             code = getattr(resp, "status", 0)
@@ -133,6 +144,9 @@ class Server:
         except ApiError as e:
             code = e.code
             return status_resp(e)
+        except impersonation.HeaderError as e:
+            code = 500
+            return plain_internal_error(request, e)
         except (asyncio.CancelledError, ConnectionResetError):
             code = -1
             raise
@@ -144,42 +158,6 @@ class Server:
             self.inflight.pop(id(request), None)
             log.info("%s %s %s %.1fms %s", request.method, request.path_qs, code,
                      (time.monotonic() - t0) * 1000, user.name if user else "-")
-
-    def impersonate(self, request, user):
-        """Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group)."""
-        name = request.headers.get("Impersonate-User")
-        groups = request.headers.getall("Impersonate-Group", [])
-        if not name:
-            if groups:
-                raise errors.ApiError(500, "InternalError", "Internal error occurred: "
-                                      "requested [%s] without impersonating a user"
-                                      % ", ".join("{Group  %s}" % g for g in groups))
-            return user
-        from .auth import User
-        if name.startswith("system:serviceaccount:") and name.count(":") == 3:
-            _, _, ns, sa = name.split(":")
-            what, res, rname, rns = "serviceaccounts", "serviceaccounts", sa, ns
-        else:
-            what, res, rname, rns = "users", "users", name, ""
-        if not authorize(self.store, user, Attrs("impersonate", "", res, "", rname, rns)):
-            raise errors.ApiError(403, "Forbidden", '%s "%s" is forbidden: User "%s" cannot '
-                                  'impersonate resource "%s" in API group "" at the cluster '
-                                  'scope' % (what, rname, user.name, res), {"name": rname,
-                                                                           "kind": what})
-        if res == "serviceaccounts":
-            g = ["system:serviceaccounts", "system:serviceaccounts:" + rns]
-        else:
-            g = []
-        for x in groups:
-            if not authorize(self.store, user, Attrs("impersonate", "", "groups", "", x, "")):
-                raise errors.ApiError(403, "Forbidden", 'groups "%s" is forbidden: User "%s" '
-                                      'cannot impersonate resource "groups" in API group "" at '
-                                      'the cluster scope' % (x, user.name), {"name": x,
-                                                                             "kind": "groups"})
-        g += [x for x in groups if x not in g]
-        if "system:authenticated" not in g and name != "system:anonymous":
-            g.append("system:authenticated")
-        return User(name, g)
 
     async def route(self, request):
         path = request.path

@@ -1,5 +1,7 @@
 """TLS material for one instance: a CA and a server certificate made with the openssl
-CLI (EC P-256), and the server SSLContext (ALPN http/1.1 only)."""
+CLI (EC P-256), and the server SSLContext (ALPN http/1.1 only, minimum TLS version as
+kube-apiserver's --tls-min-version, client certificates verified against the CA when
+given)."""
 import os
 import ssl
 import subprocess
@@ -35,8 +37,18 @@ def make_pki(pki_dir):
           "-addext", "basicConstraints=CA:FALSE"], pki_dir)
 
 
-def server_context(pki_dir):
+# config.TLS_MIN_VERSIONS (kube-apiserver's --tls-min-version names) -> ssl versions
+TLS_VERSIONS = {"VersionTLS12": ssl.TLSVersion.TLSv1_2, "VersionTLS13": ssl.TLSVersion.TLSv1_3}
+
+
+def server_context(pki_dir, min_version="VersionTLS12"):
+    """min_version: a key of TLS_VERSIONS (checked by the command line)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = TLS_VERSIONS[min_version]
+    # like kube-apiserver's --client-ca-file: a client certificate is asked for, optional,
+    # and verified against the CA when one is sent (a bad one fails the handshake)
+    ctx.verify_mode = ssl.CERT_OPTIONAL
+    ctx.load_verify_locations(os.path.join(pki_dir, "ca.crt"))
     ctx.load_cert_chain(os.path.join(pki_dir, "server.crt"), os.path.join(pki_dir, "server.key"))
     ctx.set_alpn_protocols(["http/1.1"])
     # like Go's crypto/tls (kube-apiserver): the client's cipher order decides, so a client
