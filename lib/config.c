@@ -55,6 +55,7 @@ void kube_config_free(struct kube_config *cfg)
     free(cfg->context);
     free(cfg->origin);
     free(cfg->proxy_url);
+    free(cfg->exec_cluster_config);
     free(cfg->as_user);
     free(cfg->as_uid);
     kube_strv_free(cfg->as_groups);
@@ -336,6 +337,35 @@ static int check_proxy_url(const char *url, const char *tag, char **errmsg)
     return -1;
 }
 
+/* extensions: a list of {name, extension}; the one named client.authentication.k8s.io/exec is
+ * handed to exec plugins as spec.cluster.config (provideClusterInfo). */
+static int exec_extension(const json_t *in, const char *tag, char **out, char **errmsg)
+{
+    json_t *l = json_object_get(in, "extensions"), *e;
+    size_t i;
+    if (!l || json_is_null(l))
+        return 0;
+    if (!json_is_array(l)) {
+        kube_set_err(errmsg, "%s.extensions: expected a list of {name, extension}", tag);
+        return -1;
+    }
+    json_array_foreach(l, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (!name) {
+            kube_set_err(errmsg, "%s.extensions[%zu].name: expected a string", tag, i);
+            return -1;
+        }
+        if (strcmp(name, "client.authentication.k8s.io/exec") || *out)
+            continue;
+        json_t *x = json_object_get(e, "extension");
+        if (x && !(*out = json_dumps(x, JSON_COMPACT | JSON_ENCODE_ANY))) {
+            kube_set_err(errmsg, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errmsg)
 {
     static const char *const keys[] = {"server", "certificate-authority", "certificate-authority-data",
@@ -372,6 +402,8 @@ static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errms
     for (size_t n = strlen(cfg->server); n > 0 && cfg->server[n - 1] == '/'; n--)
         cfg->server[n - 1] = '\0';
     if (check_file(cfg->ca_file, tag, "certificate-authority", errmsg))
+        goto fail;
+    if (exec_extension(in, tag, &cfg->exec_cluster_config, errmsg))
         goto fail;
     if (cfg->insecure && (cfg->ca_file || cfg->ca_data)) { /* client-go refuses this pair too */
         kube_set_err(errmsg, "%s: specifying a root certificates file with the insecure flag is not allowed "

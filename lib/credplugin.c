@@ -169,11 +169,12 @@ int kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
         kube_set_err(errmsg, "%s.interactiveMode: \"%s\": expected Never, IfAvailable or Always", tag, p->mode);
         goto fail;
     }
-    if (pci && !json_is_boolean(pci)) {
+    const char *pcs = json_string_value(pci); /* YAML scalars may arrive as strings */
+    if (pci && !json_is_null(pci) && !json_is_boolean(pci) && !(pcs && (!strcmp(pcs, "true") || !strcmp(pcs, "false")))) {
         kube_set_err(errmsg, "%s.provideClusterInfo: expected true or false", tag);
         goto fail;
     }
-    p->provide_cluster = json_is_true(pci);
+    p->provide_cluster = json_is_true(pci) || (pcs && !strcmp(pcs, "true"));
     *out = p;
     return 0;
 fail:
@@ -220,6 +221,11 @@ static char *exec_info(const struct kube_exec_plugin *p, const struct kube_confi
             json_object_set_new(cl, "insecure-skip-tls-verify", json_true());
         if (cl && cfg->proxy_url)
             json_object_set_new(cl, "proxy-url", json_string(cfg->proxy_url));
+        json_t *x = cfg->exec_cluster_config ? json_loads(cfg->exec_cluster_config, JSON_DECODE_ANY, NULL) : NULL;
+        if (cl && x)
+            json_object_set_new(cl, "config", x);
+        else
+            json_decref(x);
         free(ca);
         json_object_set_new(spec, "cluster", cl);
     }

@@ -221,8 +221,16 @@ char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
         return kube_strdup_printf("cannot resolve the API server host of %s (%s): %s", url, origin, detail);
     case CURLE_COULDNT_RESOLVE_PROXY:
         return kube_strdup_printf("cannot resolve the proxy for %s (%s): %s", url, origin, detail);
-    case CURLE_COULDNT_CONNECT:
-        return kube_strdup_printf("cannot connect to the API server %s (%s): %s", url, origin, detail);
+    case CURLE_COULDNT_CONNECT: {
+        char *proxy = cfg ? kube_config_proxy(cfg) : NULL, *m;
+        if (proxy)
+            m = kube_strdup_printf("cannot connect to the proxy %s for the API server %s (%s): %s", proxy, url,
+                                   origin, detail);
+        else
+            m = kube_strdup_printf("cannot connect to the API server %s (%s): %s", url, origin, detail);
+        free(proxy);
+        return m;
+    }
     case CURLE_OPERATION_TIMEDOUT:
         return kube_strdup_printf("request to %s timed out: %s", url, detail);
     case CURLE_PEER_FAILED_VERIFICATION:

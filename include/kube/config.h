@@ -33,6 +33,7 @@ struct kube_config {
     char **as_groups;      /* as-groups: Impersonate-Group each, NULL-terminated, or NULL */
     char **as_extra;       /* as-user-extra: "key=value" each (Impersonate-Extra-key), or NULL */
     struct kube_exec_plugin *exec; /* private: the exec credential plugin, or NULL */
+    char *exec_cluster_config; /* the cluster's client.authentication.k8s.io/exec extension (JSON) */
     struct kube_token_state *tok; /* private */
 };
 
