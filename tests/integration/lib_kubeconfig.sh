@@ -21,12 +21,13 @@ AGENT=$BINDIR/mpi-agent
 RSH=$BINDIR/mpi-rsh
 PLUGIN=$ROOT/tests/integration/kubesim_data/exec_plugin.sh
 for x in "$AGENT" "$RSH"; do [ -x "$x" ] || { echo "skip: no $x (run make)"; exit 77; }; done
-for c in kubectl tinyproxy openssl python3; do
-  command -v $c >/dev/null || { echo "skip: $c missing (make deps)"; exit 77; }
-done
 CASES=${CASE:-exec tls13 proxy imp insecure}
 for c in $CASES; do
   case $c in exec|tls13|proxy|imp|insecure) ;; *) echo "CASE: unknown case $c"; exit 2 ;; esac
+done
+need="kubectl openssl python3"; [[ " $CASES " == *" proxy "* ]] && need="$need tinyproxy"
+for c in $need; do
+  command -v $c >/dev/null || { echo "skip: $c missing (make deps)"; exit 77; }
 done
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
 unset KUBECONFIG MPI_JOB_NAMESPACE MPI_JOB_WORKER_CONTAINER MPI_JOB_TRANSPORT
