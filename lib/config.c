@@ -571,7 +571,9 @@ static int build_config(const json_t *root, const char *origin, const char *cont
         kube_set_err(errmsg, "out of memory");
         return -1;
     }
-    if (opt_str(cin, "cluster", ctag, &cluster, errmsg) || opt_str(cin, "user", ctag, &user, errmsg) ||
+    static const char *const ckeys[] = {"cluster", "user", "namespace", "extensions", NULL};
+    if (known_keys(cin, ctag, ckeys, errmsg) || opt_str(cin, "cluster", ctag, &cluster, errmsg) ||
+        opt_str(cin, "user", ctag, &user, errmsg) ||
         opt_str(cin, "namespace", ctag, &cfg->namespace, errmsg))
         goto fail;
     const json_t *cl = cluster ? find_named(root, "clusters", cluster) : NULL;

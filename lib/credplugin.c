@@ -147,7 +147,21 @@ int kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
         kube_set_err(errmsg, "out of memory");
         return -1;
     }
+    static const char *const known[] = {"apiVersion", "command", "args", "env", "installHint", "interactiveMode",
+                                        "provideClusterInfo", NULL};
     json_t *pci = json_object_get(in, "provideClusterInfo");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)in, k, v) {
+        int ok = 0;
+        for (const char *const *q = known; *q && !ok; q++)
+            ok = !strcmp(k, *q);
+        if (!ok) {
+            kube_set_err(errmsg, "%s.%s: unknown field", tag, k);
+            kube_exec_plugin_free(p);
+            return -1;
+        }
+    }
     if (!json_is_object(in) || !(p->tag = kube_strdup_printf("%s", tag)) ||
         get_str(in, "apiVersion", tag, 1, &p->api_version, errmsg) ||
         get_str(in, "command", tag, 1, &p->command, errmsg) || parse_args(in, tag, &p->args, errmsg) ||

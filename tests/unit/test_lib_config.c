@@ -213,6 +213,10 @@ static void test_malformed(void **st)
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    as-groups: [admins]\n", base, cl);
     expect_error(s, NULL, "users[0].user: as-groups, as-uid and as-user-extra need \"as\"");
     free(s);
+    s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
+                           "client.authentication.k8s.io/v1beta1, argz: [x]}\n", base, cl);
+    expect_error(s, NULL, "users[0].user.exec.argz: unknown field");
+    free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    tokn: x\n", base, cl);
     expect_error(s, NULL, "users[0].user.tokn: unknown field");
     free(s);
