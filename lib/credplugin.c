@@ -198,6 +198,15 @@ fail:
     return -1;
 }
 
+/* Messages quote the plugin's output: keep them on one line. */
+static int one_line(int rc, char **errmsg)
+{
+    for (char *q = rc && errmsg && *errmsg ? *errmsg : NULL; q && *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = ' ';
+    return rc;
+}
+
 /* ---- running it ---- */
 
 /* Whether the plugin may talk to the user: Never -> no; Always -> needs a terminal. */
@@ -431,6 +440,7 @@ static int run_plugin(const struct kube_exec_plugin *p, const struct kube_config
             snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(st));
         kube_set_err(errmsg, "exec plugin %s (%s) %s%s%s%s%s", p->command, p->tag, how, *ll ? ": " : "", ll,
                      hint ? "; install hint: " : "", hint ? hint : "");
+        one_line(-1, errmsg);
         goto fail;
     }
     if (o->err_len) /* what the plugin says on success (warnings) reaches the user */
@@ -450,8 +460,8 @@ fail:
     return -1;
 }
 
-/* Parses the plugin's ExecCredential into p->cred. 0, or -1 with *errmsg. */
-static int take_output(struct kube_exec_plugin *p, const char *out, size_t len, char **errmsg)
+int kube_exec_credential_parse(const char *out, size_t len, const char *api_version, const char *who,
+                               struct kube_credential *cred, int64_t *expires_ms, char **errmsg)
 {
     json_error_t je;
     json_t *j = json_loadb(out, len, 0, &je);
@@ -464,48 +474,59 @@ static int take_output(struct kube_exec_plugin *p, const char *out, size_t len, 
     const char *exp = json_string_value(json_object_get(st, "expirationTimestamp"));
     int64_t exp_ms = 0;
     int rc = -1;
+    memset(cred, 0, sizeof *cred);
+    *expires_ms = 0;
     if (!json_is_object(j))
-        kube_set_err(errmsg, "exec plugin %s (%s): output is not an ExecCredential (JSON: %s at line %d)",
-                     p->command, p->tag, j ? "not an object" : je.text, je.line);
+        kube_set_err(errmsg, "%s: output is not an ExecCredential (JSON: %s at line %d)", who,
+                     j ? "not an object" : je.text, je.line);
     else if (!kind || strcmp(kind, "ExecCredential"))
-        kube_set_err(errmsg, "exec plugin %s (%s): output kind is \"%s\", expected ExecCredential", p->command,
-                     p->tag, kind ? kind : "");
-    else if (!av || strcmp(av, p->api_version))
-        kube_set_err(errmsg, "exec plugin %s (%s) is configured to use API version %s, plugin returned version %s",
-                     p->command, p->tag, p->api_version, av ? av : "(none)");
+        kube_set_err(errmsg, "%s: output kind is \"%s\", expected ExecCredential", who, kind ? kind : "");
+    else if (!av || strcmp(av, api_version))
+        kube_set_err(errmsg, "%s is configured to use API version %s, plugin returned version %s", who,
+                     api_version, av ? av : "(none)");
     else if (!json_is_object(st))
-        kube_set_err(errmsg, "exec plugin %s (%s): ExecCredential has no status", p->command, p->tag);
+        kube_set_err(errmsg, "%s: ExecCredential has no status", who);
     else if (!(tok && *tok) && !(crt && *crt && key && *key))
-        kube_set_err(errmsg, "exec plugin %s (%s): status has neither a token nor clientCertificateData and "
-                             "clientKeyData", p->command, p->tag);
+        kube_set_err(errmsg, "%s: status has neither a token nor clientCertificateData and clientKeyData", who);
     else if ((crt && *crt) != (key && *key))
-        kube_set_err(errmsg, "exec plugin %s (%s): status has %s without %s", p->command, p->tag,
+        kube_set_err(errmsg, "%s: status has %s without %s", who,
                      crt && *crt ? "clientCertificateData" : "clientKeyData",
                      crt && *crt ? "clientKeyData" : "clientCertificateData");
     else if (exp && kube_time_parse_ms(exp, &exp_ms))
-        kube_set_err(errmsg, "exec plugin %s (%s): status.expirationTimestamp \"%s\" is not an RFC 3339 time",
-                     p->command, p->tag, exp);
+        kube_set_err(errmsg, "%s: status.expirationTimestamp \"%s\" is not an RFC 3339 time", who, exp);
     else
         rc = 0;
     if (rc == 0) {
-        struct kube_credential c = {0};
-        c.token = tok && *tok ? strdup(tok) : NULL;
+        cred->token = tok && *tok ? strdup(tok) : NULL;
         if (crt && *crt) {
-            c.cert = strdup(crt), c.cert_len = strlen(crt);
-            c.key = strdup(key), c.key_len = strlen(key);
+            cred->cert = strdup(crt), cred->cert_len = strlen(crt);
+            cred->key = strdup(key), cred->key_len = strlen(key);
         }
-        if ((tok && *tok && !c.token) || (crt && *crt && (!c.cert || !c.key))) {
-            kube_credential_free(&c);
+        if ((tok && *tok && !cred->token) || (crt && *crt && (!cred->cert || !cred->key))) {
+            kube_credential_free(cred);
             kube_set_err(errmsg, "out of memory");
             rc = -1;
-        } else {
-            kube_credential_free(&p->cred);
-            p->cred = c;
-            p->have = 1;
-            p->expires_ms = exp ? exp_ms : 0;
         }
+        *expires_ms = exp ? exp_ms : 0;
     }
     json_decref(j);
+    return one_line(rc, errmsg);
+}
+
+/* Parses the plugin's ExecCredential into p->cred. 0, or -1 with *errmsg. */
+static int take_output(struct kube_exec_plugin *p, const char *out, size_t len, char **errmsg)
+{
+    struct kube_credential c;
+    int64_t exp = 0;
+    char *who = kube_strdup_printf("exec plugin %s (%s)", p->command, p->tag);
+    int rc = who ? kube_exec_credential_parse(out, len, p->api_version, who, &c, &exp, errmsg) : -1;
+    free(who);
+    if (rc == 0) {
+        kube_credential_free(&p->cred);
+        p->cred = c;
+        p->have = 1;
+        p->expires_ms = exp;
+    }
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #define KUBE_CREDPLUGIN_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "kube/config.h"
 
@@ -17,6 +18,12 @@ int kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_co
                                 struct kube_credential *out, char **errmsg);
 /* The server refused used (401): forgets it, so the next call runs the plugin again. */
 int kube_exec_plugin_rejected(struct kube_exec_plugin *p, const struct kube_credential *used);
+/* Parses a plugin's stdout: an ExecCredential of api_version with a token and/or a client
+ * certificate and key, and an optional RFC 3339 expirationTimestamp (*expires_ms, realtime
+ * ms; 0 none). who names the plugin in messages. 0 with *cred filled, or -1 with a one-line
+ * *errmsg. Fuzzed (tests/fuzz/fuzz_exec_credential.c). */
+int kube_exec_credential_parse(const char *out, size_t len, const char *api_version, const char *who,
+                               struct kube_credential *cred, int64_t *expires_ms, char **errmsg);
 /* Frees p (NULL is fine). */
 void kube_exec_plugin_free(struct kube_exec_plugin *p);
 
