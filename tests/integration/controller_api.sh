@@ -3,6 +3,8 @@
 # The operator against kubesim's API with the real kubectl, no pods running
 # needed: the CRD is served (shortNames, both versions), an MPIJob becomes
 # exactly the objects of the contract (names, labels, owner references, RBAC),
+# (the operator reaches the API server through an HTTP CONNECT proxy, tinyproxy, named by
+# the kubeconfig's proxy-url, as client-go would);
 # 20+ malformed MPIJobs each end Failed/ValidationError with their own message
 # naming the field (plus a Warning event) while a valid job created after them
 # is still served, metrics pass promtool, deletion removes everything; the
@@ -13,7 +15,8 @@ set -u
 kubectl kustomize "$ROOT/manifests/base" | grep -q '^kind: CustomResourceDefinition' || ks_fail "kubectl kustomize base"
 kubectl kustomize "$ROOT/manifests/overlays/kubeflow" | grep -q -- '--lock-namespace=kubeflow' || ks_fail "kustomize overlay"
 ctl_cluster
-ctl_start a --monitoring-port 18181 --leader-elect=false
+ctl_proxy
+ctl_start a --kubeconfig "$KS_DIR/kubeconfig-proxy" --monitoring-port 18181 --leader-elect=false
 kc get crd | grep -q '^mpijobs.kubeflow.org' || ks_fail "kubectl get crd does not list mpijobs.kubeflow.org"
 kc get mj >/dev/null && kc get mpij >/dev/null || ks_fail "shortNames mj/mpij not served"
 
@@ -126,4 +129,6 @@ left() { kc get pods,jobs,cm,sa,role,rolebinding,svc -l training.kubeflow.org/jo
 ks_wait_for '[ -z "$(left)" ]' 40 || ks_fail "objects left after delete: $(left)"
 kc get mpijobs -o name | grep -q . || ks_fail "invalid jobs vanished"
 ctl_log a | grep -qE 'segfault|Aborted' && ks_fail "operator crashed"
-echo "PASS: ${#NAMES[@]} malformed jobs rejected with their own messages; objects, metrics, deletion OK"
+n=$(grep -c 'CONNECT' "$KS_DIR/proxy.log")
+[ "$n" -ge 1 ] || ks_fail "the operator did not go through the proxy named by proxy-url (no CONNECT in its log)"
+echo "PASS (the operator's $n connections went through the proxy): ${#NAMES[@]} malformed jobs rejected with their own messages; objects, metrics, deletion OK"

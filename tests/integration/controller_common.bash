@@ -60,3 +60,28 @@ metrics() { ks_run curl -sf "http://127.0.0.1:$1/metrics"; }
 
 # metric PORT NAME: the value of one unlabelled sample.
 metric() { metrics "$1" | awk -v n="$2" '$1 == n { print $2 }'; }
+
+# ctl_proxy: starts tinyproxy (an HTTP CONNECT proxy nobody here wrote) inside the instance's
+# network namespace on 127.0.0.1:3128, logging CONNECTs to $KS_DIR/proxy.log, and writes
+# $KS_DIR/kubeconfig-proxy: the admin kubeconfig with proxy-url pointing at it. Stopped by PID
+# on exit. Skips the test (77) when tinyproxy is not installed.
+ctl_proxy() {
+  command -v tinyproxy >/dev/null || { echo "skip: tinyproxy not installed (make deps)"; exit 77; }
+  local netns port
+  netns=$(cat "$KS_DIR/state/netns")
+  port=$(sed -n 's|.*server: https://[^:]*:\([0-9]*\).*|\1|p' "$KS_DIR/kubeconfig" | head -1)
+  printf 'Port 3128\nListen 127.0.0.1\nTimeout 120\nLogFile "%s"\nLogLevel Connect\nMaxClients 50\nAllow 127.0.0.1\nConnectPort %s\n' \
+    "$KS_DIR/proxy.log" "$port" >"$KS_DIR/tinyproxy.conf"
+  : >"$KS_DIR/proxy.log"
+  nsenter --net=/run/netns/$netns -- tinyproxy -d -c "$KS_DIR/tinyproxy.conf" >"$KS_DIR/tinyproxy.out" 2>&1 &
+  echo $! >"$KS_DIR/tinyproxy.pid"
+  ks_on_exit 'kill $(cat "$KS_DIR/tinyproxy.pid") 2>/dev/null'
+  ks_wait_for "ks_run bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128' 2>/dev/null" 10 || ks_fail "tinyproxy did not start"
+  python3 - "$KS_DIR/kubeconfig" "$KS_DIR/kubeconfig-proxy" <<'PY' || ks_fail "writing the proxy kubeconfig"
+import sys, yaml
+k = yaml.safe_load(open(sys.argv[1]))
+for c in k["clusters"]:
+    c["cluster"]["proxy-url"] = "http://127.0.0.1:3128"
+yaml.safe_dump(k, open(sys.argv[2], "w"))
+PY
+}

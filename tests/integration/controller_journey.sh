@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 420
-# The seed's journey with the real kubectl, the operator running as a pod with
+# The seed's journey with the real kubectl on a TLS 1.3-only API server, the operator running as a pod with
 # its own ServiceAccount and least-privilege RBAC (in-cluster config):
 #   kubectl create -f deploy/v1alpha2/mpi-operator.yaml; kubectl get crd;
 #   kubectl create -f examples/v1alpha2/pi.yaml; kubectl get pods;
@@ -13,7 +13,9 @@ set -u
 . "$(dirname "$0")/controller_common.bash"
 ks_skip_unless_root
 command -v promtool >/dev/null || { echo "skip: promtool (Debian prometheus) not installed"; exit 77; }
-ks_up
+# an API server that accepts only TLS 1.3 (kube-apiserver --tls-min-version=VersionTLS13, as
+# hardened profiles set): kubectl, the operator, the agent and mpi-rsh all speak it
+ks_up --tls-min-version VersionTLS13
 DEPLOY=$ROOT/deploy/v1alpha2/mpi-operator.yaml
 if kc api-resources --api-group=apps 2>/dev/null | grep -q '^deployments'; then
   kc create -f "$DEPLOY" || ks_fail "kubectl create -f deploy/v1alpha2/mpi-operator.yaml"
