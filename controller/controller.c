@@ -157,7 +157,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
         return 0;
     }
     ob.configmap = owned(ctl, C_CM, key, name, "-config");
-    ob.service = owned(ctl, C_SVC, key, name, "-worker");
+    ob.service = owned(ctl, C_SVC, key, name, MPIJOB_SERVICE_SUFFIX(mpijob_object_is_v1alpha2(ob.job)));
     ob.sa = owned(ctl, C_SA, key, name, "-launcher");
     ob.role = owned(ctl, C_ROLE, key, name, "-launcher");
     ob.rolebinding = owned(ctl, C_RB, key, name, "-launcher");

@@ -20,7 +20,8 @@ struct build_opts {
 /* Fills o with the defaults. */
 void build_opts_default(struct build_opts *o);
 
-/* Object names (new strings): "<job>-config", "<job>-worker", "<job>-launcher", "<job>-ssh",
+/* Object names (new strings): "<job>-config", the Service ("<job>" for v2beta1, "<job>-worker"
+ * for v1alpha2), "<job>-launcher", "<job>-ssh",
  * "<job>-worker-<i>". */
 char *name_config(const struct mpijob *j);
 char *name_service(const struct mpijob *j);
@@ -50,7 +51,7 @@ json_t *obj_role_binding(const struct mpijob *j);
 /* Secret <job>-ssh (kubernetes.io/ssh-auth) from an OpenSSH key pair. */
 json_t *obj_ssh_secret(const struct mpijob *j, const char *private_pem, const char *public_line);
 
-/* Headless Service <job>-worker selecting the job's pods. */
+/* Headless Service (name_service) selecting the job's pods. */
 json_t *obj_service(const struct mpijob *j);
 
 /* Worker pod <job>-worker-<i>. */

@@ -22,7 +22,10 @@ static char *fmt_name(const char *job, const char *suffix)
 }
 
 char *name_config(const struct mpijob *j) { return fmt_name(j->name, "-config"); }
-char *name_service(const struct mpijob *j) { return fmt_name(j->name, "-worker"); }
+char *name_service(const struct mpijob *j)
+{
+    return fmt_name(j->name, MPIJOB_SERVICE_SUFFIX(j->version == MPIJOB_V1ALPHA2));
+}
 char *name_launcher(const struct mpijob *j) { return fmt_name(j->name, "-launcher"); }
 char *name_secret(const struct mpijob *j) { return fmt_name(j->name, "-ssh"); }
 
