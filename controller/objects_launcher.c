@@ -63,6 +63,17 @@ static void flavour_env(const struct mpijob *j, json_t *c)
     }
 }
 
+/* runAsUser of the launcher's main container (its own, else the pod's), or -1. */
+static long long launcher_uid(const struct mpijob *j)
+{
+    json_t *spec = json_object_get(j->launcher.template, "spec");
+    json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
+    json_t *u = ju_at(c, "securityContext", "runAsUser");
+    if (!json_is_integer(u))
+        u = ju_at(spec, "securityContext", "runAsUser");
+    return json_is_integer(u) && json_integer_value(u) >= 0 ? json_integer_value(u) : -1;
+}
+
 static json_t *init_container(const struct mpijob *j, const struct build_opts *o)
 {
     json_t *c = json_pack("{s:s, s:s, s:s, s:[s,s], s:{s:{s:s, s:s}}}", "name", "mpi-agent-init",
@@ -72,6 +83,9 @@ static json_t *init_container(const struct mpijob *j, const struct build_opts *o
     if (!c)
         return NULL;
     agent_env(j, c);
+    long long uid = launcher_uid(j);
+    if (j->transport == TRANSPORT_SSH && uid >= 0)
+        env_add_int(c, "MPI_JOB_LAUNCHER_UID", uid); /* SSH login names are the launcher image's */
     mount_add(c, VOL_AGENT, AGENT_DIR, 0);
     mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
     if (j->transport == TRANSPORT_SSH)
