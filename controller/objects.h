@@ -28,6 +28,11 @@ char *name_service(const struct mpijob *j);
 char *name_launcher(const struct mpijob *j);
 char *name_secret(const struct mpijob *j);
 char *name_worker(const struct mpijob *j, long long i);
+/* The launcher template's own serviceAccountName (not a copy), or NULL when unset/empty. */
+const char *launcher_user_sa(const struct mpijob *j);
+/* The account the launcher runs as and our Role is bound to: the template's
+ * serviceAccountName when set (kept, as upstream), else "<job>-launcher". New string. */
+char *name_launcher_sa(const struct mpijob *j);
 
 /* metadata {name, namespace, labels (app, operator, job-name), ownerReferences}. */
 json_t *obj_meta(const struct mpijob *j, const char *name);

@@ -29,6 +29,18 @@ char *name_service(const struct mpijob *j)
 char *name_launcher(const struct mpijob *j) { return fmt_name(j->name, "-launcher"); }
 char *name_secret(const struct mpijob *j) { return fmt_name(j->name, "-ssh"); }
 
+const char *launcher_user_sa(const struct mpijob *j)
+{
+    const char *sa = json_string_value(ju_at(j->launcher.template, "spec", "serviceAccountName"));
+    return sa && *sa ? sa : NULL;
+}
+
+char *name_launcher_sa(const struct mpijob *j)
+{
+    const char *sa = launcher_user_sa(j);
+    return sa ? strdup(sa) : name_launcher(j);
+}
+
 char *name_worker(const struct mpijob *j, long long i)
 {
     char *s = NULL;

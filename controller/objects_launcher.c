@@ -157,7 +157,8 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     json_t *spec = json_object_get(pod, "spec");
     ju_set_str(spec, "hostname", name);
     ju_set_str(spec, "subdomain", svc);
-    ju_set_str(spec, "serviceAccountName", name);
+    if (!launcher_user_sa(j))
+        ju_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
     ju_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));
     json_t *user_inits = json_object_get(spec, "initContainers");
