@@ -19,6 +19,7 @@ static void agent_env(const struct mpijob *j, json_t *c)
     env_add(c, "MPI_JOB_NAME", j->name);
     env_add(c, "MPI_JOB_NAMESPACE", j->ns);
     env_add(c, "MPI_JOB_TRANSPORT", transport_name(j->transport));
+    env_add(c, "MPI_JOB_MPI_IMPLEMENTATION", mpi_impl_name(j->impl)); /* hostfile format, launch env */
     const char *wc = mpijob_worker_container(j);
     if (wc)
         env_add(c, "MPI_JOB_WORKER_CONTAINER", wc);
