@@ -51,6 +51,8 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     ctl->c = c;
     ctl->o = *o;
     ctl->q = wq_new();
+    if (ctl->q)
+        wq_set_bucket(ctl->q, o->queue_rate_limit, o->queue_burst);
     ctl->lmem = lmem_new();
     const char *sel = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
     struct { const struct kube_resource *r; cache_prune_fn prune; } spec[C__COUNT] = {
