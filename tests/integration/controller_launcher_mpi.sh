@@ -3,11 +3,14 @@
 # The operator tells the launcher its MPI implementation (MPI_JOB_MPI_IMPLEMENTATION):
 # `mpi-agent status` run as the launcher's command of an MPICH and an Intel MPI job
 # prints the hostfile in that flavour's format (before, both were Open MPI's).
-# The operator runs with upstream Deployment-style Go flags (-alsologtostderr, -v=1, ...).
+# The operator runs with upstream Deployment-style Go flags (-alsologtostderr, -v=1, ...)
+# and reaches the API server only through -master.
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ctl_cluster
-ctl_start a -alsologtostderr -v=1 -stderrthreshold INFO -kube-api-qps=50 -kube-api-burst 100 -controller-queue-rate-limit=10 --controller-queue-burst 100 -leader-elect=false
+# -master overrides the server of a kubeconfig that points nowhere (the later -kubeConfig wins)
+sed 's|server: .*|server: https://127.0.0.9:1|' "$KS_DIR/kubeconfig" > "$KS_DIR/kubeconfig-elsewhere"
+ctl_start a -kubeConfig "$KS_DIR/kubeconfig-elsewhere" -master=https://10.250.0.1:6443/ -alsologtostderr -v=1 -stderrthreshold INFO -kube-api-qps=50 -kube-api-burst 100 -controller-queue-rate-limit=10 --controller-queue-burst 100 -leader-elect=false
 job() { # NAME IMPLEMENTATION
   cat <<YAML
 apiVersion: kubeflow.org/v2beta1
