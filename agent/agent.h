@@ -30,6 +30,8 @@ struct agent_opts {
     char *container;           /* --container / MPI_JOB_WORKER_CONTAINER */
     char *ssh_dir;             /* MPI_JOB_SSH_DIR */
     int ssh_port;              /* MPI_JOB_SSH_PORT, default 2222 */
+    int launcher_uid;          /* MPI_JOB_LAUNCHER_UID (init container): the runAsUser of the
+                                  launcher's main container; -1 = not set */
     enum agent_transport transport;
     enum agent_mpi mpi;
     int workers;               /* MPI_JOB_WORKERS, 0 = unknown */

@@ -175,6 +175,7 @@ static int opts_from_env(struct agent_opts *o)
     o->timeout_s = DEFAULT_TIMEOUT_S;
     o->grace_s = DEFAULT_GRACE_S;
     o->ssh_port = 2222;
+    o->launcher_uid = -1;
     if ((v = getenv("MPI_JOB_NAME")) && *v && set_str(&o->job, v) < 0) return -1;
     if ((v = getenv("MPI_JOB_NAMESPACE")) && *v && set_str(&o->namespace, v) < 0) return -1;
     if ((v = getenv("MPI_JOB_WORKER_CONTAINER")) && *v && set_str(&o->container, v) < 0) return -1;
@@ -182,6 +183,7 @@ static int opts_from_env(struct agent_opts *o)
     if ((v = getenv("MPI_JOB_TRANSPORT")) && *v && parse_transport("MPI_JOB_TRANSPORT", v, &o->transport) < 0) return -1;
     if ((v = getenv("MPI_JOB_MPI_IMPLEMENTATION")) && *v && parse_mpi_opt("MPI_JOB_MPI_IMPLEMENTATION", v, &o->mpi) < 0) return -1;
     if ((v = getenv("MPI_JOB_SSH_PORT")) && *v && parse_count("MPI_JOB_SSH_PORT", v, &o->ssh_port) < 0) return -1;
+    if ((v = getenv("MPI_JOB_LAUNCHER_UID")) && *v && parse_count("MPI_JOB_LAUNCHER_UID", v, &o->launcher_uid) < 0) return -1;
     if ((v = getenv("MPI_JOB_WORKERS")) && *v && parse_count("MPI_JOB_WORKERS", v, &o->workers) < 0) return -1;
     if ((v = getenv("MPI_JOB_SLOTS")) && *v && parse_count("MPI_JOB_SLOTS", v, &o->slots) < 0) return -1;
     if ((v = getenv("MPI_AGENT_TIMEOUT")) && *v && parse_duration_opt("MPI_AGENT_TIMEOUT", v, &o->timeout_s) < 0) return -1;

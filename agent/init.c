@@ -52,6 +52,9 @@ int agent_prepare_workers(struct agent_session *s, char **err)
 {
     int64_t t0 = kube_now_ms();
     int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
+    if (!s->o->no_reach && s->o->transport == AGENT_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
+        KLOG_INFO("the launcher runs as uid %d, whose name only its image knows: the SSH check stops "
+                  "at the workers' host key; mpirun's connections log in", s->o->launcher_uid);
     if (!s->o->no_reach)
         s->early = agent_reach_early_new(s, reach_deadline); /* NULL: checked after the wait */
     int w = agent_wait_workers(s, s->o->timeout_s, err);

@@ -27,5 +27,10 @@ void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int ca
 char *agent_reach_report(const struct agent_session *s, const struct agent_reach_result *r);
 /* Frees an array from agent_reach_all. */
 void agent_reach_results_free(struct agent_reach_result *r, size_t n);
+/* 1 when the operator says (MPI_JOB_LAUNCHER_UID, set on the init container only) that
+ * the launcher's main container runs as a non-root uid (or as root while we are not):
+ * that user's name is in the launcher image's /etc/passwd, not in ours, so the SSH check
+ * stops after the worker's host key and mpirun's own connections log in. */
+int agent_reach_login_elsewhere(const struct agent_opts *o);
 
 #endif

@@ -51,6 +51,8 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     ctl->c = c;
     ctl->o = *o;
     ctl->q = wq_new();
+    if (ctl->q)
+        wq_set_bucket(ctl->q, o->queue_rate_limit, o->queue_burst);
     ctl->lmem = lmem_new();
     const char *sel = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
     struct { const struct kube_resource *r; cache_prune_fn prune; } spec[C__COUNT] = {
@@ -157,7 +159,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
         return 0;
     }
     ob.configmap = owned(ctl, C_CM, key, name, "-config");
-    ob.service = owned(ctl, C_SVC, key, name, "-worker");
+    ob.service = owned(ctl, C_SVC, key, name, MPIJOB_SERVICE_SUFFIX(mpijob_object_is_v1alpha2(ob.job)));
     ob.sa = owned(ctl, C_SA, key, name, "-launcher");
     ob.role = owned(ctl, C_ROLE, key, name, "-launcher");
     ob.rolebinding = owned(ctl, C_RB, key, name, "-launcher");

@@ -11,10 +11,19 @@
 
 struct options {
     const char *kubeconfig, *context, *ns;
+    const char *master;            /* --master: API server URL overriding the kubeconfig's */
     int threadiness, monitoring_port, verbosity;
     int leader_elect;
     const char *lock_ns, *lock_name;
     int lease_s, renew_deadline_s, retry_s;
+    double kube_api_qps;           /* --kube-api-qps (upstream default 5); client-side limit */
+    int kube_api_burst;            /* --kube-api-burst (upstream default 10) */
+    int queue_rate_limit;          /* --controller-queue-rate-limit (upstream default 10/s) */
+    int queue_burst;               /* --controller-queue-burst (upstream default 100) */
+    /* klog's flags, accepted as upstream's Deployment passes them; our log always goes to
+     * stderr (klog's default with -logtostderr), whatever they say */
+    int alsologtostderr, logtostderr;
+    int stderrthreshold;           /* 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL */
     struct build_opts build;
 };
 

@@ -41,15 +41,45 @@ static char *identity(void)
     return id;
 }
 
+/* --master URL replaces the configuration's server (client-go's BuildConfigFromFlags); without
+ * a usable configuration it is a bare server with no credentials. 0 ok, -1 logged. */
+static int apply_master(const struct options *o, struct kube_config **cfg, char *load_err)
+{
+    if (!*cfg) {
+        KLOG_WARN("--master %s without a usable configuration (%s): no credentials", o->master,
+                  load_err ? load_err : "none");
+        *cfg = kube_config_new_server(o->master);
+        return *cfg ? 0 : -1;
+    }
+    char *s = strdup(o->master);
+    if (!s)
+        return -1;
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '/')
+        s[--n] = 0;
+    free((*cfg)->server);
+    (*cfg)->server = s;
+    return 0;
+}
+
 static struct kube_client *connect_api(const struct options *o)
 {
     struct kube_config *cfg = NULL;
     char *err = NULL;
-    if (kube_config_load(o->kubeconfig, o->context, &cfg, &err) < 0) {
+    int lrc = kube_config_load(o->kubeconfig, o->context, &cfg, &err);
+    if (lrc < 0)
+        cfg = NULL;
+    if (o->master && apply_master(o, &cfg, err) < 0)
+        lrc = -1;
+    else if (o->master)
+        lrc = 0;
+    if (lrc < 0) {
         KLOG_ERROR("%s", err ? err : "cannot load the Kubernetes configuration");
         free(err);
         return NULL;
     }
+    free(err);
+    err = NULL;
     struct kube_client *c = kube_client_new(cfg, NULL, &err);
     if (!c) {
         KLOG_ERROR("%s", err ? err : "cannot create the API client");
@@ -134,6 +164,8 @@ int main(int argc, char **argv)
     kube_client_set_cancel(wc, stop_token);
     KLOG_INFO("mpi-operator starting: namespace %s, agent image %s, %d workers", o.ns ? o.ns : "(all)",
               o.build.agent_image, o.threadiness);
+    KLOG_DEBUG("API client limits asked: --kube-api-qps %g --kube-api-burst %d; queue --controller-queue-rate-limit "
+               "%d --controller-queue-burst %d", o.kube_api_qps, o.kube_api_burst, o.queue_rate_limit, o.queue_burst);
     int rc = run(&o, c, wc);
     metrics_stop();
     kube_client_free(wc);

@@ -21,6 +21,9 @@
 #define ANN_PROGRESS_TIMEOUT "mpi-k8s.io/progress-timeout" /* seconds of silence = hang */
 #define ANN_SSH_PORT "mpi-k8s.io/ssh-port"                /* workers' sshd port (default 2222) */
 
+/* Default sshAuthMountPath, the only one whose Secret files get mode 0600 (as upstream). */
+#define ROOT_SSH_PATH "/root/.ssh"
+
 /* Labels put on every owned pod (seed + training-operator conventions). */
 #define LBL_JOB_NAME "mpi_job_name"
 #define LBL_ROLE "mpi_role_type"
@@ -81,8 +84,12 @@ int mpijob_load(json_t *obj, struct mpijob *j, char **err);
 
 /* Name of the worker container (mainContainer, else the first container), or NULL. */
 const char *mpijob_worker_container(const struct mpijob *j);
-/* Whether hostfile entries are FQDNs (<pod>.<job>-worker.<ns>.svc) rather than pod names. */
+/* Whether hostfile entries are FQDNs (<pod>.<service>.<ns>.svc) rather than pod names. */
 int mpijob_fqdn_hosts(const struct mpijob *j);
+/* Whether a raw MPIJob object (not normalised) is of the v1alpha2 shape. */
+int mpijob_object_is_v1alpha2(const json_t *obj);
+/* The headless Service's name suffix: "" for v2beta1 (<job>, as upstream), "-worker" for v1alpha2. */
+#define MPIJOB_SERVICE_SUFFIX(v1alpha2) ((v1alpha2) ? "-worker" : "")
 
 /* The API's spelling of each enum value (for messages, labels and env). */
 const char *mpi_impl_name(enum mpi_impl i);

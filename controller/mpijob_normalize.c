@@ -209,7 +209,7 @@ static void set_defaults(struct mpijob *j)
     j->active_deadline_s = MPIJOB_UNSET;
     j->ttl_after_finished_s = MPIJOB_UNSET;
     j->impl = MPI_IMPL_OPENMPI;
-    j->ssh_auth_mount_path = "/root/.ssh";
+    j->ssh_auth_mount_path = ROOT_SSH_PATH;
     j->launcher_creation = LAUNCH_AT_STARTUP;
     j->agent_run = 1;
     j->agent_timeout_s = 900;
@@ -263,6 +263,12 @@ const char *mpijob_worker_container(const struct mpijob *j)
         return j->main_container;
     json_t *c0 = json_array_get(ju_at(j->worker.template, "spec", "containers"), 0);
     return json_string_value(json_object_get(c0, "name"));
+}
+
+int mpijob_object_is_v1alpha2(const json_t *obj)
+{
+    return detect_version(json_string_value(json_object_get(obj, "apiVersion")),
+                          json_object_get(obj, "spec")) == MPIJOB_V1ALPHA2;
 }
 
 int mpijob_fqdn_hosts(const struct mpijob *j)

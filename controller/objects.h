@@ -20,13 +20,19 @@ struct build_opts {
 /* Fills o with the defaults. */
 void build_opts_default(struct build_opts *o);
 
-/* Object names (new strings): "<job>-config", "<job>-worker", "<job>-launcher", "<job>-ssh",
+/* Object names (new strings): "<job>-config", the Service ("<job>" for v2beta1, "<job>-worker"
+ * for v1alpha2), "<job>-launcher", "<job>-ssh",
  * "<job>-worker-<i>". */
 char *name_config(const struct mpijob *j);
 char *name_service(const struct mpijob *j);
 char *name_launcher(const struct mpijob *j);
 char *name_secret(const struct mpijob *j);
 char *name_worker(const struct mpijob *j, long long i);
+/* The launcher template's own serviceAccountName (not a copy), or NULL when unset/empty. */
+const char *launcher_user_sa(const struct mpijob *j);
+/* The account the launcher runs as and our Role is bound to: the template's
+ * serviceAccountName when set (kept, as upstream), else "<job>-launcher". New string. */
+char *name_launcher_sa(const struct mpijob *j);
 
 /* metadata {name, namespace, labels (app, operator, job-name), ownerReferences}. */
 json_t *obj_meta(const struct mpijob *j, const char *name);
@@ -50,7 +56,7 @@ json_t *obj_role_binding(const struct mpijob *j);
 /* Secret <job>-ssh (kubernetes.io/ssh-auth) from an OpenSSH key pair. */
 json_t *obj_ssh_secret(const struct mpijob *j, const char *private_pem, const char *public_line);
 
-/* Headless Service <job>-worker selecting the job's pods. */
+/* Headless Service (name_service) selecting the job's pods. */
 json_t *obj_service(const struct mpijob *j);
 
 /* Worker pod <job>-worker-<i>. */

@@ -22,9 +22,24 @@ static char *fmt_name(const char *job, const char *suffix)
 }
 
 char *name_config(const struct mpijob *j) { return fmt_name(j->name, "-config"); }
-char *name_service(const struct mpijob *j) { return fmt_name(j->name, "-worker"); }
+char *name_service(const struct mpijob *j)
+{
+    return fmt_name(j->name, MPIJOB_SERVICE_SUFFIX(j->version == MPIJOB_V1ALPHA2));
+}
 char *name_launcher(const struct mpijob *j) { return fmt_name(j->name, "-launcher"); }
 char *name_secret(const struct mpijob *j) { return fmt_name(j->name, "-ssh"); }
+
+const char *launcher_user_sa(const struct mpijob *j)
+{
+    const char *sa = json_string_value(ju_at(j->launcher.template, "spec", "serviceAccountName"));
+    return sa && *sa ? sa : NULL;
+}
+
+char *name_launcher_sa(const struct mpijob *j)
+{
+    const char *sa = launcher_user_sa(j);
+    return sa ? strdup(sa) : name_launcher(j);
+}
 
 char *name_worker(const struct mpijob *j, long long i)
 {

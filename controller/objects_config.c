@@ -14,7 +14,7 @@ static void put_host(FILE *f, const struct mpijob *j, const struct build_opts *o
     else
         fprintf(f, "%s-worker-%lld", j->name, i);
     if (mpijob_fqdn_hosts(j)) {
-        fprintf(f, ".%s-worker.%s.svc", j->name, j->ns);
+        fprintf(f, ".%s%s.%s.svc", j->name, MPIJOB_SERVICE_SUFFIX(j->version == MPIJOB_V1ALPHA2), j->ns);
         if (o->cluster_domain && *o->cluster_domain)
             fprintf(f, ".%s", o->cluster_domain);
     }

@@ -19,6 +19,7 @@ static void agent_env(const struct mpijob *j, json_t *c)
     env_add(c, "MPI_JOB_NAME", j->name);
     env_add(c, "MPI_JOB_NAMESPACE", j->ns);
     env_add(c, "MPI_JOB_TRANSPORT", transport_name(j->transport));
+    env_add(c, "MPI_JOB_MPI_IMPLEMENTATION", mpi_impl_name(j->impl)); /* hostfile format, launch env */
     const char *wc = mpijob_worker_container(j);
     if (wc)
         env_add(c, "MPI_JOB_WORKER_CONTAINER", wc);
@@ -63,6 +64,17 @@ static void flavour_env(const struct mpijob *j, json_t *c)
     }
 }
 
+/* runAsUser of the launcher's main container (its own, else the pod's), or -1. */
+static long long launcher_uid(const struct mpijob *j)
+{
+    json_t *spec = json_object_get(j->launcher.template, "spec");
+    json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
+    json_t *u = ju_at(c, "securityContext", "runAsUser");
+    if (!json_is_integer(u))
+        u = ju_at(spec, "securityContext", "runAsUser");
+    return json_is_integer(u) && json_integer_value(u) >= 0 ? json_integer_value(u) : -1;
+}
+
 static json_t *init_container(const struct mpijob *j, const struct build_opts *o)
 {
     json_t *c = json_pack("{s:s, s:s, s:s, s:[s,s], s:{s:{s:s, s:s}}}", "name", "mpi-agent-init",
@@ -72,6 +84,9 @@ static json_t *init_container(const struct mpijob *j, const struct build_opts *o
     if (!c)
         return NULL;
     agent_env(j, c);
+    long long uid = launcher_uid(j);
+    if (j->transport == TRANSPORT_SSH && uid >= 0)
+        env_add_int(c, "MPI_JOB_LAUNCHER_UID", uid); /* SSH login names are the launcher image's */
     mount_add(c, VOL_AGENT, AGENT_DIR, 0);
     mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
     if (j->transport == TRANSPORT_SSH)
@@ -143,7 +158,8 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     json_t *spec = json_object_get(pod, "spec");
     ju_set_str(spec, "hostname", name);
     ju_set_str(spec, "subdomain", svc);
-    ju_set_str(spec, "serviceAccountName", name);
+    if (!launcher_user_sa(j))
+        ju_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
     ju_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));
     json_t *user_inits = json_object_get(spec, "initContainers");

@@ -36,17 +36,23 @@ void mount_add(json_t *c, const char *name, const char *path, int read_only)
     json_array_append_new(ju_arr(c, "volumeMounts"), m);
 }
 
+/* Upstream's file names (id_rsa, id_rsa.pub, authorized_keys) and ours; mode 0600
+ * only at /root/.ssh (as upstream: elsewhere a non-root user must read the files). */
 json_t *ssh_volume(const struct mpijob *j)
 {
     char *secret = name_secret(j);
-    json_t *v = secret ? json_pack("{s:s, s:{s:s, s:i, s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]}}",
-        "name", "ssh-auth", "secret", "secretName", secret, "defaultMode", 0600, "items",
+    json_t *v = secret ? json_pack("{s:s, s:{s:s, s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]}}",
+        "name", "ssh-auth", "secret", "secretName", secret, "items",
+        "key", "ssh-privatekey", "path", "id_rsa",
+        "key", "ssh-publickey", "path", "id_rsa.pub",
+        "key", "ssh-publickey", "path", "authorized_keys",
         "key", "ssh-privatekey", "path", "ssh-privatekey",
         "key", "ssh-publickey", "path", "ssh-publickey",
-        "key", "authorized_keys", "path", "authorized_keys",
         "key", "ssh-privatekey", "path", "id_ed25519",
         "key", "ssh-publickey", "path", "id_ed25519.pub") : NULL;
     free(secret);
+    if (v && strcmp(j->ssh_auth_mount_path, ROOT_SSH_PATH) == 0)
+        json_object_set_new(json_object_get(v, "secret"), "defaultMode", json_integer(0600));
     return v;
 }
 

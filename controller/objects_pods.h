@@ -12,7 +12,8 @@ void env_add(json_t *c, const char *name, const char *value);
 void env_add_int(json_t *c, const char *name, long long value);
 /* Appends a volumeMount {name, mountPath[, readOnly]} to container c. */
 void mount_add(json_t *c, const char *name, const char *path, int read_only);
-/* The ssh-auth volume (Secret <job>-ssh, OpenSSH file names, mode 0600). */
+/* The ssh-auth volume (Secret <job>-ssh as id_rsa, id_rsa.pub, authorized_keys and
+ * our names; defaultMode 0600 only at ROOT_SSH_PATH). */
 json_t *ssh_volume(const struct mpijob *j);
 /* Builds {metadata: {labels, annotations}, spec} from a replica's template plus our labels. */
 json_t *pod_from_template(const struct mpijob *j, const struct replica_spec *r, json_t *labels);

@@ -1,6 +1,8 @@
 /* objects_rbac.c - the launcher's identity: ServiceAccount, Role and
  * RoleBinding <job>-launcher. The Role grants only what mpi-agent and mpi-rsh
- * need: watching pods, and (exec transport) pods/exec on this job's workers. */
+ * need: watching pods, and (exec transport) pods/exec on this job's workers.
+ * The binding's subject is the launcher template's serviceAccountName when the
+ * user set one (kept on the pod), else our ServiceAccount. */
 #include "objects.h"
 #include "jsonutil.h"
 
@@ -49,14 +51,15 @@ json_t *obj_role(const struct mpijob *j)
 
 json_t *obj_role_binding(const struct mpijob *j)
 {
-    char *name = name_launcher(j);
-    json_t *o = name ? json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s}], s:{s:s, s:s, s:s}}",
+    char *name = name_launcher(j), *sa = name_launcher_sa(j);
+    json_t *o = name && sa ? json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s}], s:{s:s, s:s, s:s}}",
                                  "apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
                                  "metadata", obj_meta(j, name),
-                                 "subjects", "kind", "ServiceAccount", "name", name, "namespace", j->ns,
+                                 "subjects", "kind", "ServiceAccount", "name", sa, "namespace", j->ns,
                                  "roleRef", "apiGroup", "rbac.authorization.k8s.io", "kind", "Role",
                                  "name", name)
                      : NULL;
     free(name);
+    free(sa);
     return o;
 }

@@ -1,5 +1,6 @@
-/* objects_service.c - the headless Service <job>-worker that gives every pod of
- * the job a DNS name <pod>.<job>-worker.<ns>.svc, and the SSH Secret <job>-ssh. */
+/* objects_service.c - the headless Service (<job> for v2beta1 as upstream,
+ * <job>-worker for v1alpha2) that gives every pod of the job a DNS name
+ * <pod>.<service>.<ns>.svc, and the SSH Secret <job>-ssh. */
 #include "objects.h"
 #include "jsonutil.h"
 

@@ -9,20 +9,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* s in single quotes for sh (a ' becomes '\''); a new string. */
+static char *sh_quote(const char *s)
+{
+    size_t n = 3;
+    for (const char *p = s; *p; p++)
+        n += *p == '\'' ? 4 : 1;
+    char *q = malloc(n), *w = q;
+    if (!q)
+        return NULL;
+    *w++ = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            memcpy(w, "'\\''", 4);
+            w += 4;
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w++ = '\'';
+    *w = 0;
+    return q;
+}
+
 /* sshd on the job's key: the private key doubles as host key, so mpi-rsh can
  * verify the worker against the public key the job distributes. Images that ship
  * mpi-sshd (images/openmpi) get it: it also hands the container's environment to
- * sessions; otherwise plain sshd with the Secret mounted 0600. */
+ * sessions; otherwise plain sshd with a private copy of the key (sshd refuses a
+ * host key others can read, and the Secret is 0644 outside /root/.ssh). The mount
+ * path is quoted: validation limits its characters, this keeps it one word. */
 static json_t *sshd_command(const struct mpijob *j)
 {
     char *script = NULL;
-    const char *d = j->ssh_auth_mount_path;
-    if (asprintf(&script,
-                 "if command -v mpi-sshd >/dev/null 2>&1; then exec mpi-sshd --dir %s --port %lld; fi; "
-                 "mkdir -p /run/sshd && exec /usr/sbin/sshd -De -p %lld -h %s/ssh-privatekey "
-                 "-o AuthorizedKeysFile=%s/authorized_keys -o StrictModes=no -o PidFile=none",
-                 d, j->ssh_port, j->ssh_port, d, d) < 0)
+    char *d = sh_quote(j->ssh_auth_mount_path);
+    if (!d || asprintf(&script,
+                       "d=%s; if command -v mpi-sshd >/dev/null 2>&1; then exec mpi-sshd --dir \"$d\" --port %lld; fi; "
+                       "k=$(mktemp -d) && cp \"$d/ssh-privatekey\" \"$k/hostkey\" && chmod 600 \"$k/hostkey\" && "
+                       "{ [ \"$(id -u)\" != 0 ] || mkdir -p /run/sshd; } && exec /usr/sbin/sshd -De -p %lld "
+                       "-h \"$k/hostkey\" -o AuthorizedKeysFile=\"$d/authorized_keys\" -o StrictModes=no -o PidFile=none",
+                       d, j->ssh_port, j->ssh_port) < 0) {
+        free(d);
         return NULL;
+    }
+    free(d);
     json_t *cmd = json_pack("[s, s, s]", "/bin/sh", "-c", script);
     free(script);
     return cmd;

@@ -1,19 +1,27 @@
-/* options.c - the operator's command line (upstream's flags where they exist):
- * --kubeconfig, --namespace, --threadiness, --monitoring-port, --agent-image,
- * --gang-scheduling, --cluster-domain, leader election, -v, --version. */
+/* options.c - the operator's command line, in Go's flag syntax as upstream's
+ * operator reads it (-flag, --flag, -flag=value, -flag value; a bool flag
+ * alone is true; "--" ends the flags): upstream's flags (--kubeConfig,
+ * --master, --namespace, --threadiness, --monitoring-port, --gang-scheduling,
+ * --lock-namespace, --cluster-domain, --kube-api-qps, --kube-api-burst,
+ * --controller-queue-rate-limit, --controller-queue-burst, --version), klog's
+ * usual ones (-v, -alsologtostderr, -logtostderr, -stderrthreshold) and ours
+ * (--kubeconfig, --context, --agent-image, leader election). */
 #include "controller.h"
 #include "jsonutil.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MPI_OPERATOR_VERSION "0.1.0"
 
 static const char usage[] =
-    "usage: mpi-operator [flags]\n"
-    "  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+    "usage: mpi-operator [flags]   (Go flag syntax: -flag, --flag, -flag=value, -flag value)\n"
+    "  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config);\n"
+    "                             also --kubeConfig (upstream's spelling)\n"
+    "  --master URL               API server URL, overriding the kubeconfig's (upstream's flag)\n"
     "  --context NAME             kubeconfig context\n"
     "  --namespace NS             watch one namespace (default $KUBEFLOW_NAMESPACE; empty = all)\n"
     "  --threadiness N            reconcile workers (default 2)\n"
@@ -21,24 +29,56 @@ static const char usage[] =
     "  --agent-image IMAGE        launcher init container image (default " DEFAULT_AGENT_IMAGE ")\n"
     "  --gang-scheduling NAME     volcano | scheduler-plugins (default none)\n"
     "  --cluster-domain DOMAIN    appended to worker host names in the hostfile (default none)\n"
-    "  --leader-elect=BOOL        run leader election (default true)\n"
+    "  --kube-api-qps Q           client-side limit of API requests per second (default 5)\n"
+    "  --kube-api-burst N         burst of that limit (default 10)\n"
+    "  --controller-queue-rate-limit N, --controller-queue-burst N   (default 10, 100)\n"
+    "  --leader-elect[=BOOL]      run leader election (default true)\n"
     "  --lock-namespace NS        namespace of the leader Lease (default mpi-operator)\n"
     "  --lease-duration S, --renew-deadline S, --retry-period S   (default 15, 5, 3)\n"
     "  -v N                       verbosity (0 info, 1 debug, 2 trace)\n"
+    "  -alsologtostderr, -logtostderr, -stderrthreshold SEVERITY   klog's flags, accepted\n"
+    "                             (the log always goes to stderr)\n"
     "  --version                  print the version\n";
 
-enum { O_KCFG = 256, O_CTX, O_NS, O_THR, O_MON, O_AGENT, O_GANG, O_DOMAIN, O_LE, O_LOCKNS, O_LEASE, O_RENEW, O_RETRY,
-       O_VERSION, O_HELP, O_MASTER };
+enum ftype { F_STR, F_INT, F_DOUBLE, F_BOOL, F_SPECIAL };
 
-static int to_int(const char *flag, const char *v, int min, int max, int *out, char **err)
-{
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || n < min || n > max)
-        return ju_err(err, "%s: expected an integer from %d to %d, got \"%s\"", flag, min, max, v);
-    *out = (int)n;
-    return 0;
-}
+struct flag {
+    const char *name;
+    enum ftype type;
+    size_t off;      /* offset in struct options (F_STR/F_INT/F_DOUBLE/F_BOOL) */
+    int min, max;    /* F_INT/F_DOUBLE range */
+};
+
+#define OFF(f) offsetof(struct options, f)
+
+static const struct flag flags[] = {
+    { "kubeconfig", F_STR, OFF(kubeconfig), 0, 0 },
+    { "kubeConfig", F_STR, OFF(kubeconfig), 0, 0 },
+    { "master", F_SPECIAL, 0, 0, 0 },
+    { "context", F_STR, OFF(context), 0, 0 },
+    { "namespace", F_SPECIAL, 0, 0, 0 },
+    { "threadiness", F_INT, OFF(threadiness), 1, 64 },
+    { "monitoring-port", F_INT, OFF(monitoring_port), 0, 65535 },
+    { "agent-image", F_STR, OFF(build.agent_image), 0, 0 },
+    { "gang-scheduling", F_SPECIAL, 0, 0, 0 },
+    { "cluster-domain", F_STR, OFF(build.cluster_domain), 0, 0 },
+    { "kube-api-qps", F_DOUBLE, OFF(kube_api_qps), 0, 100000 },
+    { "kube-api-burst", F_INT, OFF(kube_api_burst), 0, 100000 },
+    { "controller-queue-rate-limit", F_INT, OFF(queue_rate_limit), 1, 100000 },
+    { "controller-queue-burst", F_INT, OFF(queue_burst), 1, 100000 },
+    { "leader-elect", F_BOOL, OFF(leader_elect), 0, 0 },
+    { "lock-namespace", F_STR, OFF(lock_ns), 0, 0 },
+    { "lease-duration", F_INT, OFF(lease_s), 1, 3600 },
+    { "renew-deadline", F_INT, OFF(renew_deadline_s), 1, 3600 },
+    { "retry-period", F_INT, OFF(retry_s), 1, 3600 },
+    { "v", F_INT, OFF(verbosity), 0, 9 },
+    { "alsologtostderr", F_BOOL, OFF(alsologtostderr), 0, 0 },
+    { "logtostderr", F_BOOL, OFF(logtostderr), 0, 0 },
+    { "stderrthreshold", F_SPECIAL, 0, 0, 0 },
+    { "version", F_SPECIAL, 0, 0, 0 },
+    { "help", F_SPECIAL, 0, 0, 0 },
+    { "h", F_SPECIAL, 0, 0, 0 },
+};
 
 static void defaults(struct options *o)
 {
@@ -54,59 +94,160 @@ static void defaults(struct options *o)
     o->lease_s = 15;
     o->renew_deadline_s = 5;
     o->retry_s = 3;
+    o->kube_api_qps = 5;
+    o->kube_api_burst = 10;
+    o->queue_rate_limit = 10;
+    o->queue_burst = 100;
+    o->logtostderr = 1;
+}
+
+static const struct flag *lookup(const char *name, size_t n)
+{
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (strlen(flags[i].name) == n && strncmp(flags[i].name, name, n) == 0)
+            return &flags[i];
+    return NULL;
+}
+
+/* Go's strconv.ParseBool. */
+static int parse_bool(const char *flag, const char *v, int *out, char **err)
+{
+    static const char *const t[] = { "1", "t", "T", "true", "TRUE", "True" };
+    static const char *const f[] = { "0", "f", "F", "false", "FALSE", "False" };
+    for (size_t i = 0; i < 6; i++) {
+        if (strcmp(v, t[i]) == 0)
+            return *out = 1, 0;
+        if (strcmp(v, f[i]) == 0)
+            return *out = 0, 0;
+    }
+    return ju_err(err, "--%s: expected true or false, got \"%s\"", flag, v);
+}
+
+static int parse_int(const struct flag *f, const char *v, int *out, char **err)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < f->min || n > f->max)
+        return ju_err(err, "--%s: expected an integer from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
+    *out = (int)n;
+    return 0;
+}
+
+static int parse_double(const struct flag *f, const char *v, double *out, char **err)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (!*v || *end || !(d >= f->min && d <= f->max))
+        return ju_err(err, "--%s: expected a number from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
+    *out = d;
+    return 0;
+}
+
+/* klog's severity: a name (any case) or its number. */
+static int parse_severity(const char *v, int *out, char **err)
+{
+    static const char *const names[] = { "INFO", "WARNING", "ERROR", "FATAL" };
+    for (int i = 0; i < 4; i++) {
+        char num[2] = { (char)('0' + i), 0 };
+        if (strcasecmp(v, names[i]) == 0 || strcmp(v, num) == 0)
+            return *out = i, 0;
+    }
+    return ju_err(err, "--stderrthreshold: expected INFO, WARNING, ERROR or FATAL (or 0-3), got \"%s\"", v);
+}
+
+/* Flags with their own checks or effects; 1 = exit 0 (help/version printed). */
+static int set_special(struct options *o, const char *name, const char *v, char **err)
+{
+    if (strcmp(name, "namespace") == 0) {
+        o->ns = *v ? v : NULL;
+    } else if (strcmp(name, "gang-scheduling") == 0) {
+        if (*v && strcmp(v, "volcano") != 0 && strcmp(v, "scheduler-plugins") != 0)
+            return ju_err(err, "--gang-scheduling: expected volcano or scheduler-plugins, got \"%s\"", v);
+        o->build.gang = v;
+    } else if (strcmp(name, "master") == 0) {
+        if (*v && strncmp(v, "https://", 8) != 0 && strncmp(v, "http://", 7) != 0)
+            return ju_err(err, "--master: expected an http:// or https:// URL, got \"%s\"", v);
+        o->master = *v ? v : NULL;
+    } else if (strcmp(name, "stderrthreshold") == 0) {
+        return parse_severity(v, &o->stderrthreshold, err);
+    } else if (strcmp(name, "version") == 0) {
+        printf("mpi-operator %s\n", MPI_OPERATOR_VERSION);
+        return 1;
+    } else {
+        fputs(usage, stdout);
+        return 1;
+    }
+    return 0;
+}
+
+static int is_boolish(const struct flag *f)
+{
+    return f->type == F_BOOL || strcmp(f->name, "version") == 0 || strcmp(f->name, "help") == 0 ||
+           strcmp(f->name, "h") == 0;
+}
+
+static int set_flag(struct options *o, const struct flag *f, const char *v, char **err)
+{
+    char *base = (char *)o;
+    switch (f->type) {
+    case F_STR: *(const char **)(base + f->off) = v; return 0;
+    case F_INT: return parse_int(f, v, (int *)(base + f->off), err);
+    case F_DOUBLE: return parse_double(f, v, (double *)(base + f->off), err);
+    case F_BOOL: return parse_bool(f->name, v, (int *)(base + f->off), err);
+    case F_SPECIAL: break;
+    }
+    return set_special(o, f->name, v, err);
+}
+
+/* One flag at argv[*i] (Go's FlagSet.parseOne); 0 next, 1 exit 0, 2 flags ended, -1 error. */
+static int parse_one(struct options *o, int argc, char **argv, int *i, char **err)
+{
+    const char *s = argv[*i];
+    if (strlen(s) < 2 || s[0] != '-')
+        return 2;
+    const char *name = s + 1;
+    if (*name == '-') {
+        name++;
+        if (!*name) {
+            (*i)++;           /* "--" ends the flags */
+            return 2;
+        }
+    }
+    if (*name == '-' || *name == '=')
+        return ju_err(err, "bad flag syntax: %s", s);
+    const char *eq = strchr(name, '=');
+    size_t n = eq ? (size_t)(eq - name) : strlen(name);
+    const struct flag *f = lookup(name, n);
+    if (!f)
+        return ju_err(err, "unknown flag %.*s (see --help)", (int)(name - s + n), s);
+    (*i)++;
+    const char *v = eq ? eq + 1 : NULL;
+    if (!v && is_boolish(f))
+        v = "true";
+    if (!v) {
+        if (*i >= argc)
+            return ju_err(err, "--%s: missing value", f->name);
+        v = argv[(*i)++];
+    }
+    if (f->type == F_SPECIAL && is_boolish(f)) {
+        int on;
+        if (parse_bool(f->name, v, &on, err) < 0)
+            return -1;
+        return on ? set_special(o, f->name, v, err) : 0;
+    }
+    return set_flag(o, f, v, err);
 }
 
 int options_parse(int argc, char **argv, struct options *o, char **err)
 {
-    static const struct option longs[] = {
-        { "kubeconfig", 1, 0, O_KCFG }, { "kubeConfig", 1, 0, O_KCFG }, { "context", 1, 0, O_CTX },
-        { "namespace", 1, 0, O_NS }, { "threadiness", 1, 0, O_THR }, { "monitoring-port", 1, 0, O_MON },
-        { "agent-image", 1, 0, O_AGENT }, { "gang-scheduling", 1, 0, O_GANG }, { "cluster-domain", 1, 0, O_DOMAIN },
-        { "leader-elect", 1, 0, O_LE }, { "lock-namespace", 1, 0, O_LOCKNS }, { "lease-duration", 1, 0, O_LEASE },
-        { "renew-deadline", 1, 0, O_RENEW }, { "retry-period", 1, 0, O_RETRY }, { "version", 0, 0, O_VERSION },
-        { "help", 0, 0, O_HELP }, { "master", 1, 0, O_MASTER }, { 0, 0, 0, 0 },
-    };
     defaults(o);
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":v:h", longs, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case O_KCFG: o->kubeconfig = optarg; break;
-        case O_CTX: o->context = optarg; break;
-        case O_NS: o->ns = *optarg ? optarg : NULL; break;
-        case O_THR: rc = to_int("--threadiness", optarg, 1, 64, &o->threadiness, err); break;
-        case O_MON: rc = to_int("--monitoring-port", optarg, 0, 65535, &o->monitoring_port, err); break;
-        case O_AGENT: o->build.agent_image = optarg; break;
-        case O_GANG:
-            if (*optarg && strcmp(optarg, "volcano") != 0 && strcmp(optarg, "scheduler-plugins") != 0)
-                return ju_err(err, "--gang-scheduling: expected volcano or scheduler-plugins, got \"%s\"", optarg);
-            o->build.gang = optarg;
-            break;
-        case O_DOMAIN: o->build.cluster_domain = optarg; break;
-        case O_LE:
-            if (strcmp(optarg, "true") != 0 && strcmp(optarg, "false") != 0)
-                return ju_err(err, "--leader-elect: expected true or false, got \"%s\"", optarg);
-            o->leader_elect = strcmp(optarg, "true") == 0;
-            break;
-        case O_LOCKNS: o->lock_ns = optarg; break;
-        case O_LEASE: rc = to_int("--lease-duration", optarg, 1, 3600, &o->lease_s, err); break;
-        case O_RENEW: rc = to_int("--renew-deadline", optarg, 1, 3600, &o->renew_deadline_s, err); break;
-        case O_RETRY: rc = to_int("--retry-period", optarg, 1, 3600, &o->retry_s, err); break;
-        case 'v': rc = to_int("-v", optarg, 0, 9, &o->verbosity, err); break;
-        case O_VERSION: printf("mpi-operator %s\n", MPI_OPERATOR_VERSION); return 1;
-        case 'h':
-        case O_HELP: fputs(usage, stdout); return 1;
-        case O_MASTER: return ju_err(err, "--master: not supported; use --kubeconfig");
-        case ':': return ju_err(err, "%s: missing value", argv[optind - 1]);
-        default: return ju_err(err, "unknown flag %s (see --help)", argv[optind - 1]);
-        }
-        if (rc < 0)
-            return -1;
-    }
-    if (optind < argc)
-        return ju_err(err, "unexpected argument \"%s\" (see --help)", argv[optind]);
+    int i = 1, rc = 0;
+    while (i < argc && (rc = parse_one(o, argc, argv, &i, err)) == 0)
+        ;
+    if (rc < 0 || rc == 1)
+        return rc;
+    if (i < argc)
+        return ju_err(err, "unexpected argument \"%s\" (see --help)", argv[i]);
     if (o->renew_deadline_s >= o->lease_s)
         return ju_err(err, "--renew-deadline (%d) must be shorter than --lease-duration (%d)", o->renew_deadline_s, o->lease_s);
     return 0;

@@ -140,6 +140,34 @@ static int check_replicas(const struct mpijob *j, char **err)
     return 0;
 }
 
+/* Characters a mount path may hold: letters, digits and / . _ - + @ ~ (no
+ * spaces, quotes or shell syntax: the path reaches the worker's sh -c). */
+static int mount_path_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           strchr("/._-+@~", c) != NULL;
+}
+
+static int check_ssh_path(const char *p, char **err)
+{
+    char q[96];
+    if (p[0] != '/')
+        return ju_err(err, "spec.sshAuthMountPath: expected an absolute path, got \"%s\"",
+                      kube_excerpt(p, q, sizeof q));
+    for (const char *s = p; *s; s++) {
+        if (!mount_path_char(*s)) {
+            char ch[8];
+            unsigned char u = (unsigned char)*s;
+            snprintf(ch, sizeof ch, u > 0x20 && u < 0x7f ? "'%c'" : "0x%02x", u);
+            return ju_err(err, "spec.sshAuthMountPath: \"%s\" contains %s; a mount path may only contain "
+                          "letters, digits and / . _ - + @ ~", kube_excerpt(p, q, sizeof q), ch);
+        }
+        if (s[0] == '/' && s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == 0))
+            return ju_err(err, "spec.sshAuthMountPath: \"%s\" must not contain '..'", kube_excerpt(p, q, sizeof q));
+    }
+    return 0;
+}
+
 static int check_policies(const struct mpijob *j, char **err)
 {
     const char *rp = j->version == MPIJOB_V1ALPHA2 ? "spec" : "spec.runPolicy";
@@ -157,10 +185,7 @@ static int check_policies(const struct mpijob *j, char **err)
         strcmp(j->managed_by, MPIJOB_MANAGED_BY_KUEUE) != 0)
         return ju_err(err, "spec.runPolicy.managedBy: expected %s or %s, got \"%s\"", MPIJOB_MANAGED_BY_US,
                       MPIJOB_MANAGED_BY_KUEUE, kube_excerpt(j->managed_by, q, sizeof q));
-    if (!j->ssh_auth_mount_path[0] || j->ssh_auth_mount_path[0] != '/')
-        return ju_err(err, "spec.sshAuthMountPath: expected an absolute path, got \"%s\"",
-                      kube_excerpt(j->ssh_auth_mount_path, q, sizeof q));
-    return 0;
+    return check_ssh_path(j->ssh_auth_mount_path, err);
 }
 
 int mpijob_validate(const struct mpijob *j, char **err)

@@ -24,6 +24,9 @@ struct workqueue {
     struct delayed *dl;
     size_t ndl, capdl;
     int shutdown;
+    double qps, tokens;   /* overall retry bucket (qps <= 0: none) */
+    int burst;
+    int64_t refilled_ms;
 };
 
 static int64_t mono_ms(void)
@@ -129,16 +132,43 @@ int wq_retries(struct workqueue *q, const char *key)
     return n;
 }
 
+void wq_set_bucket(struct workqueue *q, double qps, int burst)
+{
+    pthread_mutex_lock(&q->mu);
+    q->qps = qps;
+    q->burst = burst > 0 ? burst : 1;
+    q->tokens = q->burst;
+    q->refilled_ms = mono_ms();
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Takes one token from the overall bucket; ms until it is there (0 now). */
+static int64_t bucket_delay_locked(struct workqueue *q)
+{
+    if (q->qps <= 0)
+        return 0;
+    int64_t now = mono_ms();
+    q->tokens += (double)(now - q->refilled_ms) * q->qps / 1000.0;
+    if (q->tokens > q->burst)
+        q->tokens = q->burst;
+    q->refilled_ms = now;
+    q->tokens -= 1;
+    return q->tokens >= 0 ? 0 : (int64_t)(-q->tokens * 1000.0 / q->qps + 0.999);
+}
+
 void wq_add_rate_limited(struct workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
     int n = (int)json_integer_value(json_object_get(q->failures, key));
     json_object_set_new(q->failures, key, json_integer(n + 1));
+    int64_t bucket = bucket_delay_locked(q);
     pthread_mutex_unlock(&q->mu);
     int64_t d = 5;
     for (int i = 0; i < n && d < 300000; i++)
         d *= 2;
-    wq_add_after(q, key, d > 300000 ? 300000 : d);
+    if (d > 300000)
+        d = 300000;
+    wq_add_after(q, key, d > bucket ? d : bucket);
 }
 
 void wq_forget(struct workqueue *q, const char *key)

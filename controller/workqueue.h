@@ -16,8 +16,13 @@ struct workqueue *wq_new(void);
 void wq_add(struct workqueue *q, const char *key);
 /* Adds key after delay_ms. */
 void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms);
-/* Adds key after its next backoff delay (5 ms, 10 ms, ... capped at 5 min). */
+/* Adds key after its next backoff delay (5 ms, 10 ms, ... capped at 5 min), or later when
+ * the overall bucket (wq_set_bucket) has no token yet: the larger of the two, as upstream's
+ * MaxOfRateLimiter(per-item exponential, bucket). */
 void wq_add_rate_limited(struct workqueue *q, const char *key);
+/* Sets the overall bucket of rate-limited adds: qps tokens per second, burst at most
+ * (--controller-queue-rate-limit, --controller-queue-burst); qps <= 0 = none (the default). */
+void wq_set_bucket(struct workqueue *q, double qps, int burst);
 /* Resets key's backoff after a successful sync. */
 void wq_forget(struct workqueue *q, const char *key);
 /* Number of failed retries recorded for key. */

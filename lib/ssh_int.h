@@ -34,6 +34,7 @@ struct kube_sshi_conn {
     int keepalive_s;
     int cancel_fd;
     int handshaken;          /* 1 once the SSH handshake completed */
+    int no_auth;             /* stop after the host key check (kube_ssh_check's no_auth) */
     int64_t last_rx_ms;      /* when the socket last delivered bytes (kube_sshi_now_ms) */
     char user[256];
 };

@@ -96,24 +96,25 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
 
 int kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg)
 {
-    static const char *const ids[] = { "ssh-privatekey", "id_ed25519" };
-    static const char *const pins[] = { "ssh-publickey", "id_ed25519.pub", "known_hosts" };
+    /* ours, then upstream MPI Operator's names (its Secret mounted as id_rsa, id_rsa.pub) */
+    static const char *const ids[] = { "ssh-privatekey", "id_ed25519", "id_rsa" };
+    static const char *const pins[] = { "ssh-publickey", "id_ed25519.pub", "id_rsa.pub", "known_hosts" };
     memset(k, 0, sizeof(*k));
     if (!dir || !*dir) {
         kube_sshi_err(errmsg, "config: no SSH key directory given (sshAuthMountPath)");
         return KUBE_SSH_ERR_CONFIG;
     }
-    k->identity = first_existing(dir, ids, 2);
+    k->identity = first_existing(dir, ids, 3);
     if (!k->identity || access(k->identity, R_OK) != 0) {
-        kube_sshi_err(errmsg, "config: no readable private key in %s (expected ssh-privatekey "
-                      "or id_ed25519)", dir);
+        kube_sshi_err(errmsg, "config: no readable private key in %s (expected ssh-privatekey, "
+                      "id_ed25519 or id_rsa)", dir);
         kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }
-    k->pinned_path = first_existing(dir, pins, 3);
+    k->pinned_path = first_existing(dir, pins, 4);
     if (!k->pinned_path) {
         kube_sshi_err(errmsg, "config: no host key to pin in %s (expected ssh-publickey, "
-                      "id_ed25519.pub or known_hosts); refusing to trust unknown hosts", dir);
+                      "id_ed25519.pub, id_rsa.pub or known_hosts); refusing to trust unknown hosts", dir);
         kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }

@@ -343,7 +343,9 @@ int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *co
                       "in one exec request", host ? host : "?", strlen(command), MAX_COMMAND);
         return KUBE_SSH_ERR_CONFIG;
     }
-    int rc = kube_sshi_open(o, host, &c, errmsg);
+    struct kube_ssh_opts ro = *o;
+    ro.no_auth = 0;                        /* a command always runs as an authenticated user */
+    int rc = kube_sshi_open(&ro, host, &c, errmsg);
     if (rc != KUBE_SSH_OK)
         return rc;
     libssh2_keepalive_config(c.s, 1, (unsigned)c.keepalive_s);

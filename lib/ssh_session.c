@@ -85,6 +85,7 @@ static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_ss
     c->timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
     c->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : 15;
     c->cancel_fd = o->cancel_fd > 0 ? o->cancel_fd : -1;
+    c->no_auth = o->no_auth;
     if (!host || !*host || strpbrk(host, " \t\r\n")) {
         kube_sshi_err(errmsg, "config: bad host name \"%s\"", host ? host : "");
         return KUBE_SSH_ERR_CONFIG;
@@ -205,7 +206,7 @@ static int try_once(struct kube_sshi_conn *c, const struct kube_sshi_keys *k, in
     int rc = connect_handshake(c, k, retry, errmsg);
     if (rc == KUBE_SSH_OK)
         rc = kube_sshi_hostkey_verify(k, c->s, c->host, c->port, errmsg);
-    if (rc == KUBE_SSH_OK)
+    if (rc == KUBE_SSH_OK && !c->no_auth)
         rc = authenticate(c, k, errmsg);
     if (rc != KUBE_SSH_OK)
         kube_sshi_close(c, "giving up");

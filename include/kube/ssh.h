@@ -8,8 +8,9 @@
 struct kube_ssh_opts {
     const char *user;        /* remote user; NULL/"" = the local user's name */
     int port;                /* 0 = 2222 */
-    const char *key_dir;     /* identity: ssh-privatekey or id_ed25519; pinned host key(s):
-                                ssh-publickey, id_ed25519.pub or known_hosts (first present) */
+    const char *key_dir;     /* identity: ssh-privatekey, id_ed25519 or id_rsa; pinned host
+                                key(s): ssh-publickey, id_ed25519.pub, id_rsa.pub or
+                                known_hosts (first present) */
     int connect_timeout_ms;  /* bound of one TCP connect and of each handshake/auth step; 0 = 10000 */
     int attempts;            /* tries for DNS-not-yet / refused / unreachable (backoff 0.25 s
                                 doubling to 2 s); 0 = 10, like ConnectionAttempts=10 */
@@ -18,6 +19,8 @@ struct kube_ssh_opts {
     int cancel_fd;           /* > 0: once readable, kube_ssh_run closes the session (libssh2
                                 >= 1.11: after a TERM "signal" request) and returns
                                 KUBE_SSH_ERR_CANCELLED; also ends the retry sleeps; 0 = none */
+    int no_auth;             /* kube_ssh_check only: stop after the host key, log in as nobody
+                                (the caller cannot name the user the launcher will be) */
 };
 
 /* Return values: 0 ok; negative = the stage that failed (errmsg starts with its name). */
@@ -42,7 +45,7 @@ enum kube_ssh_result {
 int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *command,
                  int fd_in, int fd_out, int fd_err, int *exit_code, char **errmsg);
 
-/* Reachability check: DNS, connect, handshake, host key, auth, then disconnect.
+/* Reachability check: DNS, connect, handshake, host key, auth (unless o->no_auth), then disconnect.
  * 0 ok, else a negative kube_ssh_result with *errmsg naming the failing stage. */
 int kube_ssh_check(const struct kube_ssh_opts *o, const char *host, char **errmsg);
 

@@ -45,6 +45,7 @@ add bad-timeout "$(job bad-timeout v2beta1 ',"annotations":{"mpi-k8s.io/worker-t
 add bad-ssh-port "$(job bad-ssh-port v2beta1 ',"annotations":{"mpi-k8s.io/ssh-port":"0"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/ssh-port]"
 add bad-managed-by "$(job bad-managed-by v2beta1 '' "{\"runPolicy\":{\"managedBy\":\"someone\"},\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.runPolicy.managedBy"
 add bad-ssh-path "$(job bad-ssh-path v2beta1 '' "{\"sshAuthMountPath\":\"home/.ssh\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.sshAuthMountPath: expected an absolute path"
+add bad-ssh-path-sh "$(job bad-ssh-path-sh v2beta1 '' "{\"sshAuthMountPath\":\"/root/.ssh;reboot\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.sshAuthMountPath: \"/root/.ssh;reboot\" contains ';'"
 add bad-sched-policy "$(job bad-sched-policy v2beta1 '' "{\"runPolicy\":{\"schedulingPolicy\":5},\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.runPolicy.schedulingPolicy: expected an object"
 add bad-main-container "$(job bad-main-container v1alpha2 '' "{\"mainContainer\":\"nope\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.mainContainer: no container named"
 add bad-env-type "$(job bad-env-type v1alpha2 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"env\":\"A=1\"}]}}},\"Worker\":$W}}")" "containers[0].env: expected an array"
@@ -98,12 +99,12 @@ rv2=$(kc get mpijob bad-no-launcher -o jsonpath='{.metadata.resourceVersion}')
 [ "$rv1" = "$rv2" ] || ks_fail "invalid job keeps being updated ($rv1 -> $rv2)"
 
 # --- the objects of the contract ---
-kc get configmap good-config -o jsonpath='{.data.hostfile}' | grep -qx 'good-worker-1.good-worker.default.svc slots=2' \
+kc get configmap good-config -o jsonpath='{.data.hostfile}' | grep -qx 'good-worker-1.good.default.svc slots=2' \
   || ks_fail "hostfile: $(kc get configmap good-config -o jsonpath='{.data.hostfile}')"
-kc get svc good-worker -o jsonpath='{.spec.clusterIP}' | grep -qx None || ks_fail "headless service"
+kc get svc good -o jsonpath='{.spec.clusterIP}' | grep -qx None || ks_fail "headless service"
 kc get sa good-launcher >/dev/null && kc get rolebinding good-launcher >/dev/null || ks_fail "launcher SA/RoleBinding"
 kc get role good-launcher -o jsonpath='{.rules[1].resourceNames}' | grep -q '"good-worker-1"' || ks_fail "Role resourceNames"
-[ "$(kc get pod good-worker-0 -o jsonpath='{.metadata.labels.mpi_role_type}/{.spec.hostname}/{.spec.subdomain}')" = worker/good-worker-0/good-worker ] \
+[ "$(kc get pod good-worker-0 -o jsonpath='{.metadata.labels.mpi_role_type}/{.spec.hostname}/{.spec.subdomain}')" = worker/good-worker-0/good ] \
   || ks_fail "worker pod labels/hostname"
 [ "$(kc get job good-launcher -o jsonpath='{.spec.template.spec.initContainers[0].command}')" = '["mpi-agent","init"]' ] \
   || ks_fail "launcher init container"

@@ -31,7 +31,7 @@ for i in "${!names[@]}"; do
   kc logs "$L" | grep -q 'pi is approximately 3.14' || ks_fail "$n: no program output in $L"
 done
 # Open MPI over SSH: FQDN hostfile, the key Secret (ed25519, authorized_keys = public key)
-kc get cm pi-config -o jsonpath='{.data.hostfile}' | grep -qx 'pi-worker-0.pi-worker.default.svc slots=1' || ks_fail "pi hostfile"
+kc get cm pi-config -o jsonpath='{.data.hostfile}' | grep -qx 'pi-worker-0.pi.default.svc slots=1' || ks_fail "pi hostfile"
 [ "$(kc get secret pi-ssh -o jsonpath='{.type}')" = kubernetes.io/ssh-auth ] || ks_fail "pi-ssh type"
 pub=$(kc get secret pi-ssh -o jsonpath='{.data.ssh-publickey}' | base64 -d)
 case "$pub" in "ssh-ed25519 "*) ;; *) ks_fail "public key is not ed25519: $pub";; esac

@@ -122,7 +122,7 @@ static void observe(struct world *w, struct observed *ob)
     memset(ob, 0, sizeof *ob);
     ob->job = get(w, RK_MPIJOB, "pi");
     ob->configmap = get(w, RK_CONFIGMAP, "pi-config");
-    ob->service = get(w, RK_SERVICE, "pi-worker");
+    ob->service = get(w, RK_SERVICE, "pi");
     ob->sa = get(w, RK_SERVICEACCOUNT, "pi-launcher");
     ob->role = get(w, RK_ROLE, "pi-launcher");
     ob->rolebinding = get(w, RK_ROLEBINDING, "pi-launcher");
@@ -261,7 +261,7 @@ static void test_running_then_succeeded(void **state)
     run_to_running(&w);
     /* hostfile for discover_hosts now lists both running workers: one ConfigMap update */
     assert_non_null(strstr(json_string_value(json_object_get(json_object_get(get(&w, RK_CONFIGMAP, "pi-config"), "data"),
-                                                             "discover_hosts.sh")), "pi-worker-1.pi-worker.default.svc:1"));
+                                                             "discover_hosts.sh")), "pi-worker-1.pi.default.svc:1"));
     assert_int_equal(sync1(&w, T0 + 4000), 0);
     add_launcher_pod(&w, "pi-launcher-abcde", "Succeeded",
                      "mpirun finished\nphases: {\"workersReady\":\"2026-05-28T20:26:46.000Z\",\"mpirunStarted\":\"2026-05-28T20:26:47.250Z\"}", 0);

@@ -328,6 +328,74 @@ static void test_flags(void **state)
     assert_int_equal(options_parse(5, bad4, &o, &err), -1);
     assert_non_null(strstr(err, "--renew-deadline"));
     free(err);
+    err = NULL;
+    /* upstream's Deployment and Go flag syntax: -flag, --flag, -flag=value, -flag value, bools alone */
+    char *up[] = { "mpi-operator", "-alsologtostderr", "--kubeConfig", "/k", "-master=https://h:6443/",
+                   "--kube-api-qps=7.5", "-kube-api-burst", "20", "--controller-queue-rate-limit", "3",
+                   "-controller-queue-burst=30", "-lock-namespace", "ops", "--cluster-domain=cluster.local",
+                   "-gang-scheduling=scheduler-plugins", "-monitoring-port", "8081", "-threadiness=3", "-v=2",
+                   "-stderrthreshold", "warning", "-logtostderr=false", "-leader-elect", "--", NULL };
+    assert_int_equal(options_parse(23, up, &o, &err), 0);
+    assert_true(o.alsologtostderr && !o.logtostderr && o.leader_elect);
+    assert_string_equal(o.kubeconfig, "/k");
+    assert_string_equal(o.master, "https://h:6443/");
+    assert_true(o.kube_api_qps == 7.5);
+    assert_int_equal(o.kube_api_burst, 20);
+    assert_int_equal(o.queue_rate_limit, 3);
+    assert_int_equal(o.queue_burst, 30);
+    assert_string_equal(o.lock_ns, "ops");
+    assert_string_equal(o.build.cluster_domain, "cluster.local");
+    assert_string_equal(o.build.gang, "scheduler-plugins");
+    assert_int_equal(o.monitoring_port, 8081);
+    assert_int_equal(o.threadiness, 3);
+    assert_int_equal(o.verbosity, 2);
+    assert_int_equal(o.stderrthreshold, 1);
+    char *none[] = { "mpi-operator", NULL };
+    assert_int_equal(options_parse(1, none, &o, &err), 0);   /* upstream's defaults */
+    assert_true(o.kube_api_qps == 5 && o.kube_api_burst == 10 && o.queue_rate_limit == 10 && o.queue_burst == 100);
+    struct { char *argv[4]; int argc; const char *want; } bad[] = {
+        { { "mpi-operator", "-kube-api-qpss=3" }, 2, "unknown flag -kube-api-qpss (see --help)" },
+        { { "mpi-operator", "--nope", "1" }, 3, "unknown flag --nope (see --help)" },
+        { { "mpi-operator", "-kube-api-qps", "fast" }, 3, "--kube-api-qps: expected a number" },
+        { { "mpi-operator", "-kube-api-burst" }, 2, "--kube-api-burst: missing value" },
+        { { "mpi-operator", "-leader-elect=maybe" }, 2, "--leader-elect: expected true or false, got \"maybe\"" },
+        { { "mpi-operator", "-stderrthreshold=LOUD" }, 2, "--stderrthreshold: expected INFO, WARNING, ERROR or FATAL" },
+        { { "mpi-operator", "-master", "h:6443" }, 3, "--master: expected an http:// or https:// URL" },
+        { { "mpi-operator", "---v=1" }, 2, "bad flag syntax: ---v=1" },
+        { { "mpi-operator", "-v=1", "extra" }, 3, "unexpected argument \"extra\"" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = options_parse(bad[i].argc, bad[i].argv, &o, &err);
+        if (rc != -1 || !err || !strstr(err, bad[i].want))
+            fail_msg("case %zu: rc %d, \"%s\", wanted \"%s\"", i, rc, err ? err : "", bad[i].want);
+        free(err);
+        err = NULL;
+    }
+}
+
+/* --controller-queue-rate-limit/-burst: rate-limited adds beyond the burst wait for a token. */
+static void test_queue_bucket(void **state)
+{
+    (void)state;
+    struct workqueue *q = wq_new();
+    wq_set_bucket(q, 10, 2);   /* 10/s, burst 2 */
+    int64_t t0 = mono_ms();
+    wq_add_rate_limited(q, "ns/a");
+    wq_add_rate_limited(q, "ns/b");
+    wq_add_rate_limited(q, "ns/c");   /* no token left: ~100 ms */
+    char *got[3];
+    int64_t at[3];
+    for (int i = 0; i < 3; i++) {
+        got[i] = wq_get(q);
+        at[i] = mono_ms() - t0;
+    }
+    assert_string_equal(got[2], "ns/c");
+    assert_true(at[2] >= 90 && at[2] < 2000);
+    for (int i = 0; i < 3; i++) {
+        wq_done(q, got[i]);
+        free(got[i]);
+    }
+    wq_free(q);
 }
 
 int main(void)
@@ -338,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_shutdown_wakes),
         cmocka_unit_test(test_metrics_text),
         cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_queue_bucket),
         cmocka_unit_test(test_cache_write_through),
         cmocka_unit_test(test_objstore),
         cmocka_unit_test(test_textpack),

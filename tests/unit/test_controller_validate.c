@@ -12,6 +12,11 @@
 #include <string.h>
 
 #include "../../controller/mpijob.h"
+#include "../../controller/objects.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *base_v1 =
     "{\"apiVersion\":\"kubeflow.org/v1alpha2\",\"kind\":\"MPIJob\",\"metadata\":{\"name\":\"tf\",\"namespace\":\"ns\"},"
@@ -79,6 +84,13 @@ static const struct bad bad_cases[] = {
     { "spec.mpiImplementation", "\"LAM\"", "spec.mpiImplementation: expected one of OpenMPI, Intel, MPICH" },
     { "spec.launcherCreationPolicy", "\"Later\"", "spec.launcherCreationPolicy: expected one of AtStartup, WaitForWorkersReady" },
     { "spec.sshAuthMountPath", "\"relative/.ssh\"", "spec.sshAuthMountPath: expected an absolute path" },
+    { "spec.sshAuthMountPath", "\"/root/.ssh;touch /tmp/x\"", "spec.sshAuthMountPath: \"/root/.ssh;touch /tmp/x\" contains ';'; a mount path may only contain" },
+    { "spec.sshAuthMountPath", "\"/home/$(id -un)/.ssh\"", "spec.sshAuthMountPath: \"/home/$(id -un)/.ssh\" contains '$'" },
+    { "spec.sshAuthMountPath", "\"/home/`id`\"", "spec.sshAuthMountPath: \"/home/`id`\" contains '`'" },
+    { "spec.sshAuthMountPath", "\"/home/my user/.ssh\"", "spec.sshAuthMountPath: \"/home/my user/.ssh\" contains 0x20" },
+    { "spec.sshAuthMountPath", "\"/home/x'y\"", "spec.sshAuthMountPath: \"/home/x'y\" contains '''" },
+    { "spec.sshAuthMountPath", "\"/home/a\\nb\"", "contains 0x0a" },
+    { "spec.sshAuthMountPath", "\"/home/../etc\"", "spec.sshAuthMountPath: \"/home/../etc\" must not contain '..'" },
     { "spec.runLauncherAsWorker", "1", "spec.runLauncherAsWorker: expected a boolean, got an integer" },
     { "spec.mainContainer", "\"nope\"", "spec.mainContainer: no container named \"nope\" in the Worker template" },
     { "metadata.name", "\"TF_Job\"", "metadata.name: \"TF_Job\" gives worker pod name \"TF_Job-worker-1\"" },
@@ -197,6 +209,75 @@ static void test_seed_example_accepted(void **state)
     json_decref(in);
 }
 
+/* Accepted mount paths, and the worker's default sshd command keeps whatever path it
+ * is given one word: a fake mpi-sshd first in PATH prints its arguments, and a path
+ * with $(...) arrives verbatim (before quoting, the shell ran the substitution). */
+static void test_ssh_path_quoted(void **state)
+{
+    (void)state;
+    const char *good[] = { "/root/.ssh", "/home/mpiuser/.ssh", "/home/a_b-c+d@e~/.x..y" };
+    for (size_t i = 0; i < 3; i++) {
+        char v[128];
+        snprintf(v, sizeof v, "\"%s\"", good[i]);
+        json_t *o = variant("spec.sshAuthMountPath", v);
+        struct mpijob j;
+        char *err = NULL;
+        if (mpijob_load(o, &j, &err) != 0)
+            fail_msg("%s refused: %s", good[i], err);
+        json_decref(o);
+    }
+    json_t *o = variant("metadata.annotations", "{\"mpi-k8s.io/transport\":\"ssh\"}");
+    struct mpijob j;
+    char *err = NULL;
+    assert_int_equal(mpijob_load(o, &j, &err), 0);
+    j.ssh_auth_mount_path = "/tmp/$(echo INJECTED)'q";  /* past validation: the builder alone */
+    struct build_opts bo;
+    build_opts_default(&bo);
+    json_t *pod = obj_worker_pod(&j, &bo, 0);
+    assert_non_null(pod);
+    json_t *cmd = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
+                                  "command");
+    const char *script = json_string_value(json_array_get(cmd, 2));
+    assert_non_null(script);
+    char dir[] = "/tmp/ut-sshq-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *fake = NULL, *path = NULL;
+    assert_true(asprintf(&fake, "%s/mpi-sshd", dir) > 0);
+    FILE *f = fopen(fake, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(fake, 0755), 0);
+    assert_true(asprintf(&path, "PATH=%s:/usr/bin:/bin", dir) > 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        char *envp[] = { path, NULL };
+        execle("/bin/sh", "sh", "-c", script, (char *)NULL, envp);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[512];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf - 1 && (r = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = 0;
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    unlink(fake);
+    rmdir(dir);
+    assert_string_equal(buf, "[--dir][/tmp/$(echo INJECTED)'q][--port][2222]");
+    free(fake);
+    free(path);
+    json_decref(pod);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_run_policy_wins),
         cmocka_unit_test(test_annotations),
         cmocka_unit_test(test_seed_example_accepted),
+        cmocka_unit_test(test_ssh_path_quoted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,6 +85,10 @@ static void test_host_key_mismatch(void **state)
     msg = NULL;
     assert_int_equal(kube_ssh_check(&o, "127.0.0.1", &msg), KUBE_SSH_ERR_HOSTKEY);
     free(msg);
+    msg = NULL;
+    o.no_auth = 1;   /* a check that does not log in still verifies the host key */
+    assert_int_equal(kube_ssh_check(&o, "127.0.0.1", &msg), KUBE_SSH_ERR_HOSTKEY);
+    free(msg);
 }
 
 /* Right host key, but our identity is not in authorized_keys. */
@@ -100,6 +104,30 @@ static void test_wrong_user_key(void **state)
     assert_non_null(strstr(msg, "127.0.0.1"));
     assert_non_null(strstr(msg, "refused the key"));
     free(msg);
+    /* no_auth: the check stops after the (right) host key and succeeds; a run still logs in */
+    o.no_auth = 1;
+    msg = NULL;
+    assert_int_equal(kube_ssh_check(&o, "127.0.0.1", &msg), KUBE_SSH_OK);
+    assert_null(msg);
+    msg = expect_run_fail(&o, "127.0.0.1", KUBE_SSH_ERR_AUTH);
+    free(msg);
+}
+
+/* Upstream MPI Operator's file names alone (id_rsa, id_rsa.pub): identity and pin found. */
+static void test_upstream_names(void **state)
+{
+    char dir[160], p[200], *msg = NULL;
+    (void)state;
+    NEED_SSHD();
+    snprintf(dir, sizeof(dir), "%s/upstream", fx.dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(p, sizeof(p), "%s/id_rsa", dir);
+    fx_write(p, fx.priv, 0644);   /* Kubernetes' default mode, as upstream mounts it */
+    snprintf(p, sizeof(p), "%s/id_rsa.pub", dir);
+    fx_write(p, fx.pub, 0644);
+    struct kube_ssh_opts o = opts(dir);
+    assert_int_equal(kube_ssh_check(&o, "127.0.0.1", &msg), KUBE_SSH_OK);
+    assert_null(msg);
 }
 
 /* A known_hosts-style pin file (host patterns before the key) works too. */
@@ -247,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_host_key_mismatch),
         cmocka_unit_test(test_wrong_user_key),
         cmocka_unit_test(test_known_hosts_pin),
+        cmocka_unit_test(test_upstream_names),
         cmocka_unit_test(test_dns_failure_retried),
         cmocka_unit_test(test_connection_refused_bounded),
         cmocka_unit_test(test_silent_server_times_out),

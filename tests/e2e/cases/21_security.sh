@@ -74,12 +74,12 @@ if [ -z "${E2E_NO_SSH:-}" ]; then
   dir=$(kc get pod "$ls1" -o jsonpath='{.spec.containers[0].env[?(@.name=="MPI_JOB_SSH_DIR")].value}')
   modes=$(kc exec "$ls1" -c launcher -- sh -c "stat -L -c '%a %n' $dir/*" 2>&1)
   e2e_log "key files in $ls1: $(echo $modes)"
-  echo "$modes" | grep -E 'privatekey|id_ed25519$' | grep -qv '^600 ' && bad+=("private key not mode 0600: $(echo $modes)")
+  echo "$modes" | grep -E 'privatekey|id_ed25519$|id_rsa$' | grep -qv '^600 ' && bad+=("private key not mode 0600: $(echo $modes)")
   echo "$modes" | grep -qE '^600 .*(ssh-privatekey|id_ed25519)$' || bad+=("no 0600 private key in $dir: $(echo $modes)")
-  kc exec "$ls1" -c launcher -- /opt/kube/mpi-rsh s1-worker-0.s1-worker.default.svc echo own-ok >"$E2E_DIR/ssh-own.out" 2>&1 ||
+  kc exec "$ls1" -c launcher -- /opt/kube/mpi-rsh s1-worker-0.s1.default.svc echo own-ok >"$E2E_DIR/ssh-own.out" 2>&1 ||
     bad+=("SSH into its own worker failed: $(tr '\n' ' ' <"$E2E_DIR/ssh-own.out" | cut -c1-300)")
   e2e_wait_for "kc get pod s2-worker-0 -o jsonpath='{.status.containerStatuses[0].ready}' | grep -qx true" 60 || true
-  if kc exec "$ls1" -c launcher -- timeout 60 /opt/kube/mpi-rsh -vvv s2-worker-0.s2-worker.default.svc echo other-ok >"$E2E_DIR/ssh-other.out" 2>&1; then
+  if kc exec "$ls1" -c launcher -- timeout 60 /opt/kube/mpi-rsh -vvv s2-worker-0.s2.default.svc echo other-ok >"$E2E_DIR/ssh-other.out" 2>&1; then
     bad+=("SSH from job s1 into s2's worker (other host key) SUCCEEDED")
   elif grep -qiE 'host key' "$E2E_DIR/ssh-other.out"; then ssh_ok=refused-host-key
   else bad+=("SSH s1->s2 failed, but not on the host key: $(grep mpi-rsh "$E2E_DIR/ssh-other.out" | tail -1)"); fi

@@ -1,5 +1,7 @@
 """Image map (tests/kubesim/images.conf): an image name resolves to a PATH prefix,
-to "run host commands as they are", or to a pull failure."""
+to "run host commands as they are", or to a pull failure; optionally also to a ROOT
+directory holding the image's own files (its /etc/passwd, a user's home...), which
+the kubelet lays over the host's files in each container of that image."""
 import fnmatch
 import os
 
@@ -51,20 +53,28 @@ class ImageMap:
                     if not line:
                         continue
                     parts = line.split()
-                    if len(parts) != 2:
-                        raise ValueError("%s:%d: expected 'PATTERN TARGET', got %r"
+                    if len(parts) not in (2, 3):
+                        raise ValueError("%s:%d: expected 'PATTERN TARGET [ROOT]', got %r"
                                          % (conf_file, n, line))
-                    self.rules.append((parts[0], parts[1]))
+                    self.rules.append((parts[0], parts[1], parts[2] if len(parts) == 3 else None))
         except FileNotFoundError:
             pass
+
+    def _dir(self, d):
+        return d if os.path.isabs(d) else os.path.join(self.repo_root, d)
 
     def resolve(self, image):
         """Returns a directory to prepend to PATH, or None (host commands);
         raises ImageError when the pull must fail."""
+        return self.resolve_full(image)[0]
+
+    def resolve_full(self, image):
+        """(PATH prefix or None, image ROOT dir or None); raises ImageError when the
+        pull must fail (also when a ROOT is named and does not exist)."""
         if not image:
             raise ImageError("image name is empty")
         names = _names(image)
-        for pat, target in self.rules:
+        for pat, target, root in self.rules:
             if not any(fnmatch.fnmatchcase(n, pat) for n in names):
                 continue
             ref = full_ref(image)
@@ -72,13 +82,45 @@ class ImageMap:
                 raise ImageError('rpc error: code = NotFound desc = failed to pull and unpack '
                                  'image "%s": failed to resolve reference "%s": %s: not found'
                                  % (ref, ref, ref))
+            r = self._dir(root) if root else None
+            if r and not os.path.isdir(r):
+                raise ImageError('rpc error: code = NotFound desc = failed to pull and unpack '
+                                 'image "%s": kubesim maps its files to %s, which does not exist '
+                                 '(build the image stand-in first)' % (ref, r))
             if target == "host":
-                return None
-            d = target if os.path.isabs(target) else os.path.join(self.repo_root, target)
+                return None, r
+            d = self._dir(target)
             if not os.path.isdir(d):
                 raise ImageError('rpc error: code = NotFound desc = failed to pull and unpack '
                                  'image "%s": kubesim maps it to %s, which does not exist: run '
                                  '`make install DESTDIR=build/stage` (or `make stage`) in %s'
                                  % (ref, d, self.repo_root))
-            return d
+            return d, r
+        return None, None
+
+
+def passwd_entry(root, uid):
+    """(name, gid, home) of uid in ROOT/etc/passwd, or None when the image has no
+    passwd file or no such user (then the host's is used)."""
+    try:
+        with open(os.path.join(root, "etc", "passwd")) as f:
+            for line in f:
+                p = line.rstrip("\n").split(":")
+                if len(p) >= 6 and p[2] == str(uid):
+                    return p[0], int(p[3]), p[5]
+    except (OSError, ValueError):
         return None
+    return None
+
+
+def layer_mounts(root, copy):
+    """Bind mounts that lay the image's files (COPY, a private copy of ROOT) over the
+    host's: each entry one level below a top-level directory of ROOT (etc/passwd,
+    home/mpiuser) replaces the host's path of that name, whole. [(src, dst)]."""
+    out = []
+    for top in sorted(os.listdir(root)):
+        if not os.path.isdir(os.path.join(root, top)) or os.path.islink(os.path.join(root, top)):
+            continue
+        for name in sorted(os.listdir(os.path.join(root, top))):
+            out.append((os.path.join(copy, top, name), "/%s/%s" % (top, name)))
+    return out

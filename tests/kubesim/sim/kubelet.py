@@ -15,10 +15,11 @@ import platform
 import pwd
 import shutil
 import signal
+import subprocess
 import time
 
 from . import podruntime, volumes
-from .images import ImageError, ImageMap, full_ref
+from .images import ImageError, ImageMap, full_ref, layer_mounts, passwd_entry
 from .podruntime import HostPaths, Sandbox
 from .scheduler import Scheduler, pod_ref
 from .volumes import ConfigError, VolumeError
@@ -536,7 +537,7 @@ class PodWorker:
     def pull(self, c):
         """Resolve c's image; returns the PATH prefix dir (None = host) or raises ImageError."""
         image = c.spec.get("image", "")
-        d = self.k.images.resolve(image)
+        d, c.image_root = self.k.images.resolve_full(image)
         c.image_id = full_ref(image).rsplit(":", 1)[0] + "@sha256:" + \
             hashlib.sha256(image.encode()).hexdigest()
         return d
@@ -672,6 +673,19 @@ class PodWorker:
     def log_path(self, c, n):
         return os.path.join(self.dir, "logs", c.name, "%d.log" % n)
 
+    def image_layer(self, c, root):
+        """A fresh private copy of the image's files for this container run (its
+        writable layer, ownership kept) and the bind mounts laying it over the host."""
+        copy = os.path.join(self.dir, "rootfs", c.name)
+        if os.path.lexists(copy):
+            shutil.rmtree(copy)
+        os.makedirs(os.path.dirname(copy), exist_ok=True)
+        r = subprocess.run(["cp", "-a", root, copy], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            raise OSError("copying the image files %s: %s" % (root, r.stdout.decode(errors="replace")))
+        return [{"src": s, "dst": d, "ro": False} for s, d in layer_mounts(root, copy)]
+
     def container_request(self, c, imgdir):
         pod = self.cur_pod()
         spec = pod["spec"]
@@ -679,13 +693,15 @@ class PodWorker:
         sc.update(c.spec.get("securityContext") or {})
         uid = sc.get("runAsUser")
         gid = sc.get("runAsGroup")
+        root = getattr(c, "image_root", None)
+        img_user = passwd_entry(root, uid if uid is not None else 0) if root else None
         if uid is not None and gid is None:
             try:
-                gid = pwd.getpwuid(uid).pw_gid
+                gid = img_user[1] if img_user else pwd.getpwuid(uid).pw_gid
             except KeyError:
                 gid = uid
         try:
-            home = pwd.getpwuid(uid if uid is not None else 0).pw_dir
+            home = img_user[2] if img_user else pwd.getpwuid(uid if uid is not None else 0).pw_dir
         except KeyError:
             home = "/"
         port = self.k.config.api_port
@@ -705,7 +721,7 @@ class PodWorker:
         if not argv:
             raise ConfigError("no command specified: kubesim images have no entrypoint; "
                               "set command")
-        mounts = []
+        mounts = self.image_layer(c, root) if root else []
         vols = {v["name"]: v for v in spec.get("volumes") or []}
         for vm in c.spec.get("volumeMounts") or []:
             v = vols.get(vm.get("name"))
