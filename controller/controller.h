@@ -16,8 +16,8 @@ struct options {
     int leader_elect;
     const char *lock_ns, *lock_name;
     int lease_s, renew_deadline_s, retry_s;
-    double kube_api_qps;           /* --kube-api-qps (upstream default 5); client-side limit */
-    int kube_api_burst;            /* --kube-api-burst (upstream default 10) */
+    double kube_api_qps;           /* --kube-api-qps: client-side limit on requests, 0 = none (upstream 5) */
+    int kube_api_burst;            /* --kube-api-burst (default 10, as upstream) */
     int queue_rate_limit;          /* --controller-queue-rate-limit (upstream default 10/s) */
     int queue_burst;               /* --controller-queue-burst (upstream default 100) */
     /* klog's flags, accepted as upstream's Deployment passes them; our log always goes to

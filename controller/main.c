@@ -62,7 +62,8 @@ static int apply_master(const struct options *o, struct kube_config **cfg, char 
     return 0;
 }
 
-static struct kube_client *connect_api(const struct options *o)
+/* limited: the client-side rate limit (--kube-api-qps/--kube-api-burst) applies to it. */
+static struct kube_client *connect_api(const struct options *o, int limited)
 {
     struct kube_config *cfg = NULL;
     char *err = NULL;
@@ -80,7 +81,13 @@ static struct kube_client *connect_api(const struct options *o)
     }
     free(err);
     err = NULL;
-    struct kube_client *c = kube_client_new(cfg, NULL, &err);
+    struct kube_client_opts co;
+    kube_client_opts_default(&co);
+    if (limited) {
+        co.qps = o->kube_api_qps;
+        co.burst = o->kube_api_burst;
+    }
+    struct kube_client *c = kube_client_new(cfg, &co, &err);
     if (!c) {
         KLOG_ERROR("%s", err ? err : "cannot create the API client");
         free(err);
@@ -156,7 +163,7 @@ int main(int argc, char **argv)
     }
     /* two clients: changes and the Lease on one; the caches' lists and watches on the other,
      * which SIGTERM cancels at once (the first must still release the Lease) */
-    struct kube_client *c = connect_api(&o), *wc = c ? connect_api(&o) : NULL;
+    struct kube_client *c = connect_api(&o, 1), *wc = c ? connect_api(&o, 0) : NULL;
     if (!wc) {
         kube_client_free(c);
         return 1;
@@ -164,8 +171,9 @@ int main(int argc, char **argv)
     kube_client_set_cancel(wc, stop_token);
     KLOG_INFO("mpi-operator starting: namespace %s, agent image %s, %d workers", o.ns ? o.ns : "(all)",
               o.build.agent_image, o.threadiness);
-    KLOG_DEBUG("API client limits asked: --kube-api-qps %g --kube-api-burst %d; queue --controller-queue-rate-limit "
-               "%d --controller-queue-burst %d", o.kube_api_qps, o.kube_api_burst, o.queue_rate_limit, o.queue_burst);
+    KLOG_DEBUG("API client limit: --kube-api-qps %g (0 = none) --kube-api-burst %d (requests; watches aside); queue "
+               "--controller-queue-rate-limit %d --controller-queue-burst %d", o.kube_api_qps, o.kube_api_burst,
+               o.queue_rate_limit, o.queue_burst);
     int rc = run(&o, c, wc);
     metrics_stop();
     kube_client_free(wc);

@@ -29,7 +29,7 @@ static const char usage[] =
     "  --agent-image IMAGE        launcher init container image (default " DEFAULT_AGENT_IMAGE ")\n"
     "  --gang-scheduling NAME     volcano | scheduler-plugins (default none)\n"
     "  --cluster-domain DOMAIN    appended to worker host names in the hostfile (default none)\n"
-    "  --kube-api-qps Q           client-side limit of API requests per second (default 5)\n"
+    "  --kube-api-qps Q           client-side limit of API requests per second (default 0: none)\n"
     "  --kube-api-burst N         burst of that limit (default 10)\n"
     "  --controller-queue-rate-limit N, --controller-queue-burst N   (default 10, 100)\n"
     "  --leader-elect[=BOOL]      run leader election (default true)\n"
@@ -94,7 +94,7 @@ static void defaults(struct options *o)
     o->lease_s = 15;
     o->renew_deadline_s = 5;
     o->retry_s = 3;
-    o->kube_api_qps = 5;
+    o->kube_api_qps = 0; /* no limit by default (upstream: 5/10): see docs/controller.md */
     o->kube_api_burst = 10;
     o->queue_rate_limit = 10;
     o->queue_burst = 100;

@@ -352,7 +352,7 @@ static void test_flags(void **state)
     assert_int_equal(o.stderrthreshold, 1);
     char *none[] = { "mpi-operator", NULL };
     assert_int_equal(options_parse(1, none, &o, &err), 0);   /* upstream's defaults */
-    assert_true(o.kube_api_qps == 5 && o.kube_api_burst == 10 && o.queue_rate_limit == 10 && o.queue_burst == 100);
+    assert_true(o.kube_api_qps == 0 && o.kube_api_burst == 10 && o.queue_rate_limit == 10 && o.queue_burst == 100);
     struct { char *argv[4]; int argc; const char *want; } bad[] = {
         { { "mpi-operator", "-kube-api-qpss=3" }, 2, "unknown flag -kube-api-qpss (see --help)" },
         { { "mpi-operator", "--nope", "1" }, 3, "unknown flag --nope (see --help)" },

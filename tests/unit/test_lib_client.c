@@ -335,6 +335,48 @@ static void test_keepalive(void **st)
     kube_client_free(c);
 }
 
+/* The client-side rate limit: with qps 20 and burst 2, 12 requests cannot finish in less than
+ * (12 - 2) / 20 s = 500 ms (a lower bound only: a slow machine cannot make it fail), and a
+ * cancel ends a wait for a token at once. */
+static void test_rate_limit(void **st)
+{
+    (void)st;
+    struct kube_config *cfg = NULL;
+    char *err = NULL, *doc = kube_strdup_printf("current-context: t\nclusters:\n- name: c\n  cluster:\n    server: "
+                                               "https://127.0.0.1:%d\n    certificate-authority: ca.crt\n"
+                                               "contexts:\n- name: t\n  context: {cluster: c, user: u}\nusers:\n"
+                                               "- name: u\n  user:\n    tokenFile: token\n", g_port);
+    if (kube_config_parse(doc, strlen(doc), "test-kubeconfig", g_dir, NULL, &cfg, &err))
+        fail_msg("kubeconfig: %s", err);
+    free(doc);
+    struct kube_client_opts o;
+    kube_client_opts_default(&o);
+    o.qps = 20;
+    o.burst = 2;
+    struct kube_client *c = kube_client_new(cfg, &o, &err);
+    assert_non_null(c);
+    struct kube_error e = KUBE_ERROR_INIT;
+    int64_t t0 = kube_now_ms();
+    for (int i = 0; i < 12; i++) {
+        json_t *l = kube_list(c, &KUBE_RES_CONFIGMAPS, "ns1", NULL, &e);
+        if (!l)
+            fail_msg("list %d: %s", i, e.message);
+        json_decref(l);
+    }
+    int64_t took = kube_now_ms() - t0;
+    if (took < 480)
+        fail_msg("12 requests at qps 20 burst 2 took %lld ms, less than the limit allows", (long long)took);
+    struct kube_cancel *cancel = kube_cancel_new();
+    kube_client_set_cancel(c, cancel);
+    kube_cancel_trigger(cancel);
+    t0 = kube_now_ms();
+    assert_null(kube_list(c, &KUBE_RES_CONFIGMAPS, "ns1", NULL, &e));
+    assert_int_equal(e.reason, KUBE_CANCELLED);
+    kube_error_clear(&e);
+    kube_client_free(c);
+    kube_cancel_free(cancel);
+}
+
 static long hits(struct kube_client *c, const char *method)
 {
     json_t *s = fault(c, "/fault/stats");
@@ -723,7 +765,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crud),          cmocka_unit_test(test_list_pagination),
-        cmocka_unit_test(test_retries),       cmocka_unit_test(test_keepalive),
+        cmocka_unit_test(test_retries),       cmocka_unit_test(test_keepalive), cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_stale_connections),
         cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_tls_and_auth),  cmocka_unit_test(test_token_rotation),
