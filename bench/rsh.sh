@@ -96,7 +96,8 @@ IR_RES=$(irs MPI_RSH_TLS_CACHE_DIR="$M/tls"); IR_FULL=$(irs MPI_RSH_TLS_CACHE_DI
 # processes that map it, so it is what N streams really cost)
 NSTREAM=${BENCH_STREAMS:-8}
 pss_per_stream() { local pids=() i total
-  for i in $(seq "$NSTREAM"); do IN $1 sleep 15 >/dev/null 2>&1 & pids+=($!); done
+  # nsenter execs the client (no fork for a network namespace), so $! is the client itself
+  for i in $(seq "$NSTREAM"); do nsenter --net=/run/netns/$NETNS -- $1 sleep 15 >/dev/null 2>&1 & pids+=($!); done
   sleep 6
   total=0
   for i in "${pids[@]}"; do

@@ -158,6 +158,7 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     struct kube_credential cred = {0};
     memset(c, 0, sizeof(*c));
     c->fd = -1;
+    kube_openssl_init(); /* before the key's digest: the first OpenSSL use decides the config */
     if (kube_ws_make_key(key) < 0 || kube_ws_accept_for(key, accept) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: no randomness for the WebSocket key");
         return -1;

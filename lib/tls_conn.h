@@ -51,6 +51,9 @@ int kube_conn_split_server(const char *server, char **scheme, char **host, long 
  * client certificate and key from the config, or from cred when it carries an exec
  * plugin's). NULL with a one-line *errmsg naming the file or field that could not be used. */
 SSL_CTX *kube_tls_ctx_new(const struct kube_config *cfg, const struct kube_credential *cred, char **errmsg);
+/* Initialises OpenSSL once for the exec connection, without the system's openssl.cnf (before
+ * anything else in the process uses OpenSSL, so that nothing loads it). */
+void kube_openssl_init(void);
 /* Describes cfg's trust anchor ("CA file X", "certificate-authority-data", ...) into buf. */
 const char *kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n);
 /* OpenSSL's last queued error as text (or fallback) into buf; the queue is cleared. */
