@@ -26,7 +26,7 @@
 #define MAX_MESSAGE (32u * 1024 * 1024) /* x/net/websocket's default receive limit */
 #define DRAIN_ROUNDS 64
 
-struct sink { int fd; char **buf; size_t *len; int *trunc; size_t cap, max; int dead; };
+struct sink { int fd; char **buf; size_t *len; int *trunc; size_t cap, max; int dead; int cancel_fd; };
 
 struct sess {
     struct exec_conn *c;
@@ -95,18 +95,23 @@ static int flush(struct sess *s)
     return 0;
 }
 
-/* Writes all of buf to fd (waiting if fd is non-blocking); -1 on a hard error (EPIPE...). */
-static int write_all(int fd, const uint8_t *buf, size_t len)
+#define SINK_CHUNK 4096 /* PIPE_BUF: a pipe that polls writable takes this much without blocking */
+
+/* Writes all of buf to fd, never blocking in write(): it waits in poll() for fd to take more
+ * or for cancel_fd (mpi-rsh's signal pipe) to become readable, so a signal ends a write to a
+ * stalled reader at once. 0 ok, -1 on a hard error (EPIPE...), -2 cancelled. */
+static int write_all(int fd, int cancel_fd, const uint8_t *buf, size_t len)
 {
     while (len > 0) {
-        ssize_t w = write(fd, buf, len);
+        struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = cancel_fd, .events = POLLIN}};
+        int r = poll(p, cancel_fd > 0 ? 2 : 1, 1000);
+        if (r < 0 && errno != EINTR) return -1;
+        if (cancel_fd > 0 && (p[1].revents & POLLIN)) return -2;
+        if (r <= 0) continue;
+        if (p[0].revents & (POLLERR | POLLNVAL)) { errno = EPIPE; return -1; }
+        ssize_t w = write(fd, buf, len < SINK_CHUNK ? len : SINK_CHUNK);
         if (w < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN) {
-                struct pollfd p = {.fd = fd, .events = POLLOUT};
-                if (poll(&p, 1, 1000) < 0 && errno != EINTR) return -1;
-                continue;
-            }
+            if (errno == EINTR || errno == EAGAIN) continue;
             return -1;
         }
         buf += w;
@@ -135,7 +140,9 @@ static int sink_put(struct sink *k, const uint8_t *data, size_t len)
         return 0;
     }
     if (k->dead || k->fd < 0 || len == 0) return 0;
-    if (write_all(k->fd, data, len) < 0) {
+    int wr = write_all(k->fd, k->cancel_fd, data, len);
+    if (wr == -2) return -2;
+    if (wr < 0) {
         int e = errno;
         KLOG_DEBUG("exec: output fd %d failed (%s); discarding further output", k->fd, strerror(e));
         k->dead = 1;
@@ -172,9 +179,18 @@ static void on_data(struct sess *s, const struct kube_ws_event *ev)
         /* the reader of our stdout/stderr is gone (`mpi-rsh POD yes | head`): end the stream,
          * as kubectl (killed by SIGPIPE) and ssh (channel closed) do, instead of draining an
          * endless command forever; the server stops the command */
-        if (sink_put(s->ch == 1 ? &s->out : &s->err, p, n) < 0)
+        switch (sink_put(s->ch == 1 ? &s->out : &s->err, p, n)) {
+        case -1:
             fail_session(s, KUBE_WS_CLOSE_NORMAL, "exec: %s closed by its reader (broken pipe); stream closed",
                          s->ch == 1 ? "stdout" : "stderr");
+            break;
+        case -2: /* a signal while the reader of our output stalled: stop now, as documented */
+            s->r->outcome = KUBE_EXEC_CANCELLED;
+            kube_set_err(&s->r->message, "exec: cancelled while writing %s", s->ch == 1 ? "stdout" : "stderr");
+            queue_close(s, KUBE_WS_CLOSE_NORMAL, "cancelled");
+            s->done = 1;
+            break;
+        }
         break;
     case 3:
         if (s->status_len + n > STATUS_MAX) {
@@ -328,8 +344,8 @@ static void session_init(struct sess *s, struct exec_conn *c, const struct kube_
     s->ch = -1;
     kube_ws_decoder_init(&s->dec, MAX_MESSAGE);
     size_t max = o->capture_max ? o->capture_max : 64 * 1024;
-    s->out = (struct sink){.fd = o->fd_out, .max = max};
-    s->err = (struct sink){.fd = o->fd_err, .max = max};
+    s->out = (struct sink){.fd = o->fd_out, .max = max, .cancel_fd = o->cancel_fd};
+    s->err = (struct sink){.fd = o->fd_err, .max = max, .cancel_fd = o->cancel_fd};
     if (o->capture) {
         s->out.buf = &r->out; s->out.len = &r->out_len; s->out.trunc = &r->out_truncated;
         s->err.buf = &r->err; s->err.len = &r->err_len; s->err.trunc = &r->err_truncated;

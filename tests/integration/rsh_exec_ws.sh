@@ -160,6 +160,19 @@ n=$(grep -c '^pid' "$W/log")
 "$RSH" -n w-0 'sleep 60' & rp=$!; started $((n+1)); kill -INT $rp; wait $rp; check "SIGINT -> 130" 130 $?
 n=$(grep -c '^pid' "$W/log")
 "$RSH" -n w-0 'sleep 60' & rp=$!; started $((n+1)); kill -HUP $rp; wait $rp; check "SIGHUP -> 129" 129 $?
+# SIGTERM while mpi-rsh is blocked writing to a reader that stopped reading (a stalled orted):
+# it still ends at once with 143 (it used to sit in write() until the reader went away)
+mkfifo "$W/stall"
+sleep 60 <"$W/stall" & stall=$!          # holds the read end open, never reads
+n=$(grep -c '^pid' "$W/log")
+"$RSH" -n w-0 'yes stalled-reader-line' >"$W/stall" & rp=$!; started $((n+1))
+sleep 1                                  # the 64 KiB pipe is full long before
+t0=$(date +%s%N); kill -TERM $rp
+for _ in $(seq 50); do kill -0 $rp 2>/dev/null || break; sleep 0.1; done
+if kill -0 $rp 2>/dev/null; then bad "SIGTERM during a stalled write: mpi-rsh still running after 5 s"; kill -9 $rp; fi
+wait $rp; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "SIGTERM during a write to a stalled reader -> 143 (${ms} ms)" 143 $rc
+kill $stall 2>/dev/null; wait $stall 2>/dev/null
 sleep 1.5
 for p in $(sed -n 's/^pid //p' "$W/log"); do kill -0 "$p" 2>/dev/null && { bad "orphan $p left"; kill -9 "$p"; }; done
 
