@@ -73,4 +73,26 @@ for ip in $(kc get pods -n kubeflow -l app=mpi-operator -o jsonpath='{.items[*].
   ks_run curl -sf --max-time 5 "http://$ip:8080/metrics" | grep -qx 'mpi_operator_is_leader 1' && leaders=$((leaders + 1))
 done
 [ "$leaders" -eq 1 ] || ks_fail "$leaders leaders among 2 replicas"
-echo "PASS: ${names[*]} Succeeded (operator from the kustomize overlay, as its ServiceAccount); probes: leader and standby live and Ready"
+# liveness: the standby's process frozen (SIGSTOP) stops answering /healthz; the kubelet's
+# liveness probe (3 failures 10 s apart) restarts its container, which comes back Ready
+SB=$(kc get pods -n kubeflow -l app=mpi-operator -o jsonpath='{range .items[*]}{.metadata.name} {.status.podIP}{"\n"}{end}' |
+  while read -r n ip; do ks_run curl -sf --max-time 5 "http://$ip:8080/metrics" | grep -qx 'mpi_operator_is_leader 0' && echo "$n $ip"; done)
+read -r SBPOD SBIP <<<"$SB"
+[ -n "$SBIP" ] || ks_fail "no standby operator pod"
+# the operator process of this kubesim instance (a descendant of its daemon; other
+# instances on the machine may use the same pod IPs) whose network namespace has the IP
+under_ks() { local p=$1 root; root=$(cat "$KS_DIR/kubesim.pid") || return 1
+  while [ -n "$p" ] && [ "$p" -gt 1 ]; do [ "$p" = "$root" ] && return 0; p=$(ps -o ppid= -p "$p" | tr -d ' '); done; return 1; }
+SBPID=
+for pid in $(pgrep -x mpi-operator); do
+  under_ks "$pid" && nsenter -t "$pid" -n ip -4 -o addr show 2>/dev/null | grep -q " $SBIP/" && SBPID=$pid
+done
+[ -n "$SBPID" ] || ks_fail "no mpi-operator process with IP $SBIP"
+kill -STOP "$SBPID" || ks_fail "SIGSTOP $SBPID"
+ks_wait_for "[ \"\$(kc get pod -n kubeflow $SBPOD -o jsonpath='{.status.containerStatuses[0].restartCount}')\" -ge 1 ]" 90 \
+  || { kill -CONT "$SBPID" 2>/dev/null; ks_fail "the frozen standby was not restarted by its liveness probe"; }
+kc get events -n kubeflow --field-selector involvedObject.name="$SBPOD" | grep -q 'failed liveness probe, will be restarted' \
+  || ks_fail "no liveness Killing event for $SBPOD"
+ks_wait_for "[ \$(kc get pods -n kubeflow -l app=mpi-operator --no-headers | grep -c ' 1/1 ') -eq 2 ]" 60 \
+  || ks_fail "the restarted standby is not Ready again: $(kc get pods -n kubeflow -o wide)"
+echo "PASS: ${names[*]} Succeeded (operator from the kustomize overlay, as its ServiceAccount); probes: leader and standby live and Ready, a frozen standby restarted by liveness"
