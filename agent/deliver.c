@@ -1,5 +1,6 @@
 /* deliver.c - atomic, idempotent delivery of the bundle into /opt/kube: files
- * are written to a temp name in the destination directory, given the source's
+ * are written to a unique temp name (created exclusively, so a planted symlink is
+ * never followed) in the destination directory, given the source's
  * mode, fsync'ed and renamed over the target; subdirectories are filled before
  * the top-level entry points appear. */
 #include "deliver.h"
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safefile.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -43,10 +45,19 @@ static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
         kube_set_err(err, "deliver: open %s: %s", src, strerror(errno));
         return -1;
     }
-    char *tmp = kube_strdup_printf("%s.tmp.%ld", dest, (long)getpid());
-    int out = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-    int rc = out < 0 ? -1 : 0;
-    const char *what = "create";
+    char *prefix = kube_strdup_printf("%s.tmp.", dest), *tmp = NULL;
+    int out = -1;
+    if (!prefix)
+        kube_set_err(err, "deliver: out of memory");
+    else
+        out = agent_create_unique(prefix, 0600, &tmp, err);
+    free(prefix);
+    if (out < 0) {
+        close(in);
+        return -1;
+    }
+    int rc = 0;
+    const char *what = "write";
     char buf[65536];
     while (rc == 0) {
         ssize_t r = read(in, buf, sizeof(buf));
@@ -56,28 +67,20 @@ static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
             rc = r < 0 ? (what = "read", -1) : 0;
             break;
         }
-        for (ssize_t off = 0; rc == 0 && off < r;) {
-            ssize_t w = write(out, buf + off, (size_t)(r - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                rc = (what = "write", -1);
-            else
-                off += w;
-        }
+        if (agent_write_all(out, buf, (size_t)r) != 0)
+            rc = (what = "write", -1);
     }
     if (rc == 0 && fchmod(out, mode & 07777) != 0)
         rc = (what = "chmod", -1);
     if (rc == 0 && fsync(out) != 0)
         rc = (what = "fsync", -1);
-    if (out >= 0 && close(out) != 0 && rc == 0)
+    if (close(out) != 0 && rc == 0)
         rc = (what = "close", -1);
     if (rc == 0 && rename(tmp, dest) != 0)
         rc = (what = "rename", -1);
     if (rc < 0) {
-        kube_set_err(err, "deliver: %s %s: %s", what, tmp ? tmp : dest, strerror(errno));
-        if (tmp)
-            unlink(tmp);
+        kube_set_err(err, "deliver: %s %s: %s", what, tmp, strerror(errno));
+        unlink(tmp);
     }
     close(in);
     free(tmp);

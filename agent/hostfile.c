@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kube/util.h"
+#include "safefile.h"
 
 #define HOSTFILE_MAX_BYTES (4 * 1024 * 1024)
 #define SLOTS_MAX 1000000
@@ -367,4 +368,17 @@ void agent_hostlist_free(struct agent_hostlist *l)
     free(l->v);
     l->v = NULL;
     l->n = 0;
+}
+
+int agent_hostfile_write(const char *text, char **path, char **err)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    char *prefix = kube_strdup_printf("%s/mpi-agent-hostfile-", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!prefix) {
+        kube_set_err(err, "out of memory");
+        return -1;
+    }
+    int rc = agent_write_unique(prefix, text, 0644, path, err);
+    free(prefix);
+    return rc;
 }

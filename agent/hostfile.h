@@ -35,6 +35,10 @@ long agent_hostlist_find_pod(const struct agent_hostlist *l, const char *pod);
 /* Formats the list for flavour m: Open MPI `host slots=N`, MPICH/Intel `host:N`; entries
  * with slots 0 get default_slots (or no slot count when that is 0 too). Newly allocated. */
 char *agent_hostfile_format(const struct agent_hostlist *l, enum agent_mpi m, int default_slots);
+/* Writes text as a new hostfile $TMPDIR/mpi-agent-hostfile-XXXXXX (/tmp without TMPDIR),
+ * created exclusively (a planted file or symlink is never used), mode 0644; sets *path.
+ * 0 ok, -1 with *err. */
+int agent_hostfile_write(const char *text, char **path, char **err);
 /* Returns the pod name for a hostname (first DNS label; newly allocated), NULL if not a
  * valid DNS-1123 name (e.g. an IP address), with *err. */
 char *agent_host_to_pod(const char *host, char **err);

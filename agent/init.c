@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "deliver.h"
+#include "safefile.h"
 #include "logx.h"
 #include "podstate.h"
 #include "reach.h"
@@ -105,14 +106,13 @@ void agent_finish(struct agent_session *s, const char *summary)
     }
 }
 
-/* Writes "<podIP> <host> <pod>" per worker to dest/hosts (temp + rename), for SSH images
- * without DNS, like upstream's kubectl-delivery. 0 ok, -1 with *err. */
+/* Writes "<podIP> <host> <pod>" per worker to dest/hosts (unique temp file + rename, mode
+ * 0644), for SSH images without DNS, like upstream's kubectl-delivery. 0 ok, -1 with *err. */
 static int write_ip_map(struct agent_session *s, char **err)
 {
-    char *path = kube_strdup_printf("%s/hosts", s->o->dest);
-    char *tmp = kube_strdup_printf("%s/.hosts.tmp.%ld", s->o->dest, (long)getpid());
-    FILE *f = tmp ? fopen(tmp, "we") : NULL;
-    int rc = f ? 0 : -1;
+    char *text = NULL;
+    size_t sz = 0;
+    FILE *f = open_memstream(&text, &sz);
     for (size_t i = 0; f && i < s->hosts.n; i++) {
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
         const char *ip = kube_json_str(pod, "status.podIP");
@@ -120,17 +120,14 @@ static int write_ip_map(struct agent_session *s, char **err)
             fprintf(f, "%s\t%s %s\n", ip, s->hosts.v[i].host, s->hosts.v[i].pod);
         json_decref(pod);
     }
-    if (f && fclose(f) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1;
-    if (rc < 0) {
-        kube_set_err(err, "writing %s: %s", path ? path : "hosts", strerror(errno));
-        if (tmp)
-            unlink(tmp);
-    }
-    free(tmp);
+    char *path = kube_strdup_printf("%s/hosts", s->o->dest);
+    int rc = -1;
+    if (!f || fclose(f) != 0 || !path)
+        kube_set_err(err, "out of memory writing the hosts map");
+    else
+        rc = agent_replace_file(path, text, 0644, err);
     free(path);
+    free(text);
     return rc;
 }
 

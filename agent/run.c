@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hostfile.h"
 #include "launch_env.h"
 #include "logx.h"
 #include "supervise.h"
@@ -51,19 +52,13 @@ static int ensure_hostfile(struct agent_session *s, int *wrote, char **err)
     if (access(s->o->hostfile, R_OK) == 0)
         return 0;
     char *text = agent_hostfile_format(&s->hosts, s->o->mpi, s->o->slots > 0 ? s->o->slots : 1);
-    const char *tmpdir = getenv("TMPDIR");
-    char *path = kube_strdup_printf("%s/mpi-agent-hostfile-%ld", tmpdir ? tmpdir : "/tmp",
-                                    (long)getpid());
-    FILE *f = path && text ? fopen(path, "we") : NULL;
-    int rc = f && fputs(text, f) >= 0 ? 0 : -1;
-    if (f && fclose(f) != 0)
-        rc = -1;
+    char *path = NULL;
+    int rc = text ? agent_hostfile_write(text, &path, err) : -1;
+    if (!text)
+        kube_set_err(err, "out of memory formatting a hostfile");
     free(text);
-    if (rc < 0) {
-        kube_set_err(err, "cannot write a hostfile to %s", path ? path : "?");
-        free(path);
+    if (rc < 0)
         return -1;
-    }
     free(s->o->hostfile);
     s->o->hostfile = path;
     *wrote = 1;

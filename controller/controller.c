@@ -4,6 +4,7 @@
  * (reconcile_plan), applies it, updates metrics, and requeues on failure
  * (per-key backoff) or when the plan asks (deadlines, TTL). */
 #include "controller.h"
+#include "health.h"
 #include "cache.h"
 #include "launcher_memory.h"
 #include "metrics.h"
@@ -203,11 +204,22 @@ static void trim_when_idle(struct controller *ctl)
         malloc_trim(0);
 }
 
+/* Workers that took no key for this long while keys wait are stuck (a sync is bounded by
+ * the API client's timeouts, far below this). */
+#define WORKERS_STALL_MS 120000
+
+void controller_beat(struct controller *ctl)
+{
+    if (ctl && wq_len(ctl->q) == 0)
+        health_beat(H_WORKERS); /* nothing waiting: idle workers are alive */
+}
+
 static void *worker(void *arg)
 {
     struct controller *ctl = arg;
     char *key;
     while ((key = wq_get(ctl->q)) != NULL) {
+        health_beat(H_WORKERS);
         double t0 = mono_s();
         int64_t after = 0;
         int rc = sync_key(ctl, key, t0, &after);
@@ -221,6 +233,7 @@ static void *worker(void *arg)
         }
         wq_done(ctl->q, key);
         free(key);
+        health_beat(H_WORKERS);
         trim_when_idle(ctl);
     }
     return NULL;
@@ -257,6 +270,7 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
             return ju_err(err, "cannot start worker thread %d", i);
         ctl->nworkers++;
     }
+    health_arm(H_WORKERS, WORKERS_STALL_MS);
     KLOG_INFO("controller started: %d workers, %zu MPIJobs cached", n, cache_count(ctl->caches[C_MPIJOB]));
     return 0;
 }

@@ -41,6 +41,8 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
 int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err);
 /* Stops workers and caches (returns within a few seconds). */
 void controller_stop(struct controller *ctl);
+/* Called by the main loop: counts as the workers' beat while no key waits (see health.h). */
+void controller_beat(struct controller *ctl);
 /* Frees ctl. */
 void controller_free(struct controller *ctl);
 

@@ -1,5 +1,6 @@
 /* leader.c - Lease-based leader election (see leader.h). */
 #include "leader.h"
+#include "health.h"
 #include "jsonutil.h"
 #include "kube/log.h"
 #include "kube/resource.h"
@@ -125,10 +126,19 @@ static int try_once(struct leader *l, struct kube_client *c)
     return rc;
 }
 
+/* How long the election loop may go without a beat: a lease period, a retry, and one attempt
+ * blocked on the API (the client's timeouts bound it). */
+static int64_t loop_bound_ms(const struct leader *l)
+{
+    return ((int64_t)l->lease_s + l->retry_s) * 1000 + 60000;
+}
+
 int leader_acquire(struct leader *l, struct kube_cancel *cancel)
 {
     KLOG_INFO("waiting for the leader lease %s/%s as %s", l->ns, l->name, l->id);
+    health_arm(H_LEADER, loop_bound_ms(l));
     while (!kube_cancel_requested(cancel)) {
+        health_beat(H_LEADER);
         if (try_once(l, l->ac) == 1) {
             l->held = 1;
             KLOG_INFO("acquired the leader lease %s/%s", l->ns, l->name);
@@ -144,6 +154,7 @@ static void *renew_loop(void *arg)
     struct leader *l = arg;
     int64_t wait = (int64_t)l->retry_s * 1000;
     while (!kube_cancel_sleep_ms(l->stop, wait)) {
+        health_beat(H_LEADER);
         int rc = try_once(l, l->c); /* not interrupted by SIGTERM: the renewer is stopped first */
         if (rc == 1) {
             wait = (int64_t)l->retry_s * 1000;
@@ -174,6 +185,7 @@ int leader_start_renewing(struct leader *l, void (*on_lost)(void *), void *ud)
 
 void leader_release(struct leader *l)
 {
+    health_disarm(H_LEADER);
     if (!l)
         return;
     if (l->renewing) {

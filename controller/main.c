@@ -2,6 +2,7 @@
  * Lease, run the controller until SIGTERM/SIGINT, then stop the workers and
  * release the Lease so a standby takes over at once. */
 #include "controller.h"
+#include "health.h"
 #include "leader.h"
 #include "metrics.h"
 #include "kube/config.h"
@@ -95,6 +96,10 @@ static struct kube_client *connect_api(const struct options *o, int limited)
     return c;
 }
 
+/* The main loop's period, and how long /healthz lets it go without a beat. */
+#define MAIN_LOOP_MS 5000
+#define MAIN_LOOP_BOUND_MS 30000
+
 static int run(const struct options *o, struct kube_client *c, struct kube_client *wc)
 {
     struct leader *l = NULL;
@@ -123,10 +128,15 @@ static int run(const struct options *o, struct kube_client *c, struct kube_clien
         }
         free(err);
     } else {
-        while (!kube_cancel_sleep_ms(stop_token, 60000))
-            ;
+        health_arm(H_MAIN, MAIN_LOOP_BOUND_MS);
+        while (!kube_cancel_sleep_ms(stop_token, MAIN_LOOP_MS)) {
+            health_beat(H_MAIN);
+            controller_beat(ctl);
+        }
         KLOG_INFO("shutting down");
     }
+    health_disarm(H_MAIN);
+    health_disarm(H_WORKERS);
     controller_free(ctl);
     metrics_set_leader(0);
     leader_release(l);

@@ -1,7 +1,8 @@
 /* metrics_http.c - the monitoring HTTP endpoint: GET /metrics (Prometheus
- * text 0.0.4), /healthz (process alive), /readyz (caches synced, or standing by
+ * text 0.0.4), /healthz (alive: every watched loop beat within its bound, health.h), /readyz (caches synced, or standing by
  * for the leader lease). One short request per connection, bounded reads. */
 #include "metrics.h"
+#include "health.h"
 #include "jsonutil.h"
 #include "kube/log.h"
 
@@ -68,7 +69,16 @@ static void serve_one(int fd)
         reply(fd, body ? 200 : 503, "text/plain; version=0.0.4", body ? body : "error\n");
         free(body);
     } else if (strcmp(path, "/healthz") == 0) {
-        reply(fd, 200, "text/plain", "ok\n");
+        char *why = NULL;
+        if (health_alive(&why)) {
+            reply(fd, 200, "text/plain", "ok\n");
+        } else {
+            char *body = NULL;
+            int ok = why && asprintf(&body, "%s\n", why) >= 0;
+            reply(fd, 503, "text/plain", ok ? body : "a loop stalled\n");
+            free(body);
+        }
+        free(why);
     } else if (strcmp(path, "/readyz") == 0) {
         int r = metrics_is_ready();
         reply(fd, r ? 200 : 503, "text/plain", r ? "ok\n" : "caches not synced\n");

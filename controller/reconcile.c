@@ -187,6 +187,7 @@ static void suspend_resume(struct sync_ctx *c)
     } else if (cond_true(c->status, COND_SUSPENDED)) {
         ctx_cond(c, COND_SUSPENDED, "False", R_RESUMED, "is resumed.", "Normal");
         json_object_set_new(c->status, "startTime", json_string(c->now));
+        json_object_del(c->status, ST_LAUNCHER_FAILURE); /* a resumed run fails on its own */
     }
     json_t *lj = c->obs->launcher_job;
     if (lj && obj_owned_by(lj, c->j) && json_is_true(ju_at(lj, "spec", "suspend")) != c->j->suspend) {

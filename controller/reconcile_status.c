@@ -172,9 +172,33 @@ static void finish(struct sync_ctx *c, const char *type, const char *reason, con
     json_object_set_new(c->status, "completionTime", json_string(completion ? completion : c->now));
 }
 
-static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *reason, const char *jmsg)
+/* Keeps the newest failed launcher record's detail in status.launcherFailure. The record
+ * lives in the launcher pod, which the Job deletes when it gives up; the operator's memory
+ * of it (launcher_memory) does not survive a restart, the MPIJob's status does. */
+static void remember_launcher_failure(struct sync_ctx *c)
+{
+    json_t *pod = NULL;
+    json_t *t = launcher_terminated_pod(c, &pod);
+    if (!t || json_integer_value(json_object_get(t, "exitCode")) == 0)
+        return;
+    char *detail = launcher_detail(c);
+    const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
+    if (detail && (!kept || strcmp(kept, detail) != 0))
+        json_object_set_new(c->status, ST_LAUNCHER_FAILURE, json_string(detail));
+    free(detail);
+}
+
+/* The launcher's failure detail: from a record still seen, else the one kept in the status. */
+static char *launcher_failure_detail(struct sync_ctx *c)
 {
     char *detail = launcher_detail(c);
+    const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
+    return detail || !kept ? detail : strdup(kept);
+}
+
+static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *reason, const char *jmsg)
+{
+    char *detail = launcher_failure_detail(c);
     char *what = NULL;
     if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed",
                  jmsg ? ": " : "", jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0)
@@ -350,6 +374,7 @@ void status_from_observed(struct sync_ctx *c)
     if (status_finished(c->status))
         return;
     const char *reason = NULL, *msg = NULL;
+    remember_launcher_failure(c);
     if (workers_not_ready(c))
         return;
     if (lj && job_cond(lj, "Complete", NULL, NULL)) {

@@ -25,6 +25,10 @@
 #define R_VALIDATION "ValidationError"
 #define R_DEADLINE "DeadlineExceeded"
 
+/* status field keeping the newest failed launcher record ("launcher pod P: <agent summary>"),
+ * which the Failed message quotes when the pod is gone (an operator restart lost its memory). */
+#define ST_LAUNCHER_FAILURE "launcherFailure"
+
 /* mpi-agent init's exit code when the workers decided its wait (agent/commands.h). */
 #define AGENT_EXIT_WORKERS_NOT_READY 3
 

@@ -82,7 +82,8 @@ static int connect_retrying(const struct kube_config *cfg, const struct kube_exe
         int again = a.retryable && attempt < pol.max_attempts;
         if (again) {
             delay = kube_backoff_delay_ms(&pol, attempt, &seed);
-            if (a.err.retry_after_s >= 0) delay = a.err.retry_after_s * 1000;
+            /* the parser clamps Retry-After to a day, so this product cannot overflow */
+            if (a.err.retry_after_s >= 0) delay = (int64_t)a.err.retry_after_s * 1000;
             again = kube_now_ms() - start + delay <= pol.budget_ms;
         }
         if (!again) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kube/backoff.h"
 #include "kube/resource.h"
 #include "kube/url.h"
 #include "kube/util.h"
@@ -104,6 +105,18 @@ static long parse_long(const char *s, size_t n)
     return v;
 }
 
+/* Retry-After as the HTTP path reads it (kube_parse_retry_after: delta-seconds clamped to a
+ * day), so a huge value cannot overflow the caller's milliseconds; -1 when absent or invalid. */
+static long parse_retry_after(const char *s, size_t n)
+{
+    if (!s) return -1;
+    char *v = dupn(s, n);
+    if (!v) return -1;
+    long secs = kube_parse_retry_after(v);
+    free(v);
+    return secs;
+}
+
 /* Checks a 101 against what we asked for. */
 static int check_upgrade(const struct head_fields *f, const char *accept, const char *offered,
                          struct kube_exec_reply *r, char **errmsg)
@@ -168,7 +181,7 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
         p = le + 2;
     }
     r->content_length = parse_long(f.clen, f.clen_n);
-    r->retry_after_s = parse_long(f.retry, f.retry_n);
+    r->retry_after_s = parse_retry_after(f.retry, f.retry_n);
     if (f.te) {
         char *te = dupn(f.te, f.te_n);
         r->chunked = te && list_has(te, "chunked", 1);

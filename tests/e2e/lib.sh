@@ -90,13 +90,15 @@ e2e_begin() {
 }
 
 # e2e_up [kubesim up args]: starts kubesim in $E2E_DIR/ks and installs what the deploy
-# manifest declares except the Deployment (kubesim serves no apps/v1): namespace, CRD,
-# ServiceAccount, ClusterRole and bindings.
+# manifest declares except the Deployment: namespace, CRD, ServiceAccount, ClusterRole and
+# bindings, from deploy/v2beta1 (controller_journey.sh installs deploy/v1alpha2 and
+# controller_flavours.sh the kustomize overlay; the operators these cases start run as that
+# ServiceAccount under kubesim's RBAC escalation and ownerReference checks).
 e2e_up() {
   KS=$E2E_DIR/ks
   timeout 60 "$KUBESIM" up --dir "$KS" "$@" >"$E2E_DIR/up.log" 2>&1 ||
     { cat "$E2E_DIR/up.log" >&2; e2e_fail "kubesim up"; }
-  python3 - "$ROOT/deploy/v1alpha2/mpi-operator.yaml" >"$E2E_DIR/deploy-nodeploy.yaml" <<'PY' || e2e_fail "reading the deploy manifest"
+  python3 - "$ROOT/deploy/v2beta1/mpi-operator.yaml" >"$E2E_DIR/deploy-nodeploy.yaml" <<'PY' || e2e_fail "reading the deploy manifest"
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") != "Deployment"]
 print(yaml.safe_dump_all(docs))

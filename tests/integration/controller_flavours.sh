@@ -4,11 +4,21 @@
 # available here, run to Succeeded on kubesim: v2beta1 pi (Open MPI over SSH:
 # the operator's ed25519 Secret, workers' default sshd) and v1alpha2 pi-mpich
 # (MPICH/Hydra over the exec API), one after the other;
-# checks each job's hostfile format, the Secret, and the program's output.
+# checks each job's hostfile format, the Secret, and the program's output. The operator is
+# installed from the kustomize overlay (manifests/overlays/kubeflow, built on manifests/base)
+# and runs as its pod with the shipped ServiceAccount and ClusterRole, under kubesim's RBAC
+# escalation prevention and OwnerReferencesPermissionEnforcement: the launcher Role it
+# grants and the ownerReferences it sets must be covered by what the manifest gives it.
+# (controller_journey.sh does the same with deploy/v1alpha2; deploy/v2beta1 is the same file,
+# controller_api.sh checks both are generated from manifests/base.)
 set -u
 . "$(dirname "$0")/controller_common.bash"
-ctl_cluster
-ctl_start a --monitoring-port 18185 --leader-elect=false
+ks_skip_unless_root
+ks_up
+kubectl kustomize "$ROOT/manifests/overlays/kubeflow" >"$KS_DIR/overlay.yaml" || ks_fail "kubectl kustomize overlays/kubeflow"
+kc create -f "$KS_DIR/overlay.yaml" >/dev/null || ks_fail "kubectl create -f (kustomize overlays/kubeflow)"
+ks_wait_for "kc get pods -n kubeflow -l app=mpi-operator -o jsonpath='{.items[0].status.conditions[?(@.type==\"Ready\")].status}' | grep -q True" 60 \
+  || ks_fail "operator pod not Ready: $(kc get pods -n kubeflow -o wide; kc logs -n kubeflow -l app=mpi-operator --tail 20)"
 jobs=(v2beta1/pi)
 if command -v mpiexec.hydra >/dev/null; then jobs+=(v1alpha2/pi-mpich); else echo "note: no MPICH here, the MPICH job is left out"; fi
 run_one() {
@@ -43,4 +53,46 @@ if command -v mpiexec.hydra >/dev/null; then
   [ "$(kc get job pi-mpich-exec-launcher -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="HYDRA_LAUNCHER_EXEC")].value}')" = /opt/kube/mpi-rsh ] || ks_fail "Hydra env"
   kc get secret pi-mpich-exec-ssh >/dev/null 2>&1 && ks_fail "exec-transport job got an SSH Secret"
 fi
-echo "PASS: ${names[*]} Succeeded"
+# the writes kubesim checked came from the manifest's ServiceAccount, not an admin
+for w in "POST /api/v1/namespaces/default/pods" "POST /apis/rbac.authorization.k8s.io/v1/namespaces/default/roles" \
+         "POST /apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings" "POST /apis/batch/v1/namespaces/default/jobs"; do
+  grep -qE "$w(\?[^ ]*)? 201 .* system:serviceaccount:kubeflow:mpi-operator\$" "$KS_DIR/apiserver.log" \
+    || ks_fail "no '$w' 201 by system:serviceaccount:kubeflow:mpi-operator in the access log"
+done
+# the probes as kubesim's kubelet runs them: the leader answers /healthz and /readyz; a second
+# replica stands by for the Lease, live and Ready without caches; exactly one leads
+readyz() { ks_run curl -s --max-time 5 -o /dev/null -w '%{http_code}' "http://$1:8080/$2"; }
+OPS=$(kc get pods -n kubeflow -l app=mpi-operator -o jsonpath='{.items[0].status.podIP}')
+[ "$(readyz "$OPS" healthz)/$(readyz "$OPS" readyz)" = 200/200 ] || ks_fail "leader /healthz,/readyz: $(readyz "$OPS" healthz)/$(readyz "$OPS" readyz)"
+kc -n kubeflow scale deployment mpi-operator --replicas=2 >/dev/null || ks_fail "scale the operator to 2"
+ks_wait_for "[ \$(kc get pods -n kubeflow -l app=mpi-operator --no-headers | grep -c ' 1/1 ') -eq 2 ]" 60 \
+  || ks_fail "two operator pods not both Ready: $(kc get pods -n kubeflow -o wide)"
+leaders=0
+for ip in $(kc get pods -n kubeflow -l app=mpi-operator -o jsonpath='{.items[*].status.podIP}'); do
+  [ "$(readyz "$ip" healthz)/$(readyz "$ip" readyz)" = 200/200 ] || ks_fail "$ip: /healthz,/readyz not 200"
+  ks_run curl -sf --max-time 5 "http://$ip:8080/metrics" | grep -qx 'mpi_operator_is_leader 1' && leaders=$((leaders + 1))
+done
+[ "$leaders" -eq 1 ] || ks_fail "$leaders leaders among 2 replicas"
+# liveness: the standby's process frozen (SIGSTOP) stops answering /healthz; the kubelet's
+# liveness probe (3 failures 10 s apart) restarts its container, which comes back Ready
+SB=$(kc get pods -n kubeflow -l app=mpi-operator -o jsonpath='{range .items[*]}{.metadata.name} {.status.podIP}{"\n"}{end}' |
+  while read -r n ip; do ks_run curl -sf --max-time 5 "http://$ip:8080/metrics" | grep -qx 'mpi_operator_is_leader 0' && echo "$n $ip"; done)
+read -r SBPOD SBIP <<<"$SB"
+[ -n "$SBIP" ] || ks_fail "no standby operator pod"
+# the operator process of this kubesim instance (a descendant of its daemon; other
+# instances on the machine may use the same pod IPs) whose network namespace has the IP
+under_ks() { local p=$1 root; root=$(cat "$KS_DIR/kubesim.pid") || return 1
+  while [ -n "$p" ] && [ "$p" -gt 1 ]; do [ "$p" = "$root" ] && return 0; p=$(ps -o ppid= -p "$p" | tr -d ' '); done; return 1; }
+SBPID=
+for pid in $(pgrep -x mpi-operator); do
+  under_ks "$pid" && nsenter -t "$pid" -n ip -4 -o addr show 2>/dev/null | grep -q " $SBIP/" && SBPID=$pid
+done
+[ -n "$SBPID" ] || ks_fail "no mpi-operator process with IP $SBIP"
+kill -STOP "$SBPID" || ks_fail "SIGSTOP $SBPID"
+ks_wait_for "[ \"\$(kc get pod -n kubeflow $SBPOD -o jsonpath='{.status.containerStatuses[0].restartCount}')\" -ge 1 ]" 90 \
+  || { kill -CONT "$SBPID" 2>/dev/null; ks_fail "the frozen standby was not restarted by its liveness probe"; }
+kc get events -n kubeflow --field-selector involvedObject.name="$SBPOD" | grep -q 'failed liveness probe, will be restarted' \
+  || ks_fail "no liveness Killing event for $SBPOD"
+ks_wait_for "[ \$(kc get pods -n kubeflow -l app=mpi-operator --no-headers | grep -c ' 1/1 ') -eq 2 ]" 60 \
+  || ks_fail "the restarted standby is not Ready again: $(kc get pods -n kubeflow -o wide)"
+echo "PASS: ${names[*]} Succeeded (operator from the kustomize overlay, as its ServiceAccount); probes: leader and standby live and Ready, a frozen standby restarted by liveness"

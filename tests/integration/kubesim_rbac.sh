@@ -4,7 +4,9 @@
 # (TokenRequest tokens and a legacy token Secret): granted requests get 200/201, everything
 # else 403 worded as Kubernetes words it; unknown tokens 401; Role/ClusterRole via
 # RoleBinding/ClusterRoleBinding, resourceNames, subresources (pods/exec), wildcards,
-# non-resource URLs, SelfSubjectAccessReview, revocation when the SA or rule goes away.
+# non-resource URLs, SelfSubjectAccessReview, revocation when the SA or rule goes away; and,
+# through the real kubectl with the SA's token, RBAC escalation prevention (escalate, bind) and
+# OwnerReferencesPermissionEnforcement, refused with kube-apiserver's messages.
 set -u
 : "${ROOT:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$ROOT/tests/lib/kubesim.sh"
@@ -170,12 +172,76 @@ TOK2=$(k get secret agent-token -n $ns -o 'jsonpath={.data.token}' | base64 -d)
 check 200 '"name":"allowed"' "$TOK2" GET $P/allowed
 check 403 'cannot get resource \\"pods\\"' "$TOK2" GET $P/other
 
+# ---- write-time checks, through the real kubectl with the service account's token ----
+# RBAC escalation prevention: a Role may grant only what its creator holds (or it needs
+# `escalate`); a RoleBinding may reference only a role whose permissions its creator holds
+# (or it needs `bind` on that role). OwnerReferencesPermissionEnforcement: blockOwnerDeletion
+# needs update on the owner's finalizers. Messages as kube-apiserver words them.
+sed "s/^\( *token: \).*/\1$TOK/" "$KS_DIR/kubeconfig" >"$KS_DIR/agent.kubeconfig"
+ka() { timeout 40 "$KUBESIM" run --dir "$KS_DIR" -- kubectl --kubeconfig "$KS_DIR/agent.kubeconfig" -n $ns "$@"; }
+k create role rbac-writer -n $ns --verb=create,update,patch,get --resource=roles,rolebindings >/dev/null &&
+  k create rolebinding agent-rbac-writer -n $ns --role=rbac-writer --serviceaccount=$ns:agent >/dev/null ||
+  ks_fail "rbac-writer role"
+G="(groups=[\"system:serviceaccounts\" \"system:serviceaccounts:$ns\" \"system:authenticated\"])"
+# expect_out ok|refused TEXT CMD...: the command succeeds, or fails printing TEXT (fixed string)
+expect_out() {
+  local want=$1 text=$2 out rc
+  shift 2
+  out=$("$@" 2>&1); rc=$?
+  if { [ "$want" = ok ] && [ $rc -eq 0 ]; } || { [ "$want" = refused ] && [ $rc -ne 0 ] && grep -qF -- "$text" <<<"$out"; }; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL ($want) $*: rc $rc: ${out:0:600}"; fail=$((fail + 1))
+  fi
+}
+too_much="apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: too-much, namespace: $ns}
+rules:
+- {apiGroups: [\"\"], resources: [pods], verbs: [get, delete]}
+- {apiGroups: [\"\"], resources: [pods], resourceNames: [allowed], verbs: [get]}
+- {apiGroups: [batch], resources: [jobs], verbs: [create]}"
+expect_out refused "roles.rbac.authorization.k8s.io \"too-much\" is forbidden: user \"$U\" $G is attempting to grant RBAC permissions not currently held:
+{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"get\" \"delete\"]}" ka create -f - <<<"$too_much"
+expect_out ok "" ka create role within --verb=get --resource=pods --resource-name=allowed
+expect_out refused "rolebindings.rbac.authorization.k8s.io \"agent-edit\" is forbidden: user \"$U\" $G is attempting to grant RBAC permissions not currently held:" \
+  ka create rolebinding agent-edit --clusterrole=edit --serviceaccount=$ns:agent
+expect_out ok "" ka create rolebinding agent-within --role=within --serviceaccount=$ns:agent
+# an update that adds a permission not held is refused too
+expect_out refused "is attempting to grant RBAC permissions not currently held:
+{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"list\"]}" \
+  ka patch role within --type=json -p '[{"op":"add","path":"/rules/-","value":{"apiGroups":[""],"resources":["secrets"],"verbs":["list"]}}]'
+# escalate and bind lift the checks
+k create role escalate-roles -n $ns --verb=escalate --resource=roles >/dev/null &&
+  k create clusterrole bind-edit --verb=bind --resource=clusterroles --resource-name=edit >/dev/null &&
+  k create rolebinding agent-escalate -n $ns --role=escalate-roles --serviceaccount=$ns:agent >/dev/null &&
+  k create rolebinding agent-bind-edit -n $ns --clusterrole=bind-edit --serviceaccount=$ns:agent >/dev/null ||
+  ks_fail "escalate/bind grants"
+expect_out ok "" ka create -f - <<<"$too_much"
+expect_out ok "" ka create rolebinding agent-edit --clusterrole=edit --serviceaccount=$ns:agent
+k delete rolebinding agent-edit agent-escalate agent-bind-edit -n $ns >/dev/null || ks_fail "delete grants"
+# blockOwnerDeletion needs update on the owner's finalizers (the agent may create Jobs)
+k create configmap owner -n $ns >/dev/null || ks_fail "owner configmap"
+OUID=$(k get configmap owner -n $ns -o jsonpath='{.metadata.uid}')
+owned() { # owned NAME BLOCK: a suspended Job owned by the ConfigMap
+  echo "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"$1\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"$OUID\",\"blockOwnerDeletion\":$2}]},\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}"
+}
+expect_out refused "jobs.batch \"owned-blocking\" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: , <nil>" \
+  ka create -f - <<<"$(owned owned-blocking true)"
+expect_out ok "" ka create -f - <<<"$(owned owned-plain false)"
+k create role cm-finalizers -n $ns --verb=update --resource=configmaps/finalizers >/dev/null &&
+  k create rolebinding agent-cm-finalizers -n $ns --role=cm-finalizers --serviceaccount=$ns:agent >/dev/null ||
+  ks_fail "finalizers grant"
+expect_out ok "" ka create -f - <<<"$(owned owned-blocking true)"
+# the cluster admin (system:masters) is never held back
+expect_out ok "" k create clusterrole admin-anything --verb='*' --resource='*'
+
 # revocation: the rule goes away, then the service account
-k delete rolebinding agent-exec -n $ns >/dev/null || ks_fail "delete rolebinding"
+k delete rolebinding agent-exec agent-within -n $ns >/dev/null || ks_fail "delete rolebindings"
 check 403 'cannot get resource \\"pods\\"' "$TOK" GET $P/allowed
 k delete sa agent -n $ns >/dev/null || ks_fail "delete sa"
 check 401 '"reason":"Unauthorized"' "$TOK" GET $P/allowed
 check 401 '"reason":"Unauthorized"' "$TOK2" GET $P/allowed
 
 echo "kubesim_rbac: $pass checks passed, $fail failed"
-[ "$fail" -eq 0 ] && [ "$pass" -ge 30 ]
+[ "$fail" -eq 0 ] && [ "$pass" -ge 41 ]

@@ -10,7 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sim import defaults, patch, protobuf, rbac  # noqa: E402
+from sim import admission, defaults, patch, protobuf, rbac  # noqa: E402
 from sim.apps import AppsController  # noqa: E402
 from sim.auth import Authenticator, sa_user, User  # noqa: E402
 from sim.crd import CRDController, prepare  # noqa: E402
@@ -412,6 +412,103 @@ class RbacTest(unittest.TestCase):
         tok = base64.b64decode(sec["data"]["token"]).decode()
         self.assertEqual(auth.authenticate("Bearer " + tok).name,
                          "system:serviceaccount:default:a")
+
+
+class AdmissionTest(RbacTest):
+    """RBAC escalation prevention and OwnerReferencesPermissionEnforcement (sim/admission.py)."""
+
+    ROLES = "roles.rbac.authorization.k8s.io"
+
+    def role(self, rules, name="new"):
+        return {"metadata": {"name": name, "namespace": "default"}, "rules": rules}
+
+    def escalate(self, obj, old=None, extra=None, key=ROLES):
+        info = self.s.registry.get(key)
+        admission.rbac_escalation(self.s, extra or {}, self.u, info, "default", obj, old)
+
+    def test_role_within_held(self):
+        self.escalate(self.role([
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"], "resourceNames": ["p1"]},
+            {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"],
+             "resourceNames": ["p1", "p2"]}]))
+
+    def test_role_beyond_held(self):
+        with self.assertRaises(ApiError) as e:
+            self.escalate(self.role([
+                {"apiGroups": [""], "resources": ["secrets", "pods"], "verbs": ["get", "list"]},
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"],
+                 "resourceNames": ["p1", "p2"]}]))
+        self.assertEqual(e.exception.code, 403)
+        self.assertEqual(e.exception.message,
+                         'roles.rbac.authorization.k8s.io "new" is forbidden: user '
+                         '"system:serviceaccount:default:a" (groups=["system:serviceaccounts" '
+                         '"system:serviceaccounts:default" "system:authenticated"]) is attempting '
+                         'to grant RBAC permissions not currently held:\n'
+                         '{APIGroups:[""], Resources:["pods"], ResourceNames:["p2"], Verbs:["get"]}\n'
+                         '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}\n'
+                         '{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}')
+
+    def test_escalate_verb_gc_update_and_switch(self):
+        big = self.role([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}])
+        old = dict(big, metadata={"name": "new", "namespace": "default", "resourceVersion": "5"})
+        gc_only = dict(big, metadata={"name": "new", "namespace": "default", "resourceVersion": "5",
+                                      "finalizers": ["x"]})
+        self.escalate(gc_only, old)   # only GC fields change: allowed
+        self.escalate(big, extra={"rbac_escalation_check": "false"})
+        with self.assertRaises(ApiError):
+            self.escalate(big)
+        self.s.create(self.ROLES, "default", self.role(
+            [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
+              "verbs": ["escalate"]}], "esc"))
+        self.s.create("rolebindings.rbac.authorization.k8s.io", "default", {
+            "metadata": {"name": "esc"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "esc"},
+            "subjects": [{"kind": "ServiceAccount", "name": "a"}]})
+        self.escalate(big)
+
+    def test_binding(self):
+        b = {"metadata": {"name": "b"}, "subjects": [],
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": "edit"}}
+        with self.assertRaises(ApiError) as e:
+            self.escalate(b, key="rolebindings.rbac.authorization.k8s.io")
+        self.assertIn('rolebindings.rbac.authorization.k8s.io "b" is forbidden: user', e.exception.message)
+        b["roleRef"] = {"kind": "Role", "name": "r"}
+        self.escalate(b, key="rolebindings.rbac.authorization.k8s.io")
+        b["roleRef"] = {"kind": "Role", "name": "missing"}
+        with self.assertRaises(ApiError) as e:
+            self.escalate(b, key="rolebindings.rbac.authorization.k8s.io")
+        self.assertEqual(e.exception.code, 404)
+
+    def owner(self, obj, old=None, extra=None):
+        admission.owner_references(self.s, extra or {}, self.s.registry, self.u,
+                                   self.s.registry.get("pods"), "default", "", obj, old)
+
+    def test_owner_references(self):
+        ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u1"}
+        pod = {"metadata": {"name": "p", "ownerReferences": [dict(ref, blockOwnerDeletion=True)]}}
+        with self.assertRaises(ApiError) as e:
+            self.owner(pod)
+        self.assertEqual(e.exception.message,
+                         'pods "p" is forbidden: cannot set blockOwnerDeletion if an ownerReference '
+                         "refers to a resource you can't set finalizers on: , <nil>")
+        self.owner({"metadata": {"name": "p", "ownerReferences": [ref]}})   # not blocking
+        self.owner(pod, extra={"owner_references_enforcement": "false"})
+        with self.assertRaises(ApiError) as e:   # an update changing them needs delete
+            self.owner({"metadata": {"name": "p", "ownerReferences": [ref]}}, {"metadata": {"name": "p"}})
+        self.assertIn("cannot set an ownerRef on a resource you can't delete", e.exception.message)
+        bad = {"metadata": {"name": "p", "ownerReferences": [
+            {"apiVersion": "x.io/v1", "kind": "Nope", "name": "n", "uid": "u", "blockOwnerDeletion": True}]}}
+        with self.assertRaises(ApiError) as e:
+            self.owner(bad)
+        self.assertIn("cannot find RESTMapping for APIVersion x.io/v1 Kind Nope", e.exception.message)
+        self.s.create(self.ROLES, "default", self.role(
+            [{"apiGroups": ["batch"], "resources": ["jobs/finalizers"], "verbs": ["update"]}], "fin"))
+        self.s.create("rolebindings.rbac.authorization.k8s.io", "default", {
+            "metadata": {"name": "fin"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "fin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "a"}]})
+        self.owner(pod)
 
 
 CRD = {"metadata": {"name": "things.example.com"}, "spec": {

@@ -99,6 +99,35 @@ static void test_deliver(void **s)
     free(dst);
 }
 
+/* A symlink planted at the temp name a delivery used to pick (<file>.tmp.<pid>) is not followed:
+ * the file it points to stays untouched and the delivered file is a fresh regular file. */
+static void test_planted_symlink(void **s)
+{
+    (void)s;
+    char *src = kube_strdup_printf("%s/src", root), *dst = kube_strdup_printf("%s/dst/planted", root);
+    char *victim = kube_strdup_printf("%s/victim", root);
+    char *trap = kube_strdup_printf("%s/mpi-rsh.tmp.%ld", dst, (long)getpid());
+    put("victim", "precious", 0644);
+    assert_int_equal(mkdir(dst, 0755), 0);
+    assert_int_equal(symlink(victim, trap), 0);
+    char *err = NULL;
+    int n = 0;
+    assert_int_equal(agent_deliver(src, dst, &n, &err), 0);
+    expect_file("victim", "precious", 0644);
+    expect_file("dst/planted/mpi-rsh", "#!/bin/sh\necho rsh\n", 0755);
+    char *rsh = kube_strdup_printf("%s/mpi-rsh", dst);
+    struct stat st;
+    assert_int_equal(lstat(rsh, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(lstat(trap, &st), 0); /* someone else's file: left alone */
+    assert_true(S_ISLNK(st.st_mode));
+    free(rsh);
+    free(trap);
+    free(victim);
+    free(src);
+    free(dst);
+}
+
 static void test_errors(void **s)
 {
     (void)s;
@@ -126,7 +155,7 @@ static void test_errors(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deliver), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_deliver), cmocka_unit_test(test_errors), cmocka_unit_test(test_planted_symlink),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

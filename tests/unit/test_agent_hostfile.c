@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "../../agent/hostfile.h"
+#include "kube/util.h"
 
 static void parse_ok(const char *text, struct agent_hostlist *l)
 {
@@ -189,6 +192,46 @@ static void test_load_missing(void **state)
     free(err);
 }
 
+/* The hostfile the agent writes for itself never goes through a symlink planted at a name
+ * another user could predict ($TMPDIR/mpi-agent-hostfile-<pid>): the planted link's target
+ * stays untouched and the hostfile is a new regular file with the text. */
+static void test_write_planted_symlink(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/agent-hostfile-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *victim = kube_strdup_printf("%s/victim", dir);
+    char *trap = kube_strdup_printf("%s/mpi-agent-hostfile-%ld", dir, (long)getpid());
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    assert_true(fputs("precious", f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(symlink(victim, trap), 0);
+    assert_int_equal(setenv("TMPDIR", dir, 1), 0);
+    char *path = NULL, *err = NULL, *got = NULL;
+    size_t len;
+    int rc = agent_hostfile_write("w-0 slots=1\n", &path, &err);
+    unsetenv("TMPDIR");
+    assert_int_equal(rc, 0);
+    assert_int_equal(kube_read_file(victim, 64, &got, &len, &err), 0);
+    assert_string_equal(got, "precious");
+    free(got);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_int_equal(kube_read_file(path, 64, &got, &len, &err), 0);
+    assert_string_equal(got, "w-0 slots=1\n");
+    free(got);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(unlink(trap), 0);
+    assert_int_equal(unlink(victim), 0);
+    assert_int_equal(rmdir(dir), 0);
+    free(path);
+    free(trap);
+    free(victim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,7 +239,7 @@ int main(void)
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_empty),
         cmocka_unit_test(test_drop_launcher), cmocka_unit_test(test_format),
         cmocka_unit_test(test_load_missing),  cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_many_hosts),
+        cmocka_unit_test(test_many_hosts),    cmocka_unit_test(test_write_planted_symlink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -354,6 +354,40 @@ static void test_launcher_gone_keeps_reason(void **state)
     world_free(&w);
 }
 
+/* The launcher's reason is kept in status.launcherFailure as soon as a sync sees it, so an
+ * operator restarted before the Job gives up (no pod, no memory of it) still quotes it. */
+static void test_launcher_failure_survives_restart(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    add_launcher_init_failed(&w, "pi-launcher-abcde", "2026-05-28T20:26:42Z", 1,
+                             "init failed: could not list the worker pods\nphases: {}", 1);
+    sync1(&w, T0 + 4000);
+    assert_string_equal(json_string_value(json_object_get(status(&w), "launcherFailure")),
+                        "launcher pod pi-launcher-abcde: init failed: could not list the worker pods");
+    assert_null(cond_get(status(&w), COND_FAILED));
+    /* the operator restarts (its memory is empty) and the Job deletes the pod as it gives up */
+    lmem_free(w.lmem);
+    w.lmem = lmem_new();
+    json_object_del(w.objs, "pods/pi-launcher-abcde");
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 0);
+    sync1(&w, T0 + 5000);
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: BackoffLimitExceeded: Job has reached the specified backoff limit; "
+                        "launcher pod pi-launcher-abcde: init failed: could not list the worker pods");
+    world_free(&w);
+
+    /* a successful launcher record is not kept */
+    world_init(&w, job_json);
+    run_to_running(&w);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Succeeded", "mpirun exited 0\nphases: {}", 0);
+    sync1(&w, T0 + 4000);
+    assert_null(json_object_get(status(&w), "launcherFailure"));
+    world_free(&w);
+}
+
 /* The agent's init exits 3 when the workers decided its wait: the job fails at once (no Job
  * retry can help), naming the agent's reason, and the launcher Job is stopped. */
 static void test_workers_not_ready_fails_at_once(void **state)
@@ -602,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_managed_externally),
         cmocka_unit_test(test_launcher_gone_keeps_reason),
         cmocka_unit_test(test_workers_not_ready_fails_at_once),
+        cmocka_unit_test(test_launcher_failure_survives_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

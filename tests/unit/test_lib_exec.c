@@ -129,6 +129,30 @@ static void test_reply_ok(void **s)
     kube_exec_reply_free(&r);
 }
 
+/* A huge Retry-After is clamped to a day as on the HTTP path, never multiplied into an overflow;
+ * a non-numeric one is ignored. */
+static void test_reply_retry_after_bounded(void **s)
+{
+    (void)s;
+    struct kube_exec_reply r;
+    char *m;
+    assert_int_equal(parse("HTTP/1.1 429 Too Many\r\nRetry-After: 999999999999999999\r\n\r\n", &r, &m), 1);
+    assert_int_equal(r.retry_after_s, 86400);
+    kube_exec_reply_free(&r);
+    assert_int_equal(parse("HTTP/1.1 503 Busy\r\nRetry-After: 99999999999999999999999999\r\n\r\n", &r, &m), 1);
+    assert_int_equal(r.retry_after_s, 86400);
+    kube_exec_reply_free(&r);
+    assert_int_equal(parse("HTTP/1.1 503 Busy\r\nRetry-After: 86400\r\n\r\n", &r, &m), 1);
+    assert_int_equal(r.retry_after_s, 86400);
+    kube_exec_reply_free(&r);
+    assert_int_equal(parse("HTTP/1.1 503 Busy\r\nRetry-After: 0\r\n\r\n", &r, &m), 1);
+    assert_int_equal(r.retry_after_s, 0);
+    kube_exec_reply_free(&r);
+    assert_int_equal(parse("HTTP/1.1 503 Busy\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n\r\n", &r, &m), 1);
+    assert_int_equal(r.retry_after_s, -1);
+    kube_exec_reply_free(&r);
+}
+
 static void expect_bad(const char *head, const char *needle)
 {
     struct kube_exec_reply r;
@@ -185,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_reply_ok),
         cmocka_unit_test(test_reply_bad),
+        cmocka_unit_test(test_reply_retry_after_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

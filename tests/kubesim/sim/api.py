@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
-from . import crd as crdmod
+from . import admission, crd as crdmod
 from . import errors, events as evmod, tables
 from .auth import ANONYMOUS
 from .errors import ApiError
@@ -301,6 +301,7 @@ class Api:
     # ---- verbs -------------------------------------------------------------
     async def create(self, request, r):
         obj = self.in_obj(r, await self.body(request))
+        admission.admit(self, request, r, obj, None)
         if self.dry_run(request):
             self.store.info(self.skey(r.info))
             obj = deepcopy(obj)
@@ -330,6 +331,8 @@ class Api:
         sub = "status" if r.sub == "status" else None
         if r.info.key == "namespaces" and r.sub == "finalize":
             return self.namespace_finalize(request, r, obj)
+        admission.admit(self, request, r, obj, self.store.try_get(self.skey(r.info), r.namespace,
+                                                                  r.name))
         if self.dry_run(request):
             return self.respond_obj(request, r, self.read(r.info, r.namespace, r.name))
         res = self.store.update(self.skey(r.info), r.namespace, obj, subresource=sub)
@@ -358,6 +361,7 @@ class Api:
                 raise errors.bad_request("apply patch must be an object")
             obj.setdefault("metadata", {})["name"] = r.name
             obj = self.in_obj(r, obj)
+            admission.admit(self, request, r, obj, None)
             if self.dry_run(request):
                 return self.respond_obj(request, r, obj, 201)
             created = self.store.create(skey, r.namespace, obj)
@@ -370,6 +374,7 @@ class Api:
             new = crdmod.prepare(r.info, r.version, new)
         if r.info.key == EVENTS_V1:
             new = evmod.v1_to_core(new)
+        admission.admit(self, request, r, new, cur)
         if self.dry_run(request):
             return self.respond_obj(request, r, new)
         sub = "status" if r.sub == "status" else None
