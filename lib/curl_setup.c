@@ -222,7 +222,8 @@ char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
     case CURLE_COULDNT_RESOLVE_PROXY:
         return kube_strdup_printf("cannot resolve the proxy for %s (%s): %s", url, origin, detail);
     case CURLE_COULDNT_CONNECT: {
-        char *proxy = cfg ? kube_config_proxy(cfg) : NULL, *m;
+        char *full = cfg ? kube_config_proxy(cfg) : NULL, *proxy = full ? kube_proxy_redact(full) : NULL, *m;
+        free(full);
         if (proxy)
             m = kube_strdup_printf("cannot connect to the proxy %s for the API server %s (%s): %s", proxy, url,
                                    origin, detail);

@@ -175,3 +175,14 @@ char *kube_config_proxy(const struct kube_config *cfg)
     /* Go: a proxy without a scheme is http:// */
     return strstr(p, "://") ? strdup(p) : kube_strdup_printf("http://%s", p);
 }
+
+char *kube_proxy_redact(const char *url)
+{
+    const char *p = strstr(url, "://"), *at = NULL;
+    if (p) {
+        const char *end = p + 3 + strcspn(p + 3, "/?#");
+        for (const char *q = p + 3; q < end; q++)
+            if (*q == '@') at = q;
+    }
+    return at ? kube_strdup_printf("%.*s***@%s", (int)(p + 3 - url), url, at + 1) : strdup(url);
+}

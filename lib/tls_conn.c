@@ -267,22 +267,69 @@ static int proxy_reply(int fd, const struct kube_config *cfg, const char *proxy,
     return 0;
 }
 
+/* Splits "scheme://user:pass@host..." into the URL without its credentials (for connecting and
+ * for messages) and "Proxy-Authorization: Basic ...\r\n" (percent-decoded, as Go decodes the
+ * URL's userinfo), or "" without credentials. 0, or -1 on allocation failure. */
+static int proxy_userinfo(const char *proxy, char **bare, char **auth)
+{
+    const char *p = strstr(proxy, "://"), *at = NULL;
+    *bare = *auth = NULL;
+    if (p) {
+        p += 3;
+        const char *end = p + strcspn(p, "/?#");
+        for (const char *q = p; q < end; q++)
+            if (*q == '@') at = q;
+    }
+    if (!at) {
+        *bare = strdup(proxy);
+        *auth = strdup("");
+        return *bare && *auth ? 0 : -1;
+    }
+    size_t n = (size_t)(at - p), o = 0;
+    char *dec = malloc(n + 1);
+    for (size_t i = 0; dec && i < n; i++) {
+        unsigned int v;
+        if (p[i] == '%' && i + 2 < n + 1 && sscanf(p + i + 1, "%2x", &v) == 1) {
+            dec[o++] = (char)v;
+            i += 2;
+        } else {
+            dec[o++] = p[i];
+        }
+    }
+    char *b64 = dec ? kube_base64_encode(dec, o) : NULL;
+    *auth = b64 ? kube_strdup_printf("Proxy-Authorization: Basic %s\r\n", b64) : NULL;
+    *bare = kube_strdup_printf("%.*s%s", (int)(p - proxy), proxy, at + 1);
+    if (dec) explicit_bzero(dec, n + 1);
+    if (b64) explicit_bzero(b64, strlen(b64));
+    free(dec);
+    free(b64);
+    return *bare && *auth ? 0 : -1;
+}
+
 /* Connects to the proxy and opens a CONNECT tunnel to host:port; the socket or -1. */
-static int proxy_connect(const struct kube_config *cfg, const char *proxy, const char *host, long port,
+static int proxy_connect(const struct kube_config *cfg, const char *proxy_url, const char *host, long port,
                          int64_t deadline, char **errmsg, int *retryable)
 {
-    char *pscheme, *phost, *pprefix;
+    char *pscheme = NULL, *phost = NULL, *pprefix = NULL, *proxy = NULL, *auth = NULL;
     long pport;
+    if (proxy_userinfo(proxy_url, &proxy, &auth) < 0) {
+        free(proxy);
+        free(auth);
+        kube_set_err(errmsg, "out of memory");
+        return -1;
+    }
     if (kube_conn_split_server(proxy, &pscheme, &phost, &pport, &pprefix) < 0 || strcmp(pscheme, "http")) {
-        if (pscheme) { free(pscheme); free(phost); free(pprefix); }
         kube_set_err(errmsg, "proxy %s for %s (%s): the exec connection supports http:// proxies only", proxy,
                      cfg->server, cfg->origin);
+        free(pscheme); free(phost); free(pprefix); free(proxy);
+        explicit_bzero(auth, strlen(auth));
+        free(auth);
         return -1;
     }
     int fd = tcp_connect(cfg, "proxy", proxy, phost, pport, deadline, errmsg, retryable);
-    char *req = fd >= 0 ? kube_strdup_printf("CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n\r\n", host, port, host, port)
-                        : NULL;
-    size_t off = 0, len = req ? strlen(req) : 0;
+    char *req = fd >= 0 ? kube_strdup_printf("CONNECT %s:%ld HTTP/1.1\r\nHost: %s:%ld\r\n%s\r\n", host, port, host,
+                                             port, auth)
+                        : NULL;    size_t off = 0, len = req ? strlen(req) : 0;
     while (req && off < len) {
         ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
         if (n > 0) { off += (size_t)n; continue; }
@@ -292,7 +339,11 @@ static int proxy_connect(const struct kube_config *cfg, const char *proxy, const
     int ok = req && off == len;
     if (fd >= 0 && !ok) kube_set_err(errmsg, "proxy %s: cannot send CONNECT for %s (%s)", proxy, cfg->server, cfg->origin);
     if (ok) ok = proxy_reply(fd, cfg, proxy, deadline, errmsg, retryable) == 0;
+    if (req) explicit_bzero(req, strlen(req));
     free(req);
+    explicit_bzero(auth, strlen(auth));
+    free(auth);
+    free(proxy);
     free(pscheme);
     free(phost);
     free(pprefix);

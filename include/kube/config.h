@@ -79,6 +79,8 @@ char *kube_config_auth_headers(const struct kube_config *cfg, const struct kube_
  * $NO_PROXY/$no_proxy matches the host (names, .domains, *, IPs, CIDRs, host:port) or the host
  * is localhost or a loopback address. A new string, or NULL for a direct connection. */
 char *kube_config_proxy(const struct kube_config *cfg);
+/* url with its user:password replaced by "***", for messages (a new string or NULL). */
+char *kube_proxy_redact(const char *url);
 
 /* Frees cfg and everything it owns (NULL is fine). */
 void kube_config_free(struct kube_config *cfg);

@@ -86,11 +86,25 @@ static void test_no_proxy(void **st)
     clear_env();
 }
 
+static void test_redact(void **st)
+{
+    (void)st;
+    const char *cases[][2] = {{"http://u:p%40ss@proxy:3128", "http://***@proxy:3128"},
+                              {"http://proxy:3128", "http://proxy:3128"},
+                              {"socks5://a@b@h:1/x@y", "socks5://***@h:1/x@y"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *r = kube_proxy_redact(cases[i][0]);
+        assert_string_equal(r, cases[i][1]);
+        free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_no_proxy),
+        cmocka_unit_test(test_redact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
