@@ -237,11 +237,11 @@ def validate(value, schema, path, errs):
         t = None
     if t in _TYPES and not isinstance(value, _TYPES[t]):
         errs.append((path, 'Invalid value: "%s": %s in body must be of type %s: "%s"'
-                     % (_short(value), path, t, _tname(value))))
+                     % (_tname(value), path, t, _tname(value))))
         return
     if t == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
         errs.append((path, 'Invalid value: "%s": %s in body must be of type integer: "%s"'
-                     % (_short(value), path, _tname(value))))
+                     % (_tname(value), path, _tname(value))))
         return
     if t == "number" and (not isinstance(value, (int, float)) or isinstance(value, bool)):
         errs.append((path, "Invalid value: %s in body must be of type number" % path))
@@ -276,10 +276,6 @@ def validate(value, schema, path, errs):
 
 def _q(v):
     return '"%s"' % v if isinstance(v, str) else str(v)
-
-
-def _short(v):
-    return str(v)[:50]
 
 
 def _tname(v):
