@@ -4,6 +4,7 @@ served versions (v1alpha2, v2beta1): the MPIJob fields from the compact descript
 the pod templates from the Kubernetes core/v1 field table kubesim already carries
 (tests/kubesim/sim/pbschema.py: every PodTemplateSpec field, its type, list or map).
 Usage: manifests/gen-crd.py [--check]  (--check: exit 1 when crd.yaml is stale)."""
+import json
 import os
 import sys
 
@@ -216,8 +217,18 @@ def render():
                               default_flow_style=None)
 
 
+# kubectl apply (client-side) stores the object as JSON in an annotation, and the API
+# server refuses annotations over 256 KiB in all: the CRD must stay below that.
+APPLY_LIMIT = 262144 - 4096
+
+
 def main():
     text = render()
+    size = len(json.dumps(yaml.safe_load(text), separators=(",", ":")))
+    if size > APPLY_LIMIT:
+        print("the CRD is %d bytes as JSON: too large for kubectl apply's last-applied "
+              "annotation (%d)" % (size, APPLY_LIMIT), file=sys.stderr)
+        return 1
     if sys.argv[1:] == ["--check"]:
         with open(OUT) as f:
             if f.read() != text:
