@@ -376,9 +376,10 @@ static void sync_valid(struct sync_ctx *c)
     suspend_resume(c);
     if (ensure_objects(c) < 0)
         return;
-    long long ready = j->suspend ? 0 : ensure_workers(c);
-    if (!j->suspend || c->obs->launcher_job)
-        ensure_launcher(c, ready);
+    /* a job created suspended (Kueue) gets its launcher Job at once, suspended, whatever
+     * its launcherCreationPolicy (there are no workers to wait for), as upstream does */
+    long long ready = j->suspend ? j->worker.replicas : ensure_workers(c);
+    ensure_launcher(c, ready);
     status_from_observed(c);
     active_deadline(c);
 }

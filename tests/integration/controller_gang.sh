@@ -8,7 +8,9 @@
 # the launcher Job; the MPIJob's nodeSelector, tolerations and schedulingGates change while
 # suspended; resuming recreates the PodGroup and the workers with the new nodeSelector, and
 # the launcher Job (and so its new pod) takes the new nodeSelector (the old key gone),
-# tolerations and schedulingGates. No pod runs (kubesim schedules only default-scheduler pods).
+# tolerations and schedulingGates; a job created suspended gets its launcher Job at once,
+# suspended, and no PodGroup or workers. No pod runs (kubesim schedules only
+# default-scheduler pods).
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ctl_cluster
@@ -103,5 +105,22 @@ ks_wait_for '[ "$(kc get pods -l job-name=gang-launcher -o jsonpath="{.items[0].
   || ks_fail "new launcher pod's nodeSelector: $(kc get pods -l job-name=gang-launcher -o jsonpath='{.items[*].spec.nodeSelector}')"
 [ "$(jp podgroup/gang '{.spec.minMember}/{.spec.minResources.cpu}')" = 3/2 ] || ks_fail "PodGroup after resume: $(jp podgroup/gang '{.spec}')"
 [ "$(cond gang Suspended reason)" = MPIJobResumed ] || ks_fail "Suspended reason: $(cond gang Suspended reason)"
+# --- a job created suspended (as Kueue creates them): launcher Job at once, suspended; no
+# PodGroup, no workers ---
+kc create -f - >/dev/null <<'YAML' || ks_fail "create suspended MPIJob"
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: queued, annotations: {mpi-k8s.io/transport: exec}}
+spec:
+  runPolicy: {suspend: true}
+  launcherCreationPolicy: WaitForWorkersReady
+  mpiReplicaSpecs:
+    Launcher: {replicas: 1, template: {spec: {containers: [{name: l, image: mpik8s/openmpi, command: [mpirun, "true"]}]}}}
+    Worker: {replicas: 1, template: {spec: {containers: [{name: w, image: mpik8s/openmpi}]}}}
+YAML
+ks_wait_for '[ "$(jp job/queued-launcher "{.spec.suspend}")" = true ]' 30 || ks_fail "no suspended launcher Job for a suspended MPIJob"
+[ "$(cond queued Suspended status)" = True ] || ks_fail "queued not Suspended"
+kc get podgroup queued >/dev/null 2>&1 && ks_fail "PodGroup for a suspended MPIJob"
+[ -z "$(kc get pods -l mpi_job_name=queued -o name)" ] || ks_fail "pods for a suspended MPIJob"
 ctl_log a | grep -qE 'segfault|Aborted' && ks_fail "operator crashed"
 echo "PASS: gang PodGroup (minResources), podReplacementPolicy Failed, suspend deletes PodGroup+workers, resume syncs nodeSelector/tolerations/schedulingGates"

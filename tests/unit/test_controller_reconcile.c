@@ -519,6 +519,28 @@ static void test_suspend_resume_gang(void **state)
     world_free(&w);
 }
 
+/* Created suspended (Kueue): as upstream, the launcher Job at once, suspended; no
+ * workers, no PodGroup, even with WaitForWorkersReady. */
+static void test_created_suspended(void **state)
+{
+    (void)state;
+    struct world w;
+    g_gang = "volcano";
+    world_init(&w, job_json);
+    json_t *spec = json_object_get(get(&w, RK_MPIJOB, "pi"), "spec");
+    json_object_set_new(json_object_get(spec, "runPolicy"), "suspend", json_true());
+    json_object_set_new(spec, "launcherCreationPolicy", json_string("WaitForWorkersReady"));
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 0);
+    assert_int_equal(count(&p, ACT_CREATE, RK_PODGROUP), 0);
+    plan_free(&p);
+    assert_true(json_is_true(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "suspend")));
+    g_gang = NULL;
+    world_free(&w);
+}
+
 static void test_deadline_and_ttl(void **state)
 {
     (void)state;
@@ -652,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_worker_failed_and_evicted),
         cmocka_unit_test(test_suspend_resume),
         cmocka_unit_test(test_suspend_resume_gang),
+        cmocka_unit_test(test_created_suspended),
         cmocka_unit_test(test_deadline_and_ttl),
         cmocka_unit_test(test_configmap_patch_keeps_foreign_metadata),
         cmocka_unit_test(test_foreign_object),
