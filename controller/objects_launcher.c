@@ -192,7 +192,10 @@ json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o)
         return NULL;
     }
     json_object_update(json_object_get(meta, "labels"), ju_at(tmpl, "metadata", "labels"));
-    json_t *spec = json_pack("{s:b, s:o}", "suspend", j->suspend, "template", tmpl);
+    /* podReplacementPolicy Failed (as upstream): a terminating launcher pod is not
+     * replaced until it is gone, so two launchers never run at once (kubernetes#115844) */
+    json_t *spec = json_pack("{s:b, s:o, s:s}", "suspend", j->suspend, "template", tmpl,
+                             "podReplacementPolicy", "Failed");
     if (j->backoff_limit != MPIJOB_UNSET)
         json_object_set_new(spec, "backoffLimit", json_integer(j->backoff_limit));
     if (j->active_deadline_s != MPIJOB_UNSET)

@@ -27,7 +27,7 @@ static const char usage[] =
     "  --threadiness N            reconcile workers (default 2)\n"
     "  --monitoring-port PORT     serve /metrics, /healthz, /readyz (default 0 = off)\n"
     "  --agent-image IMAGE        launcher init container image (default " DEFAULT_AGENT_IMAGE ")\n"
-    "  --gang-scheduling NAME     volcano | scheduler-plugins (default none)\n"
+    "  --gang-scheduling NAME     volcano, or the scheduler-plugins scheduler's name (default none)\n"
     "  --cluster-domain DOMAIN    appended to worker host names in the hostfile (default none)\n"
     "  --kube-api-qps Q           client-side limit of API requests per second (default 0: none)\n"
     "  --kube-api-burst N         burst of that limit (default 10)\n"
@@ -161,8 +161,8 @@ static int set_special(struct options *o, const char *name, const char *v, char 
     if (strcmp(name, "namespace") == 0) {
         o->ns = *v ? v : NULL;
     } else if (strcmp(name, "gang-scheduling") == 0) {
-        if (*v && strcmp(v, "volcano") != 0 && strcmp(v, "scheduler-plugins") != 0)
-            return ju_err(err, "--gang-scheduling: expected volcano or scheduler-plugins, got \"%s\"", v);
+        /* as upstream: "volcano" = Volcano's PodGroups; any other name is the scheduler
+         * (schedulerName) of scheduler-plugins' coscheduling PodGroups */
         o->build.gang = v;
     } else if (strcmp(name, "master") == 0) {
         if (*v && strncmp(v, "https://", 8) != 0 && strncmp(v, "http://", 7) != 0)

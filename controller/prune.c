@@ -152,6 +152,12 @@ void prune_job(json_t *obj)
     json_object_del(obj, "apiVersion");
     json_object_del(obj, "kind");
     json_t *spec = json_object_get(obj, "spec");
-    if (json_is_object(spec))
-        json_object_set_new(obj, "spec", json_pack("{s:O*}", "suspend", json_object_get(spec, "suspend")));
+    if (!json_is_object(spec))
+        return;
+    json_t *slim = json_pack("{s:O*}", "suspend", json_object_get(spec, "suspend"));
+    /* the resume patch removes the node selector keys the MPIJob no longer has */
+    json_t *ns = ju_at(spec, "template", "spec", "nodeSelector");
+    if (slim && json_is_object(ns) && json_object_size(ns) > 0)
+        json_object_set_new(slim, "template", json_pack("{s:{s:O}}", "spec", "nodeSelector", ns));
+    json_object_set_new(obj, "spec", slim);
 }

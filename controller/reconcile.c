@@ -141,6 +141,18 @@ static void classify_pods(struct sync_ctx *c)
     }
 }
 
+/* Deletes the job's PodGroup; the action carries the apiVersion that tells apply.c
+ * which API group (Volcano's or scheduler-plugins') the name is in. */
+static void delete_podgroup(struct sync_ctx *c)
+{
+    json_t *pg = c->obs->podgroup;
+    if (!pg || !obj_owned_by(pg, c->j) || ju_at(pg, "metadata", "deletionTimestamp"))
+        return;
+    int volcano = c->o->gang && strcmp(c->o->gang, "volcano") == 0;
+    plan_named(c->p, ACT_DELETE, RK_PODGROUP, obj_name(pg),
+               json_pack("{s:s}", "apiVersion", volcano ? "scheduling.volcano.sh/v1beta1" : "scheduling.x-k8s.io/v1alpha1"));
+}
+
 /* The pods are gone or going: workers per cleanPodPolicy, the PodGroup. */
 static void cleanup_finished(struct sync_ctx *c)
 {
@@ -153,8 +165,7 @@ static void cleanup_finished(struct sync_ctx *c)
         if (c->j->clean_policy == CLEAN_ALL || (c->j->clean_policy == CLEAN_RUNNING && !done))
             plan_named(c->p, ACT_DELETE, RK_POD, obj_name(w), NULL);
     }
-    if (c->obs->podgroup && obj_owned_by(c->obs->podgroup, c->j))
-        plan_named(c->p, ACT_DELETE, RK_PODGROUP, obj_name(c->obs->podgroup), NULL);
+    delete_podgroup(c);
     /* Failed for a reason of ours (a worker, the deadline) while the launcher still runs:
      * suspending its Job stops the launcher pod and keeps the Job for inspection. */
     json_t *lj = c->obs->launcher_job;
@@ -176,6 +187,43 @@ static void ttl_after_finished(struct sync_ctx *c)
         plan_requeue(c->p, due - c->now_ms);
 }
 
+/* The merge patch that resumes the launcher Job (as upstream): the template takes the
+ * MPIJob's current scheduling directives (nodeSelector, tolerations, schedulingGates:
+ * replaced, null = removed; labels and annotations: merged), which a suspended Job
+ * allows (Kubernetes' mutable scheduling directives, e.g. set by Kueue). The Job
+ * controller resets the suspended Job's startTime, which the API server requires for
+ * the change (upstream also clears it itself through jobs/status). */
+static json_t *resume_patch(const struct sync_ctx *c)
+{
+    json_t *want = obj_launcher_job(c->j, c->o);
+    json_t *wt = ju_at(want, "spec", "template");
+    if (!json_is_object(wt)) {
+        json_decref(want);
+        return NULL;
+    }
+    json_t *spec = json_object();
+    static const char *const fields[] = { "nodeSelector", "tolerations", "schedulingGates" };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        json_t *v = ju_at(wt, "spec", fields[i]);
+        json_object_set_new(spec, fields[i], v ? json_deep_copy(v) : json_null());
+    }
+    /* a merge patch merges objects: the live selector's other keys go (null) */
+    json_t *ns = json_object_get(spec, "nodeSelector");
+    const char *k;
+    json_t *v;
+    json_object_foreach(ju_at(c->obs->launcher_job, "spec", "template", "spec", "nodeSelector"), k, v)
+        if (json_is_object(ns) && !json_object_get(ns, k))
+            json_object_set_new(ns, k, json_null());
+    json_t *meta = json_object();
+    json_t *labels = ju_at(wt, "metadata", "labels"), *ann = ju_at(wt, "metadata", "annotations");
+    if (json_is_object(labels))
+        json_object_set_new(meta, "labels", json_deep_copy(labels));
+    if (json_is_object(ann))
+        json_object_set_new(meta, "annotations", json_deep_copy(ann));
+    json_decref(want);
+    return json_pack("{s:{s:b, s:{s:o, s:o}}}", "spec", "suspend", 0, "template", "metadata", meta, "spec", spec);
+}
+
 static void suspend_resume(struct sync_ctx *c)
 {
     if (c->j->suspend) {
@@ -184,6 +232,8 @@ static void suspend_resume(struct sync_ctx *c)
         for (long long i = 0; i < c->j->worker.replicas; i++)
             if (c->workers[i] && !pod_terminating(c->workers[i]))
                 plan_named(c->p, ACT_DELETE, RK_POD, obj_name(c->workers[i]), NULL);
+        /* as upstream: the gang goes with its pods, and is created anew on resume */
+        delete_podgroup(c);
     } else if (cond_true(c->status, COND_SUSPENDED)) {
         ctx_cond(c, COND_SUSPENDED, "False", R_RESUMED, "is resumed.", "Normal");
         json_object_set_new(c->status, "startTime", json_string(c->now));
@@ -191,7 +241,11 @@ static void suspend_resume(struct sync_ctx *c)
     }
     json_t *lj = c->obs->launcher_job;
     if (lj && obj_owned_by(lj, c->j) && json_is_true(ju_at(lj, "spec", "suspend")) != c->j->suspend) {
-        json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", c->j->suspend);
+        json_t *patch = c->j->suspend ? json_pack("{s:{s:b}}", "spec", "suspend", 1) : resume_patch(c);
+        if (!patch) {
+            c->p->retry = 1;
+            return;
+        }
         plan_named(c->p, ACT_PATCH, RK_JOB, obj_name(lj), patch);
     }
 }
@@ -323,9 +377,10 @@ static void sync_valid(struct sync_ctx *c)
     suspend_resume(c);
     if (ensure_objects(c) < 0)
         return;
-    long long ready = j->suspend ? 0 : ensure_workers(c);
-    if (!j->suspend || c->obs->launcher_job)
-        ensure_launcher(c, ready);
+    /* a job created suspended (Kueue) gets its launcher Job at once, suspended, whatever
+     * its launcherCreationPolicy (there are no workers to wait for), as upstream does */
+    long long ready = j->suspend ? j->worker.replicas : ensure_workers(c);
+    ensure_launcher(c, ready);
     status_from_observed(c);
     active_deadline(c);
 }

@@ -5,9 +5,11 @@
 # exactly the objects of the contract (names, labels, owner references, RBAC),
 # (the operator reaches the API server through an HTTP CONNECT proxy, tinyproxy, named by
 # the kubeconfig's proxy-url, as client-go would);
-# 20+ malformed MPIJobs each end Failed/ValidationError with their own message
-# naming the field (plus a Warning event) while a valid job created after them
-# is still served, metrics pass promtool, deletion removes everything; the
+# malformed MPIJobs that the CRD's structural schema refuses are refused by
+# `kubectl create` with the API server's message (strict decoding of unknown fields,
+# types, required fields; both versions); 15+ that it accepts each end
+# Failed/ValidationError with their own message naming the field (plus a Warning event)
+# while a valid job created after them is still served, metrics pass promtool, deletion removes everything; the
 # deploy files match manifests/base and both kustomizations build.
 set -u
 . "$(dirname "$0")/controller_common.bash"
@@ -20,25 +22,26 @@ ctl_start a --kubeconfig "$KS_DIR/kubeconfig-proxy" --monitoring-port 18181 --le
 kc get crd | grep -q '^mpijobs.kubeflow.org' || ks_fail "kubectl get crd does not list mpijobs.kubeflow.org"
 kc get mj >/dev/null && kc get mpij >/dev/null || ks_fail "shortNames mj/mpij not served"
 
-# --- malformed jobs (all accepted by the CRD schema, rejected by the controller) ---
+# --- malformed jobs: refused by the API server (CRD schema) or by the controller ---
 W='{"replicas":1,"template":{"spec":{"containers":[{"name":"w","image":"mpik8s/openmpi"}]}}}'
 L='{"replicas":1,"template":{"spec":{"containers":[{"name":"l","image":"mpik8s/openmpi","command":["mpirun","true"]}]}}}'
 job() { # name apiVersion extra-metadata spec-json
   printf '{"apiVersion":"kubeflow.org/%s","kind":"MPIJob","metadata":{"name":"%s"%s},"spec":%s}' "$2" "$1" "$3" "$4"
 }
-declare -a NAMES SPECS WANTS
+declare -a NAMES SPECS WANTS RNAMES RSPECS RWANTS
 add() { NAMES+=("$1"); SPECS+=("$2"); WANTS+=("$3"); }
+refuse() { RNAMES+=("$1"); RSPECS+=("$2"); RWANTS+=("$3"); }
 add bad-no-launcher "$(job bad-no-launcher v2beta1 '' "{\"mpiReplicaSpecs\":{\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher: required"
 add bad-worker-restart "$(job bad-worker-restart v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":1,\"restartPolicy\":\"ExitCode\",\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"x\"}]}}}}}")" "spec.mpiReplicaSpecs.Worker.restartPolicy"
 add bad-launcher-restart "$(job bad-launcher-restart v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"restartPolicy\":\"Always\",\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\"}]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.restartPolicy"
 add bad-no-containers "$(job bad-no-containers v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template.spec.containers: at least one"
 add bad-no-template "$(job bad-no-template v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template: required"
 add bad-no-image "$(job bad-no-image v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\"}]}}}}}")" "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image: required"
-add bad-no-cname "$(job bad-no-cname v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"image\":\"x\"}]}}},\"Worker\":$W}}")" "containers[0].name: required"
-add bad-command-string "$(job bad-command-string v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"command\":\"mpirun -n 2\"}]}}},\"Worker\":$W}}")" "containers[0].command: expected an array of strings"
-add bad-args-number "$(job bad-args-number v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"args\":[\"-n\",2]}]}}},\"Worker\":$W}}")" "containers[0].args[1]: expected a string"
-add bad-worker-template "$(job bad-worker-template v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":1,\"template\":\"pod\"}}}")" "spec.mpiReplicaSpecs.Worker.template: expected an object"
-add bad-replica-type "$(job bad-replica-type v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Workers\":$W}}")" "spec.mpiReplicaSpecs.Workers: unknown replica type"
+refuse bad-no-cname "$(job bad-no-cname v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"image\":\"x\"}]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].name: Required value"
+refuse bad-command-string "$(job bad-command-string v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"command\":\"mpirun -n 2\"}]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command: Invalid value: \"string\": spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command in body must be of type array: \"string\""
+refuse bad-args-number "$(job bad-args-number v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"args\":[\"-n\",2]}]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].args[1]: Invalid value: \"integer\""
+refuse bad-worker-template "$(job bad-worker-template v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":1,\"template\":\"pod\"}}}")" "spec.mpiReplicaSpecs.Worker.template: Invalid value: \"string\""
+refuse bad-replica-type "$(job bad-replica-type v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Workers\":$W}}")" "MPIJob in version \"v2beta1\" cannot be handled as a MPIJob: strict decoding error: unknown field \"spec.mpiReplicaSpecs.Workers\""
 add bad-transport "$(job bad-transport v2beta1 ',"annotations":{"mpi-k8s.io/transport":"rdma"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/transport]"
 add bad-agent-run "$(job bad-agent-run v2beta1 ',"annotations":{"mpi-k8s.io/agent-run":"maybe"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/agent-run]"
 add bad-timeout "$(job bad-timeout v2beta1 ',"annotations":{"mpi-k8s.io/worker-timeout":"10m"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/worker-timeout]"
@@ -46,14 +49,37 @@ add bad-ssh-port "$(job bad-ssh-port v2beta1 ',"annotations":{"mpi-k8s.io/ssh-po
 add bad-managed-by "$(job bad-managed-by v2beta1 '' "{\"runPolicy\":{\"managedBy\":\"someone\"},\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.runPolicy.managedBy"
 add bad-ssh-path "$(job bad-ssh-path v2beta1 '' "{\"sshAuthMountPath\":\"home/.ssh\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.sshAuthMountPath: expected an absolute path"
 add bad-ssh-path-sh "$(job bad-ssh-path-sh v2beta1 '' "{\"sshAuthMountPath\":\"/root/.ssh;reboot\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.sshAuthMountPath: \"/root/.ssh;reboot\" contains ';'"
-add bad-sched-policy "$(job bad-sched-policy v2beta1 '' "{\"runPolicy\":{\"schedulingPolicy\":5},\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.runPolicy.schedulingPolicy: expected an object"
+refuse bad-sched-policy "$(job bad-sched-policy v2beta1 '' "{\"runPolicy\":{\"schedulingPolicy\":5},\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.runPolicy.schedulingPolicy: Invalid value: \"integer\""
 add bad-main-container "$(job bad-main-container v1alpha2 '' "{\"mainContainer\":\"nope\",\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "spec.mainContainer: no container named"
-add bad-env-type "$(job bad-env-type v1alpha2 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"env\":\"A=1\"}]}}},\"Worker\":$W}}")" "containers[0].env: expected an array"
+refuse bad-env-type "$(job bad-env-type v1alpha2 '' "{\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"x\",\"env\":\"A=1\"}]}}},\"Worker\":$W}}")" "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].env: Invalid value: \"string\""
 add bad-progress "$(job bad-progress v1alpha2 ',"annotations":{"mpi-k8s.io/progress-timeout":"-1"}' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "metadata.annotations[mpi-k8s.io/progress-timeout]"
 add bad-too-many "$(job bad-too-many v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":{\"replicas\":20000,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"x\"}]}}}}}")" "spec.mpiReplicaSpecs.Worker.replicas: must be from 1 to 10000"
 long=a-very-long-mpijob-name-that-makes-worker-names-too-long-x
 add "$long" "$(job $long v2beta1 '' "{\"mpiReplicaSpecs\":{\"Launcher\":$L,\"Worker\":$W}}")" "which must be a DNS-1035 label"
-[ ${#NAMES[@]} -ge 20 ] || ks_fail "fewer than 20 malformed cases"
+# the typos of a new user (issue #15): refused by name in both versions, nothing created
+CMD='{"name":"l","image":"mpik8s/openmpi","comand":["mpirun","true"]}'
+for v in v2beta1 v1alpha2; do
+  refuse bad-typo-$v "$(job bad-typo-$v $v '' "{\"slotPerWorker\":2,\"mpiReplicaSpecs\":{\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[$CMD]}}},\"Worker\":$W}}")" \
+    "MPIJob in version \"$v\" cannot be handled as a MPIJob: strict decoding error: unknown field \"spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].comand\", unknown field \"spec.slotPerWorker\""
+done
+[ ${#NAMES[@]} -ge 15 ] || ks_fail "fewer than 15 malformed cases for the controller"
+[ ${#RNAMES[@]} -ge 9 ] || ks_fail "fewer than 9 malformed cases for the API server"
+for i in "${!RNAMES[@]}"; do
+  out=$(echo "${RSPECS[$i]}" | kc create -f - 2>&1) && ks_fail "API accepted ${RNAMES[$i]}"
+  case "$out" in *"${RWANTS[$i]}"*) ;; *) ks_fail "${RNAMES[$i]}: kubectl said: $out (want: ${RWANTS[$i]})";; esac
+  kc get mpijob "${RNAMES[$i]}" >/dev/null 2>&1 && ks_fail "${RNAMES[$i]} exists although refused"
+done
+# --validate=warn: the same typos are warned about by name, pruned, and the job is served
+echo "${RSPECS[$((${#RSPECS[@]} - 1))]}" | sed 's/bad-typo-v1alpha2/typo-warned/' | kc create --validate=warn -f - >"$KS_DIR/warn.out" 2>&1 \
+  || ks_fail "create --validate=warn: $(cat "$KS_DIR/warn.out")"
+grep -q 'Warning: unknown field "spec.slotPerWorker"' "$KS_DIR/warn.out" || ks_fail "no warning: $(cat "$KS_DIR/warn.out")"
+[ -z "$(kc get mpijob typo-warned -o jsonpath='{.spec.slotPerWorker}{.spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].comand}')" ] \
+  || ks_fail "unknown fields not pruned"
+kc delete mpijob typo-warned >/dev/null || ks_fail "delete typo-warned"
+# kubectl explain renders the published schema, pod templates included
+kc explain mpijob.spec.mpiReplicaSpecs | grep -q 'Launcher' || ks_fail "kubectl explain mpijob.spec.mpiReplicaSpecs"
+kc explain mpijob.spec.mpiReplicaSpecs.Worker.template.spec.containers --api-version=kubeflow.org/v1alpha2 \
+  | grep -q 'command.*<\[\]string>' || ks_fail "kubectl explain of the v1alpha2 worker containers"
 for i in "${!NAMES[@]}"; do
   echo "${SPECS[$i]}" | kc create -f - >/dev/null || ks_fail "API refused ${NAMES[$i]} (the controller should judge it)"
 done

@@ -4,6 +4,7 @@ selectors, JSONPath, protobuf decoding, RBAC, CRD pruning/defaulting, and the co
 Run: /usr/bin/python3 -m unittest discover -s tests/kubesim -p 'test_*.py'"""
 import asyncio
 import base64
+import json
 import os
 import sys
 import unittest
@@ -628,6 +629,44 @@ class LoopTest(unittest.TestCase):
         self.settle()
         self.assertIsNone(self.s.registry.get("things.example.com"))
         self.assertEqual(self.s.data.get("things.example.com"), {})
+
+    def test_crd_field_validation_strict_warn_ignore(self):
+        """fieldValidation: Strict refuses unknown fields with kube-apiserver's strict
+        decoding message (sorted, list indexes in the path), Warn reports them, Ignore
+        prunes silently; the schema is published in /openapi/v3 for kubectl explain."""
+        from sim import discovery
+        CRDController(self.s)
+        self.s.create("customresourcedefinitions.apiextensions.k8s.io", None, CRD)
+        info = self.s.registry.get("things.example.com")
+        body = {"metadata": {"name": "t"}, "spec": {"mode": "a", "zz": 1, "aa": [1]}}
+        with self.assertRaises(ApiError) as e:
+            prepare(info, "v1", json.loads(json.dumps(body)), validation="Strict")
+        self.assertEqual(e.exception.code, 400)
+        self.assertEqual(e.exception.message, 'Thing in version "v1" cannot be handled as a '
+                         'Thing: strict decoding error: unknown field "spec.aa", unknown '
+                         'field "spec.zz"')
+        warns = []
+        obj = prepare(info, "v1", json.loads(json.dumps(body)), validation="Warn",
+                      warnings=warns)
+        self.assertEqual(warns, ['unknown field "spec.aa"', 'unknown field "spec.zz"'])
+        self.assertEqual(obj["spec"], {"mode": "a", "size": 2})
+        warns = []
+        prepare(info, "v1", json.loads(json.dumps(body)), validation="Ignore", warnings=warns)
+        self.assertEqual(warns, [])
+        # preserved subtrees are not unknown; list items carry their index
+        from sim.crd import prune
+        unknown = []
+        prune({"l": [{"a": 1, "b": 2}], "free": {"x": 1}}, {"type": "object", "properties": {
+            "l": {"type": "array", "items": {"type": "object", "properties": {
+                "a": {"type": "integer"}}}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}},
+            unknown=unknown)
+        self.assertEqual(unknown, ["l[0].b"])
+        doc = discovery.openapi_gv(self.s.registry, "example.com", "v1")
+        sch = doc["components"]["schemas"]["com.example.v1.Thing"]
+        self.assertEqual(sch["x-kubernetes-group-version-kind"],
+                         [{"group": "example.com", "version": "v1", "kind": "Thing"}])
+        self.assertIn("size", sch["properties"]["spec"]["properties"])
 
     def test_gc_background_foreground_orphan(self):
         GarbageCollector(self.s)

@@ -128,6 +128,7 @@ static void observe(struct world *w, struct observed *ob)
     ob->rolebinding = get(w, RK_ROLEBINDING, "pi-launcher");
     ob->secret = get(w, RK_SECRET, "pi-ssh");
     ob->launcher_job = get(w, RK_JOB, "pi-launcher");
+    ob->podgroup = get(w, RK_PODGROUP, "pi");
     ob->pods = json_array();
     ob->launcher_seen = lmem_get(w->lmem, "default/pi");
     const char *k;
@@ -138,12 +139,15 @@ static void observe(struct world *w, struct observed *ob)
     }
 }
 
+static const char *g_gang; /* --gang-scheduling of the syncs (NULL: none) */
+
 /* One sync at now; returns the number of actions, the plan is kept in *p (caller frees). */
 static size_t sync_at(struct world *w, int64_t now, struct plan *p)
 {
     struct observed ob;
     struct build_opts o;
     build_opts_default(&o);
+    o.gang = g_gang;
     observe(w, &ob);
     reconcile_plan(&ob, &o, now, p);
     apply(w, p);
@@ -496,6 +500,81 @@ static void test_suspend_resume(void **state)
     world_free(&w);
 }
 
+/* As upstream: suspending deletes the PodGroup with the workers; resuming recreates it
+ * and the launcher Job takes the template's current nodeSelector (keys it no longer has
+ * go), tolerations and schedulingGates while it is unsuspended. */
+static void test_suspend_resume_gang(void **state)
+{
+    (void)state;
+    struct world w;
+    g_gang = "scheduler-plugins-scheduler";
+    world_init(&w, job_json);
+    json_t *lt = json_object_get(json_object_get(json_object_get(json_object_get(
+        json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "mpiReplicaSpecs"), "Launcher"), "template"), "spec");
+    json_object_set_new(lt, "nodeSelector", json_pack("{s:s, s:s}", "pool", "a", "zone", "z1"));
+    run_to_running(&w);
+    assert_non_null(get(&w, RK_PODGROUP, "pi"));
+    json_t *rp = json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy");
+    json_object_set_new(rp, "suspend", json_true());
+    struct plan p;
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(count(&p, ACT_DELETE, RK_PODGROUP), 1);
+    for (size_t i = 0; i < p.n; i++) /* the delete names scheduler-plugins' API group */
+        if (p.a[i].kind == ACT_DELETE && p.a[i].res == RK_PODGROUP)
+            assert_string_equal(json_string_value(json_object_get(p.a[i].obj, "apiVersion")), "scheduling.x-k8s.io/v1alpha1");
+    plan_free(&p);
+    assert_null(get(&w, RK_PODGROUP, "pi"));
+    sync_at(&w, T0 + 6000, &p); /* suspended: no PodGroup again */
+    assert_int_equal(count(&p, ACT_CREATE, RK_PODGROUP), 0);
+    plan_free(&p);
+    json_object_del(w.objs, "pods/pi-launcher-abcde");
+    /* (each status update replaced the stored MPIJob: look it up again) */
+    lt = json_object_get(json_object_get(json_object_get(json_object_get(
+        json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "mpiReplicaSpecs"), "Launcher"), "template"), "spec");
+    rp = json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy");
+    json_object_set_new(lt, "nodeSelector", json_pack("{s:s}", "pool", "b"));
+    json_object_set_new(lt, "tolerations", json_pack("[{s:s, s:s}]", "key", "pool", "operator", "Exists"));
+    json_object_set_new(lt, "schedulingGates", json_pack("[{s:s}]", "name", "kueue.x-k8s.io/admission"));
+    json_object_set_new(rp, "suspend", json_false());
+    sync_at(&w, T0 + 9000, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_PODGROUP), 1);
+    plan_free(&p);
+    json_t *js = json_object_get(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "template"), "spec");
+    json_t *want_ns = json_pack("{s:s}", "pool", "b");
+    int ns_ok = json_equal(json_object_get(js, "nodeSelector"), want_ns);
+    json_decref(want_ns);
+    assert_true(ns_ok);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(js, "tolerations"), 0), "key")), "pool");
+    assert_int_equal(json_array_size(json_object_get(js, "schedulingGates")), 1);
+    assert_false(json_is_true(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "suspend")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"),
+                                                          "podReplacementPolicy")), "Failed");
+    g_gang = NULL;
+    world_free(&w);
+}
+
+/* Created suspended (Kueue): as upstream, the launcher Job at once, suspended; no
+ * workers, no PodGroup, even with WaitForWorkersReady. */
+static void test_created_suspended(void **state)
+{
+    (void)state;
+    struct world w;
+    g_gang = "volcano";
+    world_init(&w, job_json);
+    json_t *spec = json_object_get(get(&w, RK_MPIJOB, "pi"), "spec");
+    json_object_set_new(json_object_get(spec, "runPolicy"), "suspend", json_true());
+    json_object_set_new(spec, "launcherCreationPolicy", json_string("WaitForWorkersReady"));
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 0);
+    assert_int_equal(count(&p, ACT_CREATE, RK_PODGROUP), 0);
+    plan_free(&p);
+    assert_true(json_is_true(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "suspend")));
+    g_gang = NULL;
+    world_free(&w);
+}
+
 static void test_deadline_and_ttl(void **state)
 {
     (void)state;
@@ -628,6 +707,8 @@ int main(void)
         cmocka_unit_test(test_restarting),
         cmocka_unit_test(test_worker_failed_and_evicted),
         cmocka_unit_test(test_suspend_resume),
+        cmocka_unit_test(test_suspend_resume_gang),
+        cmocka_unit_test(test_created_suspended),
         cmocka_unit_test(test_deadline_and_ttl),
         cmocka_unit_test(test_configmap_patch_keeps_foreign_metadata),
         cmocka_unit_test(test_foreign_object),

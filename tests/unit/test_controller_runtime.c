@@ -318,9 +318,10 @@ static void test_flags(void **state)
     char *bad1[] = { "mpi-operator", "--threadiness", "zero", NULL };
     assert_int_equal(options_parse(3, bad1, &o, &err), -1);
     assert_non_null(strstr(err, "--threadiness: expected an integer"));
-    char *bad2[] = { "mpi-operator", "--gang-scheduling", "kube-batch", NULL };
-    assert_int_equal(options_parse(3, bad2, &o, &err), -1);
-    assert_non_null(strstr(err, "--gang-scheduling: expected volcano or scheduler-plugins"));
+    /* as upstream, any scheduler name other than volcano means scheduler-plugins' PodGroups */
+    char *any[] = { "mpi-operator", "--gang-scheduling=scheduler-plugins-scheduler", NULL };
+    assert_int_equal(options_parse(2, any, &o, &err), 0);
+    assert_string_equal(o.build.gang, "scheduler-plugins-scheduler");
     char *bad3[] = { "mpi-operator", "--bogus", NULL };
     assert_int_equal(options_parse(2, bad3, &o, &err), -1);
     assert_non_null(strstr(err, "unknown flag --bogus"));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 20: malformed MPIJobs beyond the 23 of tests/integration/controller_api.sh (24 more, see
+# 20: malformed MPIJobs beyond the 26 of tests/integration/controller_api.sh (24 more, see
 # tests/e2e/data/malformed.py). Each is either refused by the API server's CRD schema
 # (kubectl create fails naming the field; nothing exists) or accepted and then marked
 # Failed by the controller with a message naming the field. For every one: no pod, Job,

@@ -63,17 +63,17 @@ job("dot.ted", "ctl", "metadata.name")
 job("9lives", "ctl", "metadata.name")
 job("m-empty-image", "ctl", "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image",
     mutate=lambda s: wc(s).update(image=""))
-job("m-spec-list", "ctl", "spec.mpiReplicaSpecs.Worker.template.spec",
+job("m-spec-list", "api", "spec.mpiReplicaSpecs.Worker.template.spec",
     mutate=lambda s: wk(s)["template"].update(spec=[]))
-job("m-containers-object", "ctl", "spec.mpiReplicaSpecs.Worker.template.spec.containers",
+job("m-containers-object", "api", "spec.mpiReplicaSpecs.Worker.template.spec.containers",
     mutate=lambda s: wk(s)["template"]["spec"].update(containers={"name": "w", "image": "x"}))
-job("m-launcher-nocontainers", "ctl", "spec.mpiReplicaSpecs.Launcher.template.spec.containers",
+job("m-launcher-nocontainers", "api", "spec.mpiReplicaSpecs.Launcher.template.spec.containers",
     mutate=lambda s: s["mpiReplicaSpecs"]["Launcher"]["template"].update(spec={}))
-job("m-cname-number", "ctl", "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].name",
+job("m-cname-number", "api", "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].name",
     mutate=lambda s: wc(s).update(name=5))
 job("m-empty-specs", "ctl", "spec.mpiReplicaSpecs.Launcher", mutate=lambda s: s.update(mpiReplicaSpecs={}))
 job("m-no-spec", "ctl", "spec", spec="omit")
-job("m-image-number", "ctl", "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].image",
+job("m-image-number", "api", "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].image",
     mutate=lambda s: s["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0].update(image=7))
 os.makedirs(out, exist_ok=True)
 with open(os.path.join(out, "cases.tsv"), "w") as f:

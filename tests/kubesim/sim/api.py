@@ -242,9 +242,26 @@ class Api:
         obj = self.out(r.info, r.version, obj)
         if self.wants_table(request) and not r.sub:
             md = {"resourceVersion": obj["metadata"].get("resourceVersion", "")}
-            return jresp(tables.table(r.info, r.version, [obj], md,
+            resp = jresp(tables.table(r.info, r.version, [obj], md,
                                       request.query.get("includeObject", "Object")), status)
-        return jresp(obj, status)
+        else:
+            resp = jresp(obj, status)
+        for w in request.get("kubesim_warnings") or []:
+            resp.headers.add("Warning", '299 - "%s"' % w.replace("\\", "\\\\").replace(
+                '"', '\\"'))
+        return resp
+
+    @staticmethod
+    def field_validation(request):
+        """The request's fieldValidation directive; kube-apiserver defaults to Warn."""
+        v = request.query.get("fieldValidation", "")
+        return v if v in crdmod.FIELD_VALIDATION else "Warn"
+
+    def prepare_cr(self, request, r, obj):
+        """Prune, default and validate a custom resource as the request asks."""
+        warnings = request.setdefault("kubesim_warnings", [])
+        return crdmod.prepare(r.info, r.version, obj, validation=self.field_validation(request),
+                              warnings=warnings)
 
     @staticmethod
     def wants_table(request):
@@ -276,7 +293,7 @@ class Api:
         except ValueError as e:
             raise errors.bad_request("couldn't get version/kind; json parse error: %s" % e)
 
-    def in_obj(self, r, obj):
+    def in_obj(self, r, obj, request=None):
         """Wire object from the client -> stored form (checks kind/apiVersion)."""
         if not isinstance(obj, dict):
             raise errors.bad_request("the body must be a JSON object")
@@ -292,7 +309,8 @@ class Api:
         if info.key == EVENTS_V1:
             obj = evmod.v1_to_core(obj)
         if info.crd is not None:
-            obj = crdmod.prepare(info, r.version, obj)
+            obj = self.prepare_cr(request, r, obj) if request is not None else \
+                crdmod.prepare(info, r.version, obj)
         return obj
 
     def dry_run(self, request):
@@ -300,7 +318,7 @@ class Api:
 
     # ---- verbs -------------------------------------------------------------
     async def create(self, request, r):
-        obj = self.in_obj(r, await self.body(request))
+        obj = self.in_obj(r, await self.body(request), request)
         admission.admit(self, request, r, obj, None)
         if self.dry_run(request):
             self.store.info(self.skey(r.info))
@@ -317,7 +335,7 @@ class Api:
         return self.respond_obj(request, r, created, 201)
 
     async def update(self, request, r):
-        obj = self.in_obj(r, await self.body(request))
+        obj = self.in_obj(r, await self.body(request), request)
         md = obj.setdefault("metadata", {})
         if md.get("name") and md["name"] != r.name:
             raise errors.bad_request("the name of the object (%s) does not match the name on "
@@ -360,7 +378,7 @@ class Api:
             if not isinstance(obj, dict):
                 raise errors.bad_request("apply patch must be an object")
             obj.setdefault("metadata", {})["name"] = r.name
-            obj = self.in_obj(r, obj)
+            obj = self.in_obj(r, obj, request)
             admission.admit(self, request, r, obj, None)
             if self.dry_run(request):
                 return self.respond_obj(request, r, obj, 201)
@@ -371,7 +389,7 @@ class Api:
         if not isinstance(new, dict):
             raise errors.bad_request("patch result must be an object")
         if r.info.crd is not None:
-            new = crdmod.prepare(r.info, r.version, new)
+            new = self.prepare_cr(request, r, new)
         if r.info.key == EVENTS_V1:
             new = evmod.v1_to_core(new)
         admission.admit(self, request, r, new, cur)

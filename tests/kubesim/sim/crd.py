@@ -174,8 +174,9 @@ def _schema(info, version):
     return ((version_spec(info, version).get("schema") or {}).get("openAPIV3Schema")) or {}
 
 
-def prune(value, schema, root=False):
-    """Drops fields the structural schema does not declare (unless preserve-unknown)."""
+def prune(value, schema, root=False, path="", unknown=None):
+    """Drops fields the structural schema does not declare (unless preserve-unknown);
+    appends each dropped field's path (spec.a.b[0].c) to unknown when given."""
     if not isinstance(schema, dict):
         return value
     if isinstance(value, dict):
@@ -188,17 +189,21 @@ def prune(value, schema, root=False):
             root = True
         out = {}
         for k, v in value.items():
+            sub = "%s.%s" % (path, k) if path else k
             if root and k in ("apiVersion", "kind", "metadata"):
                 out[k] = v
             elif props is not None and k in props:
-                out[k] = prune(v, props[k])
+                out[k] = prune(v, props[k], path=sub, unknown=unknown)
             elif isinstance(addl, dict):
-                out[k] = prune(v, addl)
+                out[k] = prune(v, addl, path=sub, unknown=unknown)
             elif addl is True or schema.get("x-kubernetes-preserve-unknown-fields"):
                 out[k] = v
+            elif unknown is not None:
+                unknown.append(sub)
         return out
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [prune(v, schema["items"]) for v in value]
+        return [prune(v, schema["items"], path="%s[%d]" % (path, i), unknown=unknown)
+                for i, v in enumerate(value)]
     return value
 
 
@@ -232,11 +237,11 @@ def validate(value, schema, path, errs):
         t = None
     if t in _TYPES and not isinstance(value, _TYPES[t]):
         errs.append((path, 'Invalid value: "%s": %s in body must be of type %s: "%s"'
-                     % (_short(value), path, t, _tname(value))))
+                     % (_tname(value), path, t, _tname(value))))
         return
     if t == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
         errs.append((path, 'Invalid value: "%s": %s in body must be of type integer: "%s"'
-                     % (_short(value), path, _tname(value))))
+                     % (_tname(value), path, _tname(value))))
         return
     if t == "number" and (not isinstance(value, (int, float)) or isinstance(value, bool)):
         errs.append((path, "Invalid value: %s in body must be of type number" % path))
@@ -255,9 +260,15 @@ def validate(value, schema, path, errs):
         for r in schema.get("required") or []:
             if r not in value:
                 errs.append(("%s.%s" % (path, r), "Required value"))
-        for k, sub in (schema.get("properties") or {}).items():
+        props = schema.get("properties") or {}
+        for k, sub in props.items():
             if k in value:
                 validate(value[k], sub, "%s.%s" % (path, k), errs)
+        addl = schema.get("additionalProperties")
+        if isinstance(addl, dict):
+            for k, v in value.items():
+                if k not in props:
+                    validate(v, addl, "%s.%s" % (path, k), errs)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, v in enumerate(value):
             validate(v, schema["items"], "%s[%d]" % (path, i), errs)
@@ -265,10 +276,6 @@ def validate(value, schema, path, errs):
 
 def _q(v):
     return '"%s"' % v if isinstance(v, str) else str(v)
-
-
-def _short(v):
-    return str(v)[:50]
 
 
 def _tname(v):
@@ -285,13 +292,27 @@ def _tname(v):
     return "object"
 
 
-def prepare(info, version, obj, old=None):
-    """Prune, default and validate a custom resource for the given request version."""
+FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+
+
+def prepare(info, version, obj, old=None, validation="Ignore", warnings=None):
+    """Prune, default and validate a custom resource for the given request version.
+    validation is the request's fieldValidation: Strict refuses unknown fields as
+    kube-apiserver does (400 `strict decoding error: unknown field "spec.x"`), Warn
+    appends one warning per unknown field to warnings, Ignore drops them silently."""
     schema = _schema(info, version)
     if not schema:
         return obj
     md = obj.get("metadata")
-    obj = prune(obj, schema, root=True)
+    unknown = []
+    obj = prune(obj, schema, root=True, unknown=unknown)
+    unknown.sort()
+    if unknown and validation == "Strict":
+        raise errors.bad_request('%s in version "%s" cannot be handled as a %s: strict decoding '
+                                 'error: %s' % (info.kind, version, info.kind, ", ".join(
+                                     'unknown field "%s"' % u for u in unknown)))
+    if unknown and validation == "Warn" and warnings is not None:
+        warnings.extend('unknown field "%s"' % u for u in unknown)
     obj = default(obj, schema)
     if md is not None:
         obj["metadata"] = md

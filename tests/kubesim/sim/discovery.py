@@ -108,6 +108,19 @@ def _gv_hash(registry, g, v):
         "+", "").replace("/", "").replace("=", "")
 
 
+def crd_schema(info, v, gvk, schemas):
+    """A custom resource's structural schema, published as kube-apiserver does (named
+    by the reversed group, version and kind) so that `kubectl explain` can render it."""
+    if info.crd is None:
+        return
+    from .crd import version_spec
+    sch = (version_spec(info, v).get("schema") or {}).get("openAPIV3Schema")
+    if not sch:
+        return
+    name = ".".join(list(reversed(gvk["group"].split("."))) + [v, gvk["kind"]])
+    schemas[name] = dict(sch, **{"x-kubernetes-group-version-kind": [gvk]})
+
+
 def openapi_gv(registry, g, v):
     infos = registry.in_group_version(g, v)
     if not infos:
@@ -131,5 +144,6 @@ def openapi_gv(registry, g, v):
                             "x-kubernetes-action": "get"}}
         coll = base + ("/namespaces/{namespace}" if i.namespaced else "") + "/%s" % i.plural
         paths[coll] = {"post": dict(op, **{"x-kubernetes-action": "post"})}
+        crd_schema(i, v, gvk, schemas)
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
             "paths": paths, "components": {"schemas": schemas}}
