@@ -13,6 +13,7 @@
 #define COND_SUCCEEDED "Succeeded"
 #define COND_FAILED "Failed"
 #define COND_SUSPENDED "Suspended"
+#define COND_BLOCKED "Blocked" /* a pod cannot start: controller/blocked.c */
 
 #define R_CREATED "MPIJobCreated"
 #define R_RUNNING "MPIJobRunning"
@@ -24,6 +25,7 @@
 #define R_EVICTED "MPIJobEvicted"
 #define R_VALIDATION "ValidationError"
 #define R_DEADLINE "DeadlineExceeded"
+#define R_UNBLOCKED "Unblocked"
 
 /* mpi-agent init's exit code when the workers decided its wait (agent/commands.h). */
 #define AGENT_EXIT_WORKERS_NOT_READY 3
