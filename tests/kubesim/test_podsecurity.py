@@ -133,6 +133,23 @@ class PodSecurityTest(unittest.TestCase):
         self.assertRegex(msg, r'^pods "job-[a-z0-9]{5}" is forbidden: violates PodSecurity "restricted:v1.32": '
                               r'runAsNonRoot != true \(pod or container "c" must set securityContext.runAsNonRoot=true\)$')
 
+    def test_namespace_labels_validated(self):
+        s = store_with(None)
+        with self.assertRaises(ApiError) as e:
+            s.create("namespaces", None, {"metadata": {"name": "typo", "labels": {podsecurity.LABEL: "strict"}}})
+        self.assertEqual((e.exception.code, e.exception.message),
+                         (422, 'Namespace "typo" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: '
+                               'Invalid value: "strict": must be one of privileged, baseline, restricted'))
+        ns = s.get("namespaces", None, "ns")
+        ns["metadata"]["labels"][podsecurity.VERSION_LABEL] = "1.32"
+        with self.assertRaises(ApiError) as e:
+            s.update("namespaces", None, ns)
+        self.assertEqual(e.exception.message, 'Namespace "ns" is invalid: '
+                         'metadata.labels[pod-security.kubernetes.io/enforce-version]: Invalid value: "1.32": '
+                         'must be "latest" or "v1.x"')
+        ns["metadata"]["labels"][podsecurity.VERSION_LABEL] = "v1.32"
+        s.update("namespaces", None, ns)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -8,7 +8,10 @@ check it overrides). Only the checks that apply to what kubesim runs are impleme
 (Linux pods: host namespaces, privileged, capabilities, hostPath and other volume types,
 hostPorts, seccomp, allowPrivilegeEscalation, runAsNonRoot, runAsUser); AppArmor,
 SELinux, procMount, sysctls and Windows options are not checked. Only enforce: no warn
-or audit labels, no exemptions, pod updates are not re-checked."""
+or audit labels, no exemptions, pod updates are not re-checked. Namespaces: the
+enforce/audit/warn level and version labels must parse (422 as the plugin words it)."""
+
+import re
 
 from . import errors
 
@@ -256,6 +259,32 @@ def namespace_level(ns_obj):
     return level, labels.get(VERSION_LABEL) or "latest"
 
 
+_VERSION = re.compile(r"^v1\.([0-9]|[1-9][0-9]*)$")
+
+
+def label_errors(labels):
+    """The plugin's checks of a namespace's policy labels: [(field, message)]."""
+    out = []
+    for mode in ("enforce", "audit", "warn"):
+        key = "pod-security.kubernetes.io/" + mode
+        for k, ok, want in ((key, lambda v: v in LEVELS, "must be one of privileged, baseline, restricted"),
+                            (key + "-version", lambda v: v == "latest" or _VERSION.match(v),
+                             'must be "latest" or "v1.x"')):
+            v = labels.get(k)
+            if v is not None and not ok(v):
+                out.append(("metadata.labels[%s]" % k, 'Invalid value: "%s": %s' % (v, want)))
+    return out
+
+
+def namespace_check(store, info, old, new=None):
+    """Create (old is the new namespace) or update: invalid policy labels are refused, on
+    update only when they changed."""
+    ns = new if new is not None else old
+    errs = label_errors(ns["metadata"].get("labels") or {})
+    if errs and (new is None or errs != label_errors(old["metadata"].get("labels") or {})):
+        raise errors.invalid("Namespace", ns["metadata"]["name"], errs)
+
+
 def pod_create(store, info, pod):
     md = pod["metadata"]
     level, version = namespace_level(store.try_get("namespaces", "", md["namespace"]))
@@ -272,3 +301,5 @@ def install(store):
     """Runs after defaults.install's pod hook: the pod is checked as admitted (with the
     service-account token volume, a projected one, which every level allows)."""
     store.hooks_create.setdefault("pods", []).append(pod_create)
+    store.hooks_create.setdefault("namespaces", []).append(namespace_check)
+    store.hooks_update.setdefault("namespaces", []).append(namespace_check)
