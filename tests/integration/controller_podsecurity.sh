@@ -67,7 +67,16 @@ spec:
             name: pi
             securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 YAML
-ks_wait_for "[ \"\$(kc get mpijob -n secure pi -o jsonpath='{.status.conditions[?(@.type==\"Succeeded\")].status}')\" = True ]" 240 || {
+# a pod refused by Pod Security shows as the launcher Job's FailedCreate Event: fail at once
+done_or_refused() {
+  [ "$(kc get mpijob -n secure pi -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}')" = True ] && return 0
+  [ -z "$(kc get events -n secure --field-selector reason=FailedCreate -o name)" ] || return 0
+  return 1
+}
+ks_wait_for done_or_refused 240 || true
+refused=$(kc get events -n secure --field-selector reason=FailedCreate -o jsonpath='{.items[*].message}')
+[ -z "$refused" ] || ks_fail "a pod of MPIJob secure/pi was refused: $refused"
+ks_wait_for "[ \"\$(kc get mpijob -n secure pi -o jsonpath='{.status.conditions[?(@.type==\"Succeeded\")].status}')\" = True ]" 5 || {
   kc get pods -n secure -o wide >&2; kc get events -n secure | tail -20 >&2
   kc logs -n secure -l mpi_job_name=pi,mpi_role_type=launcher --all-containers --tail 30 >&2 || true
   ks_fail "MPIJob secure/pi did not succeed: $(kc get mpijob -n secure pi -o jsonpath='{.status.conditions}')"
