@@ -1,6 +1,7 @@
 /* status.c - `mpi-agent status [-n NS] JOB`: standalone debugging from a laptop
  * (kubeconfig) or inside the launcher: each worker's phase, readiness and reason,
- * a `true` round trip through the job's transport with its time or its error,
+ * a `true` round trip through the job's transport with its time or its error (only
+ * to Running pods: the others are listed as skipped, with why),
  * and the hostfile the agent would use. Exit 0 only if every worker is reachable. */
 #include "commands.h"
 
@@ -17,8 +18,10 @@
 
 #define STATUS_REACH_S 5.0
 
-/* Prints one row per worker: pod, phase, ready, node, restarts, reason. */
-static void print_pods(struct agent_session *s)
+/* Prints one row per worker: pod, phase, ready, node, restarts, reason. skip[i] receives why
+ * worker i is not checked through the transport (a pod that is not Running has no container
+ * to exec into or sshd to answer; new string) or NULL. */
+static void print_pods(struct agent_session *s, char **skip)
 {
     printf("%-28s %-10s %-6s %-16s %-8s %s\n", "POD", "PHASE", "READY", "NODE", "RESTARTS",
            "REASON");
@@ -33,6 +36,11 @@ static void print_pods(struct agent_session *s)
             printf("%-28s %-10s %-6s %-16s %-8d %s\n", s->hosts.v[i].pod, v.phase,
                    v.verdict == AGENT_POD_READY ? "true" : "false", v.node ? v.node : "-",
                    v.restarts, *v.reason ? v.reason : "-");
+            if (!pod)
+                skip[i] = strdup("pod not found");
+            else if (strcmp(v.phase, "Running") != 0)
+                skip[i] = kube_strdup_printf("phase %s, not Running%s%s", v.phase,
+                                             *v.reason ? ": " : "", v.reason);
             agent_pod_view_free(&v);
         }
         kube_error_clear(&ke);
@@ -40,19 +48,53 @@ static void print_pods(struct agent_session *s)
     }
 }
 
-/* Runs the reachability round trip and prints one line per worker; returns failures. */
-static int print_reach(struct agent_session *s)
+/* Checks the workers not in skip (in parallel, on a session that lists only them) into
+ * rr[s->hosts.n]; returns -1 on allocation failure. */
+static int reach_running(struct agent_session *s, char **skip, struct agent_reach_result *rr)
 {
-    struct agent_reach_result *rr = NULL;
-    int bad = agent_reach_all(s, STATUS_REACH_S, &rr);
-    if (bad < 0) {
+    struct agent_session sub = *s;
+    size_t *idx = calloc(s->hosts.n + 1, sizeof(*idx));
+    sub.hosts.v = calloc(s->hosts.n + 1, sizeof(*sub.hosts.v));
+    sub.hosts.n = 0;
+    if (!idx || !sub.hosts.v) {
+        free(idx);
+        free(sub.hosts.v);
+        return -1;
+    }
+    for (size_t i = 0; i < s->hosts.n; i++)
+        if (!skip[i]) {
+            idx[sub.hosts.n] = i;
+            sub.hosts.v[sub.hosts.n++] = s->hosts.v[i];
+        }
+    struct agent_reach_result *sr = NULL;
+    int rc = 0;
+    if (sub.hosts.n && agent_reach_all(&sub, STATUS_REACH_S, &sr) < 0)
+        rc = -1;
+    for (size_t k = 0; sr && k < sub.hosts.n; k++)
+        rr[idx[k]] = sr[k];
+    free(sr); /* the results' strings moved to rr */
+    free(idx);
+    free(sub.hosts.v);
+    return rc;
+}
+
+/* Runs the reachability round trip and prints one line per worker; returns failures. */
+static int print_reach(struct agent_session *s, char **skip)
+{
+    struct agent_reach_result *rr = calloc(s->hosts.n + 1, sizeof(*rr));
+    if (!rr || reach_running(s, skip, rr) < 0) {
         printf("reachability: out of memory\n");
+        free(rr);
         return (int)s->hosts.n;
     }
     printf("\nREACHABILITY (%s `true`)\n",
            s->o->transport == AGENT_TRANSPORT_SSH ? "ssh handshake" : "exec");
+    int bad = 0;
     for (size_t i = 0; i < s->hosts.n; i++) {
-        if (rr[i].ok)
+        bad += !rr[i].ok;
+        if (skip[i])
+            printf("%-28s SKIPPED %s\n", s->hosts.v[i].pod, skip[i]);
+        else if (rr[i].ok)
             printf("%-28s ok      %.1f ms\n", s->hosts.v[i].pod, rr[i].rtt_ms);
         else
             printf("%-28s FAILED  %s\n", s->hosts.v[i].pod, rr[i].error ? rr[i].error : "?");
@@ -109,8 +151,16 @@ int agent_cmd_status(struct agent_opts *o)
     }
     printf("JOB %s/%s: %zu worker(s), transport %s\n\n", s.ns, o->job ? o->job : "-", s.hosts.n,
            o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec");
-    print_pods(&s);
-    int bad = print_reach(&s);
+    char **skip = calloc(s.hosts.n + 1, sizeof(*skip));
+    if (!skip) {
+        fprintf(stderr, "mpi-agent status: out of memory\n");
+        goto out;
+    }
+    print_pods(&s, skip);
+    int bad = print_reach(&s, skip);
+    for (size_t i = 0; i < s.hosts.n; i++)
+        free(skip[i]);
+    free(skip);
     char *hf = agent_hostfile_format(&s.hosts, o->mpi, o->slots > 0 ? o->slots : 1);
     printf("\nHOSTFILE (%s)\n%s", agent_mpi_name(o->mpi), hf ? hf : "?\n");
     free(hf);

@@ -75,6 +75,24 @@ static long long launcher_uid(const struct mpijob *j)
     return json_is_integer(u) && json_integer_value(u) >= 0 ? json_integer_value(u) : -1;
 }
 
+/* The init container's securityContext, within Pod Security "restricted" (the mpi-agent image
+ * runs as 65532; it needs no privilege): no escalation, no capabilities, RuntimeDefault
+ * seccomp, non-root: as the launcher's user when its main container (or pod) names one, else
+ * as the pod's or the image's. runAsNonRoot is left out only when the pod runs as root and the
+ * launcher names no other user: the pod is not restricted then anyway. */
+static json_t *init_security_context(const struct mpijob *j, long long uid)
+{
+    json_t *sc = json_pack("{s:b, s:{s:[s]}, s:{s:s}}", "allowPrivilegeEscalation", 0, "capabilities", "drop",
+                           "ALL", "seccompProfile", "type", "RuntimeDefault");
+    json_t *pu = ju_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
+    int pod_root = json_is_integer(pu) && json_integer_value(pu) == 0;
+    if (sc && uid > 0)
+        json_object_set_new(sc, "runAsUser", json_integer(uid));
+    if (sc && (uid > 0 || !pod_root))
+        json_object_set_new(sc, "runAsNonRoot", json_true());
+    return sc;
+}
+
 static json_t *init_container(const struct mpijob *j, const struct build_opts *o)
 {
     json_t *c = json_pack("{s:s, s:s, s:s, s:[s,s], s:{s:{s:s, s:s}}}", "name", "mpi-agent-init",
@@ -87,6 +105,12 @@ static json_t *init_container(const struct mpijob *j, const struct build_opts *o
     long long uid = launcher_uid(j);
     if (j->transport == TRANSPORT_SSH && uid >= 0)
         env_add_int(c, "MPI_JOB_LAUNCHER_UID", uid); /* SSH login names are the launcher image's */
+    json_t *sc = init_security_context(j, uid);
+    if (!sc) {
+        json_decref(c);
+        return NULL;
+    }
+    json_object_set_new(c, "securityContext", sc);
     mount_add(c, VOL_AGENT, AGENT_DIR, 0);
     mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
     if (j->transport == TRANSPORT_SSH)

@@ -32,6 +32,10 @@ int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *r
              const char *what, const char *ev_type);
 /* Computes replicaStatuses, Running/Restarting/Succeeded/Failed and the launch phases. */
 void status_from_observed(struct sync_ctx *c);
+/* The Blocked condition and its Event from the first pod that cannot start (written only when
+ * that pod or its reason changes); "has failed: ..." (new string) once the launcher has been
+ * blocked on itself for the worker timeout, else NULL (controller/blocked.c). */
+char *blocked_update(struct sync_ctx *c);
 /* Returns 1 when a batch Job has a Complete or Failed condition. */
 int job_finished(const json_t *job);
 /* Returns 1 when pod is being deleted. */

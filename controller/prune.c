@@ -90,7 +90,8 @@ void prune_compared(json_t *obj)
     keep_top_level(obj, compared);
 }
 
-/* Keeps name/state.terminated/lastState.terminated of each container status. */
+/* Keeps name/state.terminated/lastState.terminated of each container status, and
+ * state.waiting with the image while a container cannot start (controller/blocked.c). */
 static json_t *slim_statuses(json_t *arr)
 {
     json_t *out = json_array();
@@ -98,9 +99,15 @@ static json_t *slim_statuses(json_t *arr)
     json_t *s;
     json_array_foreach(arr, i, s) {
         json_t *o = json_pack("{s:O*}", "name", json_object_get(s, "name"));
-        json_t *t = ju_at(s, "state", "terminated");
+        json_t *t = ju_at(s, "state", "terminated"), *w = ju_at(s, "state", "waiting");
+        const char *wr = json_string_value(json_object_get(w, "reason"));
         if (t)
             json_object_set_new(o, "state", json_pack("{s:O}", "terminated", t));
+        else if (wr && strcmp(wr, "ContainerCreating") != 0 && strcmp(wr, "PodInitializing") != 0) {
+            json_object_set_new(o, "state", json_pack("{s:O}", "waiting", w));
+            if (json_object_get(s, "image"))
+                json_object_set(o, "image", json_object_get(s, "image"));
+        }
         json_t *lt = ju_at(s, "lastState", "terminated");
         if (lt)
             json_object_set_new(o, "lastState", json_pack("{s:O}", "terminated", lt));
@@ -136,9 +143,16 @@ void prune_pod(json_t *obj)
     json_t *conds = json_array(), *c;
     size_t i;
     json_array_foreach(json_object_get(st, "conditions"), i, c) {
-        json_array_append_new(conds, json_pack("{s:O*, s:O*, s:O*}", "type", json_object_get(c, "type"),
-                                               "status", json_object_get(c, "status"), "lastTransitionTime",
-                                               json_object_get(c, "lastTransitionTime")));
+        json_t *o = json_pack("{s:O*, s:O*, s:O*}", "type", json_object_get(c, "type"), "status",
+                              json_object_get(c, "status"), "lastTransitionTime",
+                              json_object_get(c, "lastTransitionTime"));
+        const char *cs = json_string_value(json_object_get(c, "status"));
+        if (cs && strcmp(cs, "False") == 0 && json_object_get(c, "reason")) { /* why not scheduled */
+            json_object_set(o, "reason", json_object_get(c, "reason"));
+            if (json_object_get(c, "message"))
+                json_object_set(o, "message", json_object_get(c, "message"));
+        }
+        json_array_append_new(conds, o);
     }
     set_nonempty(slim, "conditions", conds);
     set_nonempty(slim, "containerStatuses", slim_statuses(json_object_get(st, "containerStatuses")));

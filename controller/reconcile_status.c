@@ -388,5 +388,11 @@ void status_from_observed(struct sync_ctx *c)
     }
     if (c->j->suspend || workers_failed(c))
         return;
+    char *blocked_fail = blocked_update(c);
+    if (blocked_fail) {
+        finish(c, COND_FAILED, R_FAILED, blocked_fail, NULL);
+        free(blocked_fail);
+        return;
+    }
     running_or_restarting(c, lj);
 }

@@ -13,6 +13,7 @@
 #define COND_SUCCEEDED "Succeeded"
 #define COND_FAILED "Failed"
 #define COND_SUSPENDED "Suspended"
+#define COND_BLOCKED "Blocked" /* a pod cannot start: controller/blocked.c */
 
 #define R_CREATED "MPIJobCreated"
 #define R_RUNNING "MPIJobRunning"
@@ -24,6 +25,7 @@
 #define R_EVICTED "MPIJobEvicted"
 #define R_VALIDATION "ValidationError"
 #define R_DEADLINE "DeadlineExceeded"
+#define R_UNBLOCKED "Unblocked"
 
 /* status field keeping the newest failed launcher record ("launcher pod P: <agent summary>"),
  * which the Failed message quotes when the pod is gone (an operator restart lost its memory). */

@@ -698,6 +698,103 @@ static void test_managed_externally(void **state)
     world_free(&w);
 }
 
+/* A pod that cannot start, as the scheduler (msg != NULL) or the kubelet (image) leaves it. */
+static void set_blocked(struct world *w, const char *name, const char *sched_msg, const char *image)
+{
+    json_t *p = get(w, RK_POD, name);
+    assert_non_null(p);
+    json_t *st = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "phase", "Pending", "conditions", "type", "PodScheduled",
+                           "status", sched_msg ? "False" : "True", "lastTransitionTime", "2026-05-28T20:26:42Z");
+    if (sched_msg) {
+        json_t *c = json_array_get(json_object_get(st, "conditions"), 0);
+        json_object_set_new(c, "reason", json_string("Unschedulable"));
+        json_object_set_new(c, "message", json_string(sched_msg));
+    } else {
+        char m[200];
+        snprintf(m, sizeof m, "Back-off pulling image \"%s\"", image);
+        json_object_set_new(st, "containerStatuses", json_pack("[{s:s, s:s, s:{s:{s:s, s:s}}}]", "name", "l",
+                                                              "image", image, "state", "waiting", "reason",
+                                                              "ImagePullBackOff", "message", m));
+    }
+    json_object_set_new(p, "status", st);
+}
+
+static size_t events_named(struct world *w, const char *reason)
+{
+    size_t i, n = 0;
+    json_t *e;
+    json_array_foreach(w->events, i, e)
+        n += strcmp(json_string_value(e), reason) == 0;
+    return n;
+}
+
+static void test_blocked_condition(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    sync1(&w, T0);
+    set_pod(&w, "pi-worker-0", "Running", 1);
+    set_blocked(&w, "pi-worker-1", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", NULL);
+    struct plan p;
+    sync_at(&w, T0 + 2000, &p);
+    assert_int_equal(count(&p, ACT_STATUS, RK_MPIJOB), 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_BLOCKED, "status"), "True");
+    assert_string_equal(cond_field(&w, COND_BLOCKED, "reason"), "Unschedulable");
+    assert_string_equal(cond_field(&w, COND_BLOCKED, "message"),
+                        "MPIJob default/pi is blocked: worker pod pi-worker-1: Unschedulable: 0/1 nodes are "
+                        "available: 1 Insufficient nvidia.com/gpu.");
+    assert_int_equal(events_named(&w, "Unschedulable"), 1);
+    /* the State column (the last condition) still shows the phase */
+    json_t *conds = json_object_get(status(&w), "conditions");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(conds, json_array_size(conds) - 1), "type")),
+                        COND_CREATED);
+    /* the scheduler's message changes, the pod and reason do not: no write, no Event */
+    set_blocked(&w, "pi-worker-1", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.", NULL);
+    assert_int_equal(sync1(&w, T0 + 3000), 0);
+    assert_int_equal(events_named(&w, "Unschedulable"), 1);
+    /* the launcher cannot pull its image: it comes first, and fails the job at the worker timeout */
+    add_launcher_pod(&w, "pi-launcher-abcde", "Pending", NULL, 0);
+    set_blocked(&w, "pi-launcher-abcde", NULL, "example.com/nope:1");
+    sync_at(&w, T0 + 4000, &p);
+    assert_int_equal(p.failed, 0);
+    assert_true(p.requeue_after_ms > 0 && p.requeue_after_ms <= 900 * 1000);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_BLOCKED, "reason"), "ImagePullBackOff");
+    assert_non_null(strstr(cond_field(&w, COND_BLOCKED, "message"), "launcher pod pi-launcher-abcde: container l: "
+                                                                    "ImagePullBackOff: Back-off pulling image "
+                                                                    "\"example.com/nope:1\""));
+    assert_int_equal(sync1(&w, T0 + 5000), 0);
+    sync_at(&w, T0 + 4000 + 900 * 1000, &p);
+    assert_int_equal(p.failed, 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: launcher pod pi-launcher-abcde could not start within 900s "
+                        "(mpi-k8s.io/worker-timeout): container l: ImagePullBackOff: Back-off pulling image "
+                        "\"example.com/nope:1\"");
+    world_free(&w);
+
+    /* blocked, then running: Blocked=False once, and a job that never blocked has no Blocked */
+    world_init(&w, job_json);
+    sync1(&w, T0);
+    set_blocked(&w, "pi-worker-0", "0/1 nodes are available: 1 Insufficient cpu.", NULL);
+    sync1(&w, T0 + 1000);
+    set_pod(&w, "pi-worker-0", "Running", 1);
+    set_pod(&w, "pi-worker-1", "Running", 1);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Running", NULL, 0);
+    sync1(&w, T0 + 2000);
+    assert_string_equal(cond_field(&w, COND_BLOCKED, "status"), "False");
+    assert_string_equal(cond_field(&w, COND_BLOCKED, "reason"), R_UNBLOCKED);
+    assert_string_equal(cond_field(&w, COND_RUNNING, "status"), "True");
+    assert_int_equal(sync1(&w, T0 + 3000), 0);
+    world_free(&w);
+    world_init(&w, job_json);
+    run_to_running(&w);
+    assert_null(cond_get(status(&w), COND_BLOCKED));
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -718,6 +815,7 @@ int main(void)
         cmocka_unit_test(test_launcher_gone_keeps_reason),
         cmocka_unit_test(test_workers_not_ready_fails_at_once),
         cmocka_unit_test(test_launcher_failure_survives_restart),
+        cmocka_unit_test(test_blocked_condition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,6 +161,36 @@ static void test_cache_pruned_pod(void **state)
     cache_free(k);
 }
 
+/* A blocked pod keeps why (controller/blocked.c): PodScheduled=False's reason and message, a
+ * blocking waiting state with its image; ContainerCreating and True conditions' texts go. */
+static void test_prune_pod_blocked(void **state)
+{
+    (void)state;
+    json_t *pod = json_loads(
+        "{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+        "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available\","
+        "\"lastTransitionTime\":\"t\"},{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"x\",\"message\":\"y\"}],"
+        "\"initContainerStatuses\":[{\"name\":\"i\",\"image\":\"a\",\"state\":{\"waiting\":{\"reason\":\"PodInitializing\"}}}],"
+        "\"containerStatuses\":[{\"name\":\"c\",\"image\":\"b:1\",\"imageID\":\"\",\"state\":{\"waiting\":"
+        "{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off pulling image \\\"b:1\\\"\"}}}]}}", 0, NULL);
+    assert_non_null(pod);
+    prune_pod(pod);
+    json_t *want = json_loads(
+        "{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+        "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available\","
+        "\"lastTransitionTime\":\"t\"},{\"type\":\"Initialized\",\"status\":\"True\"}],"
+        "\"initContainerStatuses\":[{\"name\":\"i\"}],\"containerStatuses\":[{\"name\":\"c\",\"image\":\"b:1\","
+        "\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off pulling image \\\"b:1\\\"\"}}}]}}",
+        0, NULL);
+    assert_non_null(want);
+    char *g = json_dumps(pod, JSON_SORT_KEYS | JSON_COMPACT), *w = json_dumps(want, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(g, w);
+    free(g);
+    free(w);
+    json_decref(want);
+    json_decref(pod);
+}
+
 /* Packing is lossless for any text (dictionary hits, near misses, control bytes, empty) and
  * shrinks the objects the caches hold. */
 static void test_textpack(void **state)
@@ -411,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_cache_write_through),
         cmocka_unit_test(test_objstore),
         cmocka_unit_test(test_textpack),
+        cmocka_unit_test(test_prune_pod_blocked),
         cmocka_unit_test(test_cache_pruned_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,7 @@ import time
 
 from aiohttp import web
 
-from . import defaults, discovery, errors, impersonation, rbac, tls
+from . import defaults, discovery, errors, impersonation, podsecurity, rbac, tls
 from .api import Api, jresp, status_resp
 from .auth import Authenticator
 from .config import Config
@@ -70,6 +70,7 @@ class Server:
         self.auth = Authenticator(self.store, self.admin_token, config.ca_pem)
         config.token_for = self.auth.token_for
         defaults.install(self.store)
+        podsecurity.install(self.store)
         self.auth.install(self.store)
         self.crds = CRDController(self.store)
         self.gc = GarbageCollector(self.store, config.ca_pem,
