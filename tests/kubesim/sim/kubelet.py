@@ -76,6 +76,7 @@ class ContainerRun:
         self.log_file = None
         self.term_file = None
         self.ever_ran = False
+        self.run_of = {}           # containerID -> run number (its log is <run>.log)
 
 
 class PodWorker:
@@ -597,6 +598,7 @@ class PodWorker:
         if c.ever_ran:
             c.restart_count += 1
             req["log"] = self.log_path(c, c.restart_count)
+        c.run_of[c.container_id] = c.restart_count
         self.event("Normal", "Created", "Created container %s" % c.name, self.field_path(c))
         if self.sandbox is None or not self.sandbox.send(req):
             raise Terminated() if self.terminating else SandboxLost()
