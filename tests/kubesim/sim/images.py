@@ -1,11 +1,16 @@
-"""Image map (tests/kubesim/images.conf): an image name resolves to a PATH prefix,
-to "run host commands as they are", or to a pull failure."""
+"""Image map (tests/kubesim/images.conf, or the file `--set images_conf=FILE` names): an
+image name resolves to a PATH prefix, to "run host commands as they are", to a pull
+failure, or to "run it from the local image store" (sim/imagestore.py)."""
 import fnmatch
 import os
 
 
+STORE = "store"      # resolve(): run the image from the local containers-storage
+
+
 class ImageError(Exception):
     """The image cannot be "pulled"; message worded like containerd's."""
+    reason = "ErrImagePull"
 
 
 def _names(image):
@@ -59,8 +64,9 @@ class ImageMap:
             pass
 
     def resolve(self, image):
-        """Returns a directory to prepend to PATH, or None (host commands);
-        raises ImageError when the pull must fail."""
+        """Returns a directory to prepend to PATH, None (host commands) or STORE (the
+        image's own filesystem from the local store); raises ImageError when the pull
+        must fail."""
         if not image:
             raise ImageError("image name is empty")
         names = _names(image)
@@ -74,6 +80,8 @@ class ImageMap:
                                  % (ref, ref, ref))
             if target == "host":
                 return None
+            if target == STORE:
+                return STORE
             d = target if os.path.isabs(target) else os.path.join(self.repo_root, target)
             if not os.path.isdir(d):
                 raise ImageError('rpc error: code = NotFound desc = failed to pull and unpack '
