@@ -77,15 +77,24 @@ debian_suite() {
 }
 
 make_base() {  # make_base REF (as written in FROM)
-  local ref=$1 repo suite tmp c
+  local ref=$1 repo suite
   repo=${ref%%:*}; repo=${repo#docker.io/}; repo=${repo#library/}
   [ "$repo" = debian ] && suite=$(debian_suite "$ref") && [ -n "$suite" ] ||
     die "base image $ref is not in $STORAGE_ROOT and cannot be made here (only debian:<release> is, with mmdebstrap); there is no registry to pull it from"
-  command -v mmdebstrap >/dev/null || die "base image $ref: mmdebstrap not found: run \`make deps\`"
+  # one root filesystem per suite, tagged with every name that asks for it
+  local canon=localhost/mpi-k8s-base/debian:$suite
+  if ! have_image "$canon"; then make_suite "$suite" "$canon"; fi
+  "${BUILDAH[@]}" tag "$canon" "$(full_ref "$ref")"
+  say "base image $ref = $canon (mmdebstrap $suite)"
+}
+
+make_suite() {  # make_suite SUITE NAME
+  local suite=$1 name=$2 tmp c
+  command -v mmdebstrap >/dev/null || die "base image $name: mmdebstrap not found: run \`make deps\`"
   tmp=$(mktemp -d /var/tmp/build-images.XXXXXX)
   # shellcheck disable=SC2064
-  trap "rm -rf '$tmp'" RETURN
-  say "making base image $ref: mmdebstrap --variant=minbase $suite (stands in for a registry pull)"
+  trap "rm -rf '$tmp'" EXIT
+  say "making a $suite base image: mmdebstrap --variant=minbase $suite (stands in for a registry pull)"
   mmdebstrap --quiet --variant=minbase \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
@@ -96,7 +105,9 @@ make_base() {  # make_base REF (as written in FROM)
   "${BUILDAH[@]}" add "$c" "$tmp/rootfs.tar" / >/dev/null
   "${BUILDAH[@]}" config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --cmd bash --label org.mpi-k8s.made-by="images/build-images.sh (mmdebstrap $suite)" "$c"
-  "${BUILDAH[@]}" commit --quiet --rm "$c" "$(full_ref "$ref")" >/dev/null
+  "${BUILDAH[@]}" commit --quiet --rm "$c" "$name" >/dev/null
+  rm -rf "$tmp"
+  trap - EXIT
 }
 
 full_ref() {  # docker.io/library/debian:12 style, as a registry pull names it
