@@ -18,8 +18,10 @@
 #            take build arguments, and CPU_ARGS_<name> below builds their CPU variant on
 #            the Debian base (the Dockerfiles' defaults stay for real clusters).
 #   docker   `docker build` with the Dockerfiles' defaults (bases pulled from registries).
-# Caching: buildah/docker layer caches (by instruction and by the content of COPY sources;
-# .dockerignore leaves build/, bin/, .git/ out), so an unchanged tree rebuilds in seconds.
+# Caching (buildah): an image whose label org.mpi-k8s.inputs equals the digest of its inputs
+# (the files COPY . . copies, i.e. the tree minus .dockerignore; build arguments; base image
+# IDs) is not rebuilt (FORCE=1 rebuilds); otherwise buildah's layer cache reuses every step
+# before the first changed one (typically the apt-get layers). An unchanged tree: seconds.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -153,18 +155,64 @@ if [ "${names[0]:-}" = --base ]; then
   exit 0
 fi
 
+# Digest of everything a build reads: the files `COPY . .` copies (the context minus
+# .dockerignore, Dockerfiles included), the build arguments and the base images' IDs.
+context_digest() {  # context_digest DOCKERFILE ARGS... (base image IDs on stdin)
+  python3 -c '
+import fnmatch, hashlib, os, stat, sys
+ign = []
+if os.path.exists(".dockerignore"):
+    ign = [l.strip().strip("/") for l in open(".dockerignore") if l.strip() and not l.startswith("#")]
+skip = lambda rel: any(fnmatch.fnmatchcase(rel, p) for p in ign)
+h = hashlib.sha256()
+for a in sys.argv[1:]:
+    h.update(b"arg\0" + a.encode() + b"\0")
+h.update(b"bases\0" + sys.stdin.read().encode())
+for dp, dns, fns in os.walk("."):
+    rel = os.path.relpath(dp, ".")
+    dns[:] = sorted(d for d in dns if not skip(os.path.normpath(os.path.join(rel, d))))
+    for f in sorted(fns):
+        r = os.path.normpath(os.path.join(rel, f))
+        if skip(r):
+            continue
+        st = os.lstat(r)
+        h.update(b"\0f\0" + r.encode() + b"\0%o\0" % st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            h.update(os.readlink(r).encode())
+        elif stat.S_ISREG(st.st_mode):
+            with open(r, "rb") as fh:
+                h.update(fh.read())
+print("sha256:" + h.hexdigest())
+' "$@"
+}
+
+label() {  # label IMAGE KEY
+  "${BUILDAH[@]}" inspect --type image --format "{{index .OCIv1.Config.Labels \"$2\"}}" "$1" 2>/dev/null || true
+}
+
 for n in "${names[@]}"; do
   df=images/$n/Dockerfile
   [ -f "$df" ] || die "$df: no such file"
   var=CPU_ARGS_${n//-/_}
   read -r -a args <<<"${!var:-}"
+  ids=
   for b in $(bases "$df" "${args[@]}" | sort -u); do
     have_image "$(full_ref "$b")" || make_base "$b"
+    ids+="$b=$("${BUILDAH[@]}" inspect --type image --format '{{.FromImageID}}' "$(full_ref "$b")") "
   done
+  ref=docker.io/mpik8s/$n:$IMAGE_TAG
+  digest=$(context_digest "$df" "${args[@]}" <<<"$ids") || die "cannot hash the build context"
+  # Cached by content: an image built from exactly these inputs is kept as it is (buildah's
+  # own layer cache would also reuse every step, but with the vfs driver it copies each
+  # stage's root filesystem to do so: about a minute per image).
+  if [ "${FORCE:-}" != 1 ] && [ "$(label "$ref" org.mpi-k8s.inputs)" = "$digest" ]; then
+    say "mpik8s/$n:$IMAGE_TAG is up to date (inputs $digest)"
+    continue
+  fi
   say "buildah bud mpik8s/$n:$IMAGE_TAG ${args[*]}"
   t0=$(date +%s)
-  "${BUILDAH[@]}" bud "${BUD_OPTS[@]}" "${args[@]}" -f "$df" \
-    -t "docker.io/mpik8s/$n:$IMAGE_TAG" . >"$LOG_DIR/build-images-$n.log" 2>&1 ||
+  "${BUILDAH[@]}" bud "${BUD_OPTS[@]}" "${args[@]}" --label org.mpi-k8s.inputs="$digest" -f "$df" \
+    -t "$ref" . >"$LOG_DIR/build-images-$n.log" 2>&1 ||
     { tail -n 30 "$LOG_DIR/build-images-$n.log" >&2; die "$df: build failed (log: $LOG_DIR/build-images-$n.log)"; }
   say "mpik8s/$n:$IMAGE_TAG built in $(( $(date +%s) - t0 )) s"
 done
