@@ -6,7 +6,8 @@
 # User merged with the pod spec as Kubernetes merges them (command drops Cmd, args
 # replaces Cmd, env overrides, runAsUser over USER, HOME from the image's passwd); a
 # configMap volume, the service-account token, /etc/hosts and /etc/hostname inside the
-# image's root; each container run has its own writable layer; an image missing from the
+# image's root; each container run has its own writable layer; runAsNonRoot is checked
+# against the image's USER (a name cannot be verified); an image missing from the
 # store is ErrImagePull/ImagePullBackOff with a Failed event, and with imagePullPolicy
 # Never ErrImageNeverPull; Always reports a pull from the local store; imageID is the
 # store's digest. Skips (77) without root, kubectl, buildah or a way to make the base.
@@ -107,6 +108,13 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: nonroot}
+spec:
+  securityContext: {runAsNonRoot: true}
+  containers: [{name: c, image: kubesim-test/probe:1, command: ["true"]}]
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: absent}
 spec:
   containers: [{name: c, image: kubesim-test/absent:1, command: ["true"]}]
@@ -141,6 +149,10 @@ ev=$(k get events --field-selector involvedObject.name=absent -o jsonpath='{rang
 check "missing image: Failed event" "$(grep -q '^Failed: Failed to pull image "kubesim-test/absent:1": .*not found\|^Failed: Failed to pull image "kubesim-test/absent:1": .*no such image' <<<"$ev"; echo $?)" "$ev"
 ks_wait_for "jp never '{.status.containerStatuses[0].state.waiting.reason}' | grep -qx ErrImageNeverPull" 30
 check "imagePullPolicy Never, missing: ErrImageNeverPull" $? "$(jp never '{.status.containerStatuses[0].state}')"
+
+ks_wait_for "jp nonroot '{.status.containerStatuses[0].state.waiting.reason}' | grep -qx CreateContainerConfigError" 30
+msg=$(jp nonroot '{.status.containerStatuses[0].state.waiting.message}')
+check "runAsNonRoot with a named image USER: CreateContainerConfigError" "$(grep -q '^container has runAsNonRoot and image has non-numeric user (tester), cannot verify user is non-root' <<<"$msg"; echo $?)" "$msg"
 
 echo "kubesim_images: $pass passed, $fail failed"
 [ $fail -eq 0 ]

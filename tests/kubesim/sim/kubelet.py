@@ -731,6 +731,20 @@ class PodWorker:
                 uid, gid, home, groups = img.user(sc.get("runAsUser"), sc.get("runAsGroup"))
             except ImageError as e:
                 raise ConfigError(str(e))
+            if sc.get("runAsNonRoot") and sc.get("runAsUser") is None:
+                # the kubelet's verifyRunAsNonRoot, on the image's USER
+                iu = (img.config.get("User") or "").partition(":")[0]
+                ref = '(pod: "%s_%s(%s)", container: %s)' % (self.name, self.ns, self.uid, c.name)
+                if iu and not iu.isdigit():
+                    raise ConfigError("container has runAsNonRoot and image has non-numeric user "
+                                      "(%s), cannot verify user is non-root %s" % (iu, ref))
+                if uid == 0:
+                    raise ConfigError("container has runAsNonRoot and image will run as root %s"
+                                      % ref)
+            elif sc.get("runAsNonRoot") and uid == 0:
+                raise ConfigError("container's runAsUser breaks non-root policy "
+                                  '(pod: "%s_%s(%s)", container: %s)'
+                                  % (self.name, self.ns, self.uid, c.name))
             base = {"PATH": DEFAULT_PATH}
             base.update(img.env())
             base["HOSTNAME"] = self.hostname
