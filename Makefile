@@ -165,7 +165,7 @@ DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
   libjansson-dev libyaml-dev libssl-dev libcurl4-openssl-dev libssh2-1-dev libcmocka-dev openmpi-bin \
   libopenmpi-dev libpmix-dev libopenblas-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
-  hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy
+  hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy buildah mmdebstrap
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -98,6 +98,17 @@ docker-images:
 	  $(DOCKER) build -f images/$$i/Dockerfile -t mpik8s/$$i:$(IMAGE_TAG) . || exit 1; \
 	done
 
+# Local images without a registry or a Docker daemon (buildah + mmdebstrap; `make deps`):
+# every images/*/Dockerfile (or IMAGES="mpi-operator ...") into the local containers-storage
+# as docker.io/mpik8s/NAME:$(IMAGE_TAG), which kubesim's kubelet runs pods from
+# (docs/kubesim.md "Real images"). Base images are made with mmdebstrap; the CUDA image
+# builds its CPU variant. A Docker daemon is used where buildah is missing. Layer caches
+# make a second run take seconds. See images/build-images.sh.
+IMAGES ?=
+.PHONY: images
+images:
+	IMAGE_TAG=$(IMAGE_TAG) images/build-images.sh $(IMAGES)
+
 # The SSH transport's worker-side sshd (images/openmpi): mpi-sshd finds its
 # sshd_config at <bin>/../share/mpi-k8s/sshd_config.
 INSTALL_HOOKS += install-mpi-sshd

@@ -79,8 +79,20 @@ ks_wait_for "jp crash '{.status.containerStatuses[0].state.waiting.reason}' | gr
 check "CrashLoopBackOff" $? "$(jp crash '{.status.containerStatuses[0].state}')"
 ev=$(k get events --field-selector involvedObject.name=crash,reason=BackOff -o jsonpath='{.items[0].message}')
 check "BackOff event" "$(has "$ev" '^Back-off restarting failed container main in pod crash_default')" "$ev"
-cur=$(k logs crash); prev=$(k logs crash --previous)
-check "logs --previous" "$([ -n "$prev" ] && [ "$prev" != "$cur" ] && grep -q '^run-' <<<"$prev"; echo $?)" "cur '$cur' prev '$prev'"
+# As the kubelet: --previous is lastState's run; during CrashLoopBackOff the current logs
+# are lastState's run too (the run that crashed last). The status read before and after
+# brackets the two requests: a restart in between is seen, and the pair is read again.
+lp_ok=1 lp_info=
+for _ in 1 2 3 4 5; do
+  s1=$(jp crash '{.status.containerStatuses[0].restartCount}/{.status.containerStatuses[0].state.waiting.reason}/{.status.containerStatuses[0].lastState.terminated.containerID}')
+  cur=$(k logs crash 2>&1); prev=$(k logs crash --previous 2>&1)
+  s2=$(jp crash '{.status.containerStatuses[0].restartCount}/{.status.containerStatuses[0].state.waiting.reason}/{.status.containerStatuses[0].lastState.terminated.containerID}')
+  lp_info="status '$s1' then '$s2', cur '$cur' prev '$prev'"
+  [ "$s1" = "$s2" ] && [[ $s1 == */CrashLoopBackOff/containerd://* ]] || { sleep 0.3; continue; }
+  [ "$cur" = "$prev" ] && grep -qx 'run-[0-9]*' <<<"$prev"; lp_ok=$?
+  break
+done
+check "logs --previous in CrashLoopBackOff" "$lp_ok" "$lp_info"
 
 # ---- readiness: exec probe, tcpSocket probe
 sleep 2

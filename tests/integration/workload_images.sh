@@ -37,6 +37,11 @@ for df in images/*/Dockerfile; do
   # Join continuation lines so multi-line RUN/COPY instructions read as one.
   joined=$(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$df")
   while read -r _ image _; do
+    # FROM ${ARG}: the ARG's default (what a plain `docker build` uses)
+    if [[ $image =~ ^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$ ]]; then
+      image=$(echo "$joined" | sed -n "s/^ARG ${BASH_REMATCH[1]}=//p" | head -1)
+      [ -n "$image" ] || { bad "$df: FROM names an ARG without a default"; continue; }
+    fi
     case "$image" in
       *:latest|*:latest-*) bad "$df: base image $image uses :latest" ;;
       *:*[0-9]*) ok "$df: base image $image is pinned" ;;
@@ -55,6 +60,14 @@ for df in images/*/Dockerfile; do
   [ -n "$srcs" ] || bad "$df: copies nothing out of /out"
   for s in $srcs; do
     rel=${s#/out}
+    if [[ $rel == *[*?]* ]]; then    # a glob: it must match something make install produced
+      if compgen -G "$TMP/stage$rel" >/dev/null; then
+        ok "$name: $rel matches $(cd "$TMP/stage" && compgen -G "${rel#/}" | tr '\n' ' ')"
+      else
+        bad "$name: $df copies $rel, which matches nothing make install produces"
+      fi
+      continue
+    fi
     if [ -e "$TMP/stage$rel" ]; then
       ok "$name: $rel is produced by make install"
     elif why=$(producer_missing "$rel") && [ -n "$why" ]; then

@@ -1,6 +1,7 @@
 # Bash helpers for integration tests that run on kubesim. Source this file, then:
 #   ks_up [--nodes N] [--gpus G] [--set K=V]...  start an instance in a fresh temp dir
-#                                  (KS_DIR); a trap always runs `kubesim down` on exit
+#                                  (KS_DIR); a trap always runs `kubesim down` on exit;
+#                                  KS_UP_ARGS adds arguments (a wrapper test's image map)
 #   ks_run CMD ARGS...             run CMD inside the instance's network namespace
 #   ks_kubectl ARGS...             kubectl against the instance (KS_KUBECTL, default kubectl)
 #   ks_wait_for 'SHELL CMD' SECS   poll CMD (eval'd in a subshell) until it succeeds, bounded
@@ -60,7 +61,9 @@ ks_up() {
   trap _ks_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
-  timeout 60 "$KUBESIM" up --dir "$KS_DIR" "$@" >/dev/null || ks_fail "kubesim up failed"
+  # KS_UP_ARGS: more `kubesim up` arguments from a wrapper test (word-split)
+  # shellcheck disable=SC2086
+  timeout 60 "$KUBESIM" up --dir "$KS_DIR" "$@" ${KS_UP_ARGS:-} >/dev/null || ks_fail "kubesim up failed"
   export KS_DIR
 }
 

@@ -86,6 +86,8 @@ def nsenter_argv(w, c, hostpid, argv):
         (["-n"] if os.geteuid() == 0 else ["-U", "--preserve-credentials"]) + ["-u", "-i", "-p",
          "--mount=/proc/%d/ns/mnt" % hostpid,
          "--wd=/proc/%d/root%s" % (hostpid, c.cwd or "/")]
+    if getattr(c, "rootfs", None):
+        a.append("--root=/proc/%d/root" % hostpid)    # the image's root (pivot_root)
     if c.uid is not None and os.geteuid() == 0:
         a += ["-S", str(c.uid), "-G", str(c.gid if c.gid is not None else c.uid)]
     return a + ["--"] + list(argv)

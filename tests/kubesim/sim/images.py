@@ -1,13 +1,18 @@
-"""Image map (tests/kubesim/images.conf): an image name resolves to a PATH prefix,
-to "run host commands as they are", or to a pull failure; optionally also to a ROOT
-directory holding the image's own files (its /etc/passwd, a user's home...), which
-the kubelet lays over the host's files in each container of that image."""
+"""Image map (tests/kubesim/images.conf, or the file `--set images_conf=FILE` names): an
+image name resolves to a PATH prefix, to "run host commands as they are", to a pull
+failure, or to "run it from the local image store" (sim/imagestore.py); a host-path
+image may also name a ROOT directory holding the image's own files (its /etc/passwd, a
+user's home...), which the kubelet lays over the host's files in each container."""
 import fnmatch
 import os
 
 
+STORE = "store"      # resolve(): run the image from the local containers-storage
+
+
 class ImageError(Exception):
     """The image cannot be "pulled"; message worded like containerd's."""
+    reason = "ErrImagePull"
 
 
 def _names(image):
@@ -64,12 +69,13 @@ class ImageMap:
         return d if os.path.isabs(d) else os.path.join(self.repo_root, d)
 
     def resolve(self, image):
-        """Returns a directory to prepend to PATH, or None (host commands);
-        raises ImageError when the pull must fail."""
+        """Returns a directory to prepend to PATH, None (host commands) or STORE (the
+        image's own filesystem from the local store); raises ImageError when the pull
+        must fail."""
         return self.resolve_full(image)[0]
 
     def resolve_full(self, image):
-        """(PATH prefix or None, image ROOT dir or None); raises ImageError when the
+        """(PATH prefix, None or STORE; image ROOT dir or None); raises ImageError when the
         pull must fail (also when a ROOT is named and does not exist)."""
         if not image:
             raise ImageError("image name is empty")
@@ -89,6 +95,8 @@ class ImageMap:
                                  '(build the image stand-in first)' % (ref, r))
             if target == "host":
                 return None, r
+            if target == STORE:
+                return STORE, None
             d = self._dir(target)
             if not os.path.isdir(d):
                 raise ImageError('rpc error: code = NotFound desc = failed to pull and unpack '

@@ -19,7 +19,8 @@ import subprocess
 import time
 
 from . import podruntime, volumes
-from .images import ImageError, ImageMap, full_ref, layer_mounts, passwd_entry
+from .images import STORE, ImageError, ImageMap, full_ref, layer_mounts, passwd_entry
+from .imagestore import Image, ImageStore
 from .podruntime import HostPaths, Sandbox
 from .scheduler import Scheduler, pod_ref
 from .volumes import ConfigError, VolumeError
@@ -77,6 +78,8 @@ class ContainerRun:
         self.log_file = None
         self.term_file = None
         self.ever_ran = False
+        self.rootfs = None         # per-run dir of the writable layer (image from the store)
+        self.run_of = {}           # containerID -> run number (its log is <run>.log)
 
 
 class PodWorker:
@@ -420,6 +423,7 @@ class PodWorker:
                                self.on_sandbox_event)
         self.ip = self.sandbox.ip
         self.write_hosts(self.k.hosts_entries())
+        self.write_pod_files()
         await self.sandbox.create()
         self.sandbox_ready = True
         self.start_time = rfc3339()
@@ -465,6 +469,17 @@ class PodWorker:
                 continue
             if files is not None:
                 volumes.write_atomic(os.path.join(self.dir, "volumes", v["name"]), files)
+
+    def write_pod_files(self):
+        """/etc/hostname and /etc/resolv.conf of containers that run in their image's root
+        (containers on the host's filesystem keep the host's). There is no cluster DNS:
+        resolv.conf names the API server's address, where nothing answers DNS, so a name
+        that /etc/hosts lacks fails at once, as with an unreachable cluster DNS."""
+        with open(os.path.join(self.dir, "hostname"), "w") as f:
+            f.write(self.hostname + "\n")
+        with open(os.path.join(self.dir, "resolv.conf"), "w") as f:
+            f.write("search %s.svc.cluster.local svc.cluster.local cluster.local\n"
+                    "nameserver %s\noptions ndots:5\n" % (self.ns, self.k.config.api_host))
 
     def write_hosts(self, entries):
         own = "%s\t%s" % (self.ip or "127.0.1.1", self.hostname)
@@ -535,9 +550,25 @@ class PodWorker:
             raise Terminated()
 
     def pull(self, c):
-        """Resolve c's image; returns the PATH prefix dir (None = host) or raises ImageError."""
+        """Resolve c's image; returns the PATH prefix dir (None = host), or the Image from
+        the local store, or raises ImageError."""
         image = c.spec.get("image", "")
         d, c.image_root = self.k.images.resolve_full(image)
+        if d == STORE:
+            img = self.k.image_store.lookup(image)
+            if img is None:
+                ref = full_ref(image)
+                if c.spec.get("imagePullPolicy") == "Never":
+                    e = ImageError('Container image "%s" is not present with pull policy of '
+                                   'Never' % image)
+                    e.reason = "ErrImageNeverPull"
+                    raise e
+                raise ImageError('rpc error: code = NotFound desc = failed to pull and unpack '
+                                 'image "%s": failed to resolve reference "%s": kubesim has '
+                                 'no registry and %s has no such image (build it: make images, '
+                                 'buildah bud)' % (ref, ref, self.k.image_store.root))
+            c.image_id = img.image_id()
+            return img
         c.image_id = full_ref(image).rsplit(":", 1)[0] + "@sha256:" + \
             hashlib.sha256(image.encode()).hexdigest()
         return d
@@ -551,6 +582,15 @@ class PodWorker:
         try:
             imgdir = self.pull(c)
         except ImageError as e:
+            if e.reason == "ErrImageNeverPull":
+                c.state = {"waiting": {"reason": e.reason, "message": str(e)}}
+                self.mark()
+                self.event("Warning", "ErrImageNeverPull", str(e), self.field_path(c))
+                self.event("Warning", "Failed", "Error: ErrImageNeverPull", self.field_path(c))
+                base = float(self.k.config.extra.get("image_backoff", 10))
+                c.backoff = base if c.backoff == 0 else min(c.backoff * 2, MAX_BACKOFF)
+                await asyncio.sleep(c.backoff)
+                return None
             self.event("Normal", "Pulling", 'Pulling image "%s"' % image, self.field_path(c))
             self.event("Warning", "Failed", 'Failed to pull image "%s": %s' % (image, e),
                        self.field_path(c))
@@ -573,8 +613,11 @@ class PodWorker:
             t0 = time.monotonic()
             self.event("Normal", "Pulling", 'Pulling image "%s"' % image, self.field_path(c))
             ms = max(1, int((time.monotonic() - t0) * 1000))
+            size = 0
+            if isinstance(imgdir, Image):
+                size = imgdir.size()
             self.event("Normal", "Pulled", 'Successfully pulled image "%s" in %dms (%dms '
-                       'including waiting). Image size: 0 bytes.' % (image, ms, ms),
+                       'including waiting). Image size: %d bytes.' % (image, ms, ms, size),
                        self.field_path(c))
         else:
             self.event("Normal", "Pulled", 'Container image "%s" already present on machine'
@@ -598,6 +641,7 @@ class PodWorker:
         if c.ever_ran:
             c.restart_count += 1
             req["log"] = self.log_path(c, c.restart_count)
+        c.run_of[c.container_id] = c.restart_count
         self.event("Normal", "Created", "Created container %s" % c.name, self.field_path(c))
         if self.sandbox is None or not self.sandbox.send(req):
             raise Terminated() if self.terminating else SandboxLost()
@@ -691,37 +735,76 @@ class PodWorker:
         spec = pod["spec"]
         sc = dict(spec.get("securityContext") or {})
         sc.update(c.spec.get("securityContext") or {})
-        uid = sc.get("runAsUser")
-        gid = sc.get("runAsGroup")
-        root = getattr(c, "image_root", None)
-        img_user = passwd_entry(root, uid if uid is not None else 0) if root else None
-        if uid is not None and gid is None:
+        img = imgdir if isinstance(imgdir, Image) else None
+        groups = None
+        if img is not None:
+            if os.geteuid() != 0:
+                raise ConfigError("kubesim runs containers in their image's filesystem only "
+                                  "as root (image %s)" % c.spec.get("image"))
             try:
-                gid = img_user[1] if img_user else pwd.getpwuid(uid).pw_gid
+                uid, gid, home, groups = img.user(sc.get("runAsUser"), sc.get("runAsGroup"))
+            except ImageError as e:
+                raise ConfigError(str(e))
+            if sc.get("runAsNonRoot") and sc.get("runAsUser") is None:
+                # the kubelet's verifyRunAsNonRoot, on the image's USER
+                iu = (img.config.get("User") or "").partition(":")[0]
+                ref = '(pod: "%s_%s(%s)", container: %s)' % (self.name, self.ns, self.uid, c.name)
+                if iu and not iu.isdigit():
+                    raise ConfigError("container has runAsNonRoot and image has non-numeric user "
+                                      "(%s), cannot verify user is non-root %s" % (iu, ref))
+                if uid == 0:
+                    raise ConfigError("container has runAsNonRoot and image will run as root %s"
+                                      % ref)
+            elif sc.get("runAsNonRoot") and uid == 0:
+                raise ConfigError("container's runAsUser breaks non-root policy "
+                                  '(pod: "%s_%s(%s)", container: %s)'
+                                  % (self.name, self.ns, self.uid, c.name))
+            base = {"PATH": DEFAULT_PATH}
+            base.update(img.env())
+            base["HOSTNAME"] = self.hostname
+            base.setdefault("HOME", home)
+        else:
+            uid = sc.get("runAsUser")
+            gid = sc.get("runAsGroup")
+            img_root = getattr(c, "image_root", None)
+            img_user = passwd_entry(img_root, uid if uid is not None else 0) if img_root else None
+            if uid is not None and gid is None:
+                try:
+                    gid = img_user[1] if img_user else pwd.getpwuid(uid).pw_gid
+                except KeyError:
+                    gid = uid
+            try:
+                home = img_user[2] if img_user else pwd.getpwuid(uid if uid is not None else 0).pw_dir
             except KeyError:
-                gid = uid
-        try:
-            home = img_user[2] if img_user else pwd.getpwuid(uid if uid is not None else 0).pw_dir
-        except KeyError:
-            home = "/"
+                home = "/"
+            base = {"PATH": (imgdir + ":" if imgdir else "") + DEFAULT_PATH,
+                    "HOSTNAME": self.hostname, "HOME": home}
         port = self.k.config.api_port
         host = self.k.config.api_host
-        base = {"PATH": (imgdir + ":" if imgdir else "") + DEFAULT_PATH,
-                "HOSTNAME": self.hostname, "HOME": home,
+        base.update({
                 "KUBERNETES_SERVICE_HOST": host, "KUBERNETES_SERVICE_PORT": str(port),
                 "KUBERNETES_SERVICE_PORT_HTTPS": str(port),
                 "KUBERNETES_PORT": "tcp://%s:%d" % (host, port),
                 "KUBERNETES_PORT_%d_TCP" % port: "tcp://%s:%d" % (host, port),
                 "KUBERNETES_PORT_%d_TCP_PROTO" % port: "tcp",
                 "KUBERNETES_PORT_%d_TCP_PORT" % port: str(port),
-                "KUBERNETES_PORT_%d_TCP_ADDR" % port: host}
+                "KUBERNETES_PORT_%d_TCP_ADDR" % port: host})
         env = volumes.container_env(self.store, pod, c.spec, base, self.k.allocatable)
-        argv = [volumes.expand(a, env) for a in (c.spec.get("command") or []) +
-                (c.spec.get("args") or [])]
-        if not argv:
-            raise ConfigError("no command specified: kubesim images have no entrypoint; "
-                              "set command")
-        mounts = self.image_layer(c, root) if root else []
+        command = [volumes.expand(a, env) for a in c.spec.get("command") or []]
+        args = [volumes.expand(a, env) for a in c.spec.get("args") or []]
+        if img is not None:
+            argv = img.argv(command, args)
+            if not argv:
+                raise ConfigError("no command specified: image %s has neither Entrypoint nor "
+                                  "Cmd, and the container sets no command"
+                                  % c.spec.get("image"))
+        else:
+            argv = command + args
+            if not argv:
+                raise ConfigError("no command specified: kubesim images have no entrypoint; "
+                                  "set command")
+        img_root = getattr(c, "image_root", None) if img is None else None
+        mounts = self.image_layer(c, img_root) if img_root else []
         vols = {v["name"]: v for v in spec.get("volumes") or []}
         for vm in c.spec.get("volumeMounts") or []:
             v = vols.get(vm.get("name"))
@@ -749,6 +832,8 @@ class PodWorker:
         os.chmod(c.term_file, 0o666)
         tpath = c.spec.get("terminationMessagePath") or "/dev/termination-log"
         mounts.append({"src": c.term_file, "dst": tpath, "ro": False})
+        if img is not None:
+            return self.image_request(c, img, n, argv, env, mounts, uid, gid, groups)
         # Images resolve into the repository (images.conf), which stays on the host's
         # filesystem; a checkout under /tmp would be hidden by the pod's private /tmp.
         root = self.k.config.repo_root
@@ -777,9 +862,36 @@ class PodWorker:
             self.event("Warning", "Failed", "kubesim (not root): runAsUser %s ignored" % uid,
                        self.field_path(c))
             uid = gid = None
-        c.env, c.cwd, c.uid, c.gid = env, cwd, uid, gid
+        c.env, c.cwd, c.uid, c.gid, c.rootfs = env, cwd, uid, gid, None
         return {"op": "start", "id": c.name, "argv": argv, "env": env, "cwd": cwd,
                 "uid": uid, "gid": gid, "mounts": mounts, "log": c.log_file}
+
+    def image_request(self, c, img, n, argv, env, mounts, uid, gid, groups):
+        """Start request of a container that runs in its image's root filesystem: an
+        overlay (podinit) of the image's root and a writable layer of its own for this run
+        (DIR/node/pods/<uid>/rootfs/<container>-<run>; the previous run's is kept, older
+        ones removed), with /etc/hosts, /etc/hostname, /etc/resolv.conf and the mounts
+        bound inside it. Mount points are made in the writable layer, never on the host."""
+        rdir = os.path.join(self.dir, "rootfs")
+        for old in os.listdir(rdir) if os.path.isdir(rdir) else []:
+            name, _, run = old.rpartition("-")
+            if name == c.name and run.isdigit() and int(run) < n - 1:
+                shutil.rmtree(os.path.join(rdir, old), ignore_errors=True)
+        d = os.path.join(rdir, "%s-%d" % (c.name, n))
+        shutil.rmtree(d, ignore_errors=True)
+        for sub in ("upper", "work", "merged"):
+            os.makedirs(os.path.join(d, sub))
+        etc = [{"src": self.sandbox.hosts_file if self.sandbox else
+                os.path.join(self.dir, "hosts"), "dst": "/etc/hosts", "ro": False},
+               {"src": os.path.join(self.dir, "hostname"), "dst": "/etc/hostname", "ro": False},
+               {"src": os.path.join(self.dir, "resolv.conf"), "dst": "/etc/resolv.conf",
+                "ro": False}]
+        mounts = sorted(etc + mounts, key=lambda m: m["dst"].rstrip("/").count("/"))
+        cwd = c.spec.get("workingDir") or img.config.get("WorkingDir") or "/"
+        c.env, c.cwd, c.uid, c.gid, c.rootfs = env, cwd, uid, gid, d
+        return {"op": "start", "id": c.name, "argv": argv, "env": env, "cwd": cwd,
+                "uid": uid, "gid": gid, "groups": groups, "mounts": mounts, "log": c.log_file,
+                "rootfs": {"lower": img.rootfs, "dir": d}}
 
     def on_sandbox_event(self, msg):
         ev = msg.get("ev")
@@ -932,6 +1044,8 @@ class PodWorker:
             sb, self.sandbox_ready = self.sandbox, False
             await sb.destroy()
             self.k.hosts_changed()
+        # the containers' writable layers go with the sandbox (their mounts died with it)
+        shutil.rmtree(os.path.join(self.dir, "rootfs"), ignore_errors=True)
         if not keep_logs:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -986,7 +1100,9 @@ class Kubelet:
     def __init__(self, store, config):
         self.store = store
         self.config = config
-        self.images = ImageMap(os.path.join(config.kubesim_dir, "images.conf"), config.repo_root)
+        self.images = ImageMap(config.extra.get("images_conf") or
+                               os.path.join(config.kubesim_dir, "images.conf"), config.repo_root)
+        self.image_store = ImageStore(config.extra.get("image_store"))
         self.pods_dir = os.path.join(config.dir, "node", "pods")
         self.instance = config.netns or hashlib.sha1(config.dir.encode()).hexdigest()[:8]
         self.host_paths = HostPaths(config.state_dir, self.instance)

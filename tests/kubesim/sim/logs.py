@@ -50,6 +50,40 @@ class LogReader:
         return (ts + b" " if self.timestamps else b"") + content + b"\n"
 
 
+def log_run(c, previous, cname, name):
+    """The run whose log is asked for, chosen as the kubelet's validateContainerLogStatus
+    chooses a container: --previous is the container of lastState.terminated; otherwise
+    the running container, else the terminated one (or lastState's when that one never
+    got a container), else lastState's (so during CrashLoopBackOff both name the run that
+    crashed last), else the container is waiting to start. Runs are found by containerID,
+    from the same state the pod's status shows, so a restart between two requests cannot
+    make --previous return the current run's log."""
+    last = (c.last_state or {}).get("terminated") or {}
+    st = c.state or {}
+    if previous:
+        cid = last.get("containerID")
+        if not cid or cid not in c.run_of:
+            raise ApiError(400, "BadRequest", 'previous terminated container "%s" in pod "%s" '
+                           'not found' % (cname, name))
+        return c.run_of[cid]
+    if "running" in st:
+        cid = c.container_id
+    elif "terminated" in st and st["terminated"].get("containerID"):
+        cid = st["terminated"]["containerID"]
+    elif last.get("containerID"):
+        cid = last["containerID"]
+    else:
+        reason = (st.get("waiting") or {}).get("reason", "ContainerCreating")
+        if reason in ("ErrImagePull", "ImagePullBackOff"):
+            reason = "trying and failing to pull image"
+        raise ApiError(400, "BadRequest", 'container "%s" in pod "%s" is waiting to start: %s'
+                       % (cname, name, reason))
+    if cid not in c.run_of:
+        raise ApiError(400, "BadRequest", 'container "%s" in pod "%s" is waiting to start: '
+                       'ContainerCreating' % (cname, name))
+    return c.run_of[cid]
+
+
 async def handle_log(k, request, ns, name):
     q = parse_qs(request.query_string, keep_blank_values=True)
     pod = k.store.get("pods", ns, name)
@@ -74,12 +108,8 @@ async def handle_log(k, request, ns, name):
             reason = "trying and failing to pull image"
         raise ApiError(400, "BadRequest", 'container "%s" in pod "%s" is waiting to start: %s'
                        % (cname, name, reason))
-    run = c.restart_count
+    run = log_run(c, previous, cname, name)
     if previous:
-        if run == 0:
-            raise ApiError(400, "BadRequest", 'previous terminated container "%s" in pod "%s" '
-                           'not found' % (cname, name))
-        run -= 1
         follow = False
     path = w.log_path(c, run)
     resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})

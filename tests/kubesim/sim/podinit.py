@@ -31,6 +31,7 @@ import selectors
 import signal
 import sys
 import time
+import warnings  # noqa: F401  (os.execvpe imports it; after pivot_root the host's stdlib is gone)
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -163,6 +164,38 @@ class Init:
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         os.setsid()
         _check(libc.unshare(CLONE_NEWNS), "unshare mount namespace")
+        if req.get("rootfs"):
+            enter_rootfs(req["rootfs"], req.get("mounts", []))
+        else:
+            self.host_mounts(req)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(outw, 1)
+        os.dup2(errw, 2)
+        cwd = req.get("cwd") or "/"
+        os.makedirs(cwd, exist_ok=True)
+        os.chdir(cwd)
+        gid = req.get("gid")
+        uid = req.get("uid")
+        if gid is not None:
+            os.setgroups(req.get("groups") or [gid])
+            os.setgid(gid)
+        if uid is not None:
+            if gid is None:
+                os.setgroups([])
+            os.setuid(uid)
+        argv = req["argv"]
+        env = req.get("env", {})
+        try:
+            os.execvpe(argv[0], argv, env)
+        except FileNotFoundError:
+            raise RuntimeError('exec: "%s": executable file not found in $PATH' % argv[0])
+        except PermissionError:
+            raise RuntimeError('exec: "%s": permission denied' % argv[0])
+
+    def host_mounts(self, req):
+        """A container without an image root: the host's filesystem with the pod's /tmp and
+        the container's mounts."""
         hostfd = None
         if POD_TMP:
             hostfd = os.open("/tmp", os.O_PATH | os.O_DIRECTORY)
@@ -185,30 +218,6 @@ class Init:
                 mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
         if hostfd is not None:
             os.close(hostfd)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(outw, 1)
-        os.dup2(errw, 2)
-        cwd = req.get("cwd") or "/"
-        os.makedirs(cwd, exist_ok=True)
-        os.chdir(cwd)
-        gid = req.get("gid")
-        uid = req.get("uid")
-        if gid is not None:
-            os.setgroups([gid])
-            os.setgid(gid)
-        if uid is not None:
-            if gid is None:
-                os.setgroups([])
-            os.setuid(uid)
-        argv = req["argv"]
-        env = req.get("env", {})
-        try:
-            os.execvpe(argv[0], argv, env)
-        except FileNotFoundError:
-            raise RuntimeError('exec: "%s": executable file not found in $PATH' % argv[0])
-        except PermissionError:
-            raise RuntimeError('exec: "%s": permission denied' % argv[0])
 
     def read_pipe(self, fd):
         c, stream = self.pipes[fd]
@@ -361,6 +370,90 @@ class Init:
                 elif key.data == "pipe" and key.fd in self.pipes:
                     self.read_pipe(key.fd)
             self.reap()
+
+
+def resolve_in(root, path):
+    """path inside root, following symlinks as if root were / (never leaving root);
+    components that do not exist are appended as they are."""
+    parts = [p for p in path.split("/") if p and p != "."]
+    cur = []
+    hops = 0
+    while parts:
+        p = parts.pop(0)
+        if p == "..":
+            if cur:
+                cur.pop()
+            continue
+        full = os.path.join(root, *cur, p)
+        if os.path.islink(full):
+            hops += 1
+            if hops > 40:
+                raise OSError(errno.ELOOP, "too many levels of symbolic links", path)
+            target = os.readlink(full)
+            if target.startswith("/"):
+                cur = []
+            parts = [x for x in target.split("/") if x and x != "."] + parts
+            continue
+        cur.append(p)
+    return os.path.join(root, *cur)
+
+
+def _bind(src, dst, ro=False, rec=True):
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+    elif not os.path.exists(dst):
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        open(dst, "a").close()
+    mount(src, dst, None, MS_BIND | (MS_REC if rec else 0))
+    if ro:
+        # keep the flags a user namespace may not drop (nosuid, nodev, noexec)
+        fl = os.statvfs(dst).f_flag
+        keep = (MS_NOSUID if fl & os.ST_NOSUID else 0) | \
+            (MS_NODEV if fl & os.ST_NODEV else 0) | (MS_NOEXEC if fl & os.ST_NOEXEC else 0)
+        mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
+
+
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}
+
+
+def enter_rootfs(rootfs, mounts):
+    """Make the image's root filesystem the container's root (this process has its own
+    mount namespace): an overlay of the image's root (read-only lower) and the container's
+    writable layer, with /proc, /dev, /sys, /dev/shm (the pod's) and the container's
+    mounts (volumes, /etc/hosts, resolv.conf, termination log) inside, then pivot_root."""
+    d = rootfs["dir"]
+    merged = os.path.join(d, "merged")
+    mount("overlay", merged, "overlay", 0, "lowerdir=%s,upperdir=%s,workdir=%s"
+          % (rootfs["lower"], os.path.join(d, "upper"), os.path.join(d, "work")))
+    proc = resolve_in(merged, "/proc")
+    os.makedirs(proc, exist_ok=True)
+    mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    dev = resolve_in(merged, "/dev")
+    os.makedirs(dev, exist_ok=True)
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID, "mode=755,size=65536k")
+    for n in ("null", "zero", "full", "random", "urandom", "tty"):
+        _bind("/dev/" + n, os.path.join(dev, n), rec=False)
+    os.makedirs(os.path.join(dev, "pts"))
+    mount("devpts", os.path.join(dev, "pts"), "devpts", MS_NOSUID | MS_NOEXEC,
+          "newinstance,ptmxmode=0666,mode=0620")
+    os.symlink("pts/ptmx", os.path.join(dev, "ptmx"))
+    for i, n in enumerate(("stdin", "stdout", "stderr")):
+        os.symlink("/proc/self/fd/%d" % i, os.path.join(dev, n))
+    os.symlink("/proc/self/fd", os.path.join(dev, "fd"))
+    if os.path.isdir("/dev/shm"):
+        _bind("/dev/shm", os.path.join(dev, "shm"), rec=False)
+    sysd = resolve_in(merged, "/sys")
+    if os.path.isdir("/sys"):
+        _bind("/sys", sysd, ro=True)
+    for m in mounts:
+        _bind(m["src"], resolve_in(merged, m["dst"]), ro=bool(m.get("ro")))
+    os.chdir(merged)
+    nr = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if nr is None:
+        raise OSError(errno.ENOSYS, "pivot_root: unknown syscall number on " + os.uname().machine)
+    _check(libc.syscall(nr, b".", b"."), "pivot_root")
+    _check(libc.umount2(b".", MNT_DETACH), "umount old root")
+    os.chdir("/")
 
 
 def setup_pid1(hostname, hosts_file, tmp_dir):

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# images/build-images.sh: build the Dockerfiles of images/ into local images (`make images`).
+#
+#   images/build-images.sh [NAME...]        default: every images/*/Dockerfile
+#   images/build-images.sh --base REF...    only make base images missing from the store
+#                                           (tests build their own small images on them)
+#
+# Engine (ENGINE=buildah|docker, default: buildah where installed, else a Docker daemon):
+#   buildah  `buildah bud --layers --isolation chroot --storage-driver vfs` into the local
+#            containers-storage (STORAGE_ROOT, default /var/lib/containers/storage), tagged
+#            docker.io/mpik8s/NAME:$IMAGE_TAG (kubesim's kubelet runs pods from that store).
+#            No registry is needed: every base image a Dockerfile pulls that is not in the
+#            store yet is made here. debian:<12.x|bookworm>[-slim] (likewise 11/bullseye,
+#            13/trixie) is made with mmdebstrap (minbase variant, documentation left out)
+#            from Debian's mirror (MIRROR) and tagged with the name the Dockerfile pulls: a
+#            stand-in for the registry pull, with today's point release of that suite.
+#            Other bases (nvidia/cuda) cannot be made here: the Dockerfiles that use them
+#            take build arguments, and CPU_ARGS_<name> below builds their CPU variant on
+#            the Debian base (the Dockerfiles' defaults stay for real clusters).
+#   docker   `docker build` with the Dockerfiles' defaults (bases pulled from registries).
+# Caching (buildah): an image whose label org.mpi-k8s.inputs equals the digest of its inputs
+# (the files COPY . . copies, i.e. the tree minus .dockerignore; build arguments; base image
+# IDs) is not rebuilt (FORCE=1 rebuilds); otherwise buildah's layer cache reuses every step
+# before the first changed one (typically the apt-get layers). An unchanged tree: seconds.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+IMAGE_TAG=${IMAGE_TAG:-latest}
+STORAGE_ROOT=${STORAGE_ROOT:-/var/lib/containers/storage}
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+LOG_DIR=${LOG_DIR:-$ROOT/build/images}; mkdir -p "$LOG_DIR"
+# CPU variant of images whose default base cannot be made here.
+CPU_ARGS_nccl_benchmarks="--build-arg BUILD_BASE=debian:12.11-slim --build-arg RUNTIME_BASE=debian:12.11-slim --build-arg WL_GPU=no"
+
+die() { echo "build-images: $*" >&2; exit 1; }
+say() { echo "build-images: $*" >&2; }
+
+if [ -z "${ENGINE:-}" ]; then
+  if command -v buildah >/dev/null; then ENGINE=buildah
+  elif command -v docker >/dev/null && docker info >/dev/null 2>&1; then ENGINE=docker
+  else die "neither buildah nor a running Docker daemon found: run \`make deps\` (installs buildah and mmdebstrap)"; fi
+fi
+
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+  for df in images/*/Dockerfile; do names+=("$(basename "$(dirname "$df")")"); done
+fi
+
+if [ "$ENGINE" = docker ]; then
+  [ "${names[0]}" != --base ] || die "--base needs buildah (the local containers-storage)"
+  for n in "${names[@]}"; do
+    [ -f "images/$n/Dockerfile" ] || die "images/$n/Dockerfile: no such file"
+    say "docker build mpik8s/$n:$IMAGE_TAG"
+    docker build -f "images/$n/Dockerfile" -t "mpik8s/$n:$IMAGE_TAG" .
+  done
+  exit 0
+fi
+[ "$ENGINE" = buildah ] || die "ENGINE=$ENGINE: expected buildah or docker"
+command -v buildah >/dev/null || die "buildah not found: run \`make deps\`"
+
+# buildah's settings for this kind of machine: the vfs driver (no overlay mounts needed),
+# chroot isolation (no runc, no cgroups) and ulimits the VM allows raising to.
+BUILDAH=(buildah --root "$STORAGE_ROOT" --storage-driver vfs)
+BUD_OPTS=(--layers --pull=never --isolation chroot
+          --ulimit nproc=32768:32768 --ulimit nofile=20000:20000)
+
+have_image() { "${BUILDAH[@]}" inspect --type image "$1" >/dev/null 2>&1; }
+
+# debian:TAG -> suite name, or nothing when the tag names no suite we know.
+debian_suite() {
+  local tag=${1#*:}
+  [ "$tag" != "$1" ] || tag=latest
+  tag=${tag%-slim}
+  case "$tag" in
+    12|12.*|bookworm|bookworm-*) echo bookworm ;;
+    11|11.*|bullseye|bullseye-*) echo bullseye ;;
+    13|13.*|trixie|trixie-*) echo trixie ;;
+  esac
+}
+
+make_base() {  # make_base REF (as written in FROM)
+  local ref=$1 repo suite
+  repo=${ref%%:*}; repo=${repo#docker.io/}; repo=${repo#library/}
+  [ "$repo" = debian ] && suite=$(debian_suite "$ref") && [ -n "$suite" ] ||
+    die "base image $ref is not in $STORAGE_ROOT and cannot be made here (only debian:<release> is, with mmdebstrap); there is no registry to pull it from"
+  # one root filesystem per suite, tagged with every name that asks for it
+  local canon=localhost/mpi-k8s-base/debian:$suite
+  if ! have_image "$canon"; then make_suite "$suite" "$canon"; fi
+  "${BUILDAH[@]}" tag "$canon" "$(full_ref "$ref")"
+  say "base image $ref = $canon (mmdebstrap $suite)"
+}
+
+make_suite() {  # make_suite SUITE NAME
+  local suite=$1 name=$2 tmp c
+  command -v mmdebstrap >/dev/null || die "base image $name: mmdebstrap not found: run \`make deps\`"
+  tmp=$(mktemp -d /var/tmp/build-images.XXXXXX)
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  say "making a $suite base image: mmdebstrap --variant=minbase $suite (stands in for a registry pull)"
+  mmdebstrap --quiet --variant=minbase \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --dpkgopt='path-exclude=/usr/share/info/*' \
+    --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
+    "$suite" "$tmp/rootfs.tar" "$MIRROR" || die "mmdebstrap $suite failed (is $MIRROR reachable?)"
+  c=$("${BUILDAH[@]}" from scratch)
+  "${BUILDAH[@]}" add "$c" "$tmp/rootfs.tar" / >/dev/null
+  "${BUILDAH[@]}" config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    --cmd bash --label org.mpi-k8s.made-by="images/build-images.sh (mmdebstrap $suite)" "$c"
+  "${BUILDAH[@]}" commit --quiet --rm "$c" "$name" >/dev/null
+  rm -rf "$tmp"
+  trap - EXIT
+}
+
+full_ref() {  # docker.io/library/debian:12 style, as a registry pull names it
+  local r=$1 first=${1%%/*}
+  if [[ $r != */* ]]; then r=docker.io/library/$r
+  elif [[ $first != *.* && $first != *:* && $first != localhost ]]; then r=docker.io/$r; fi
+  [[ ${r##*/} == *:* || $r == *@* ]] || r=$r:latest
+  echo "$r"
+}
+
+# Base images of a Dockerfile with its build arguments applied (stage names left out).
+bases() {  # bases DOCKERFILE ARGS...
+  local df=$1; shift
+  python3 - "$df" "$@" <<'EOF'
+import re, sys
+df, args = sys.argv[1], sys.argv[2:]
+over = {}
+for i, a in enumerate(args):
+    if a == "--build-arg":
+        k, _, v = args[i + 1].partition("=")
+        over[k] = v
+vals, stages = {}, set()
+text = re.sub(r"\\\n", " ", open(df).read())
+for line in text.splitlines():
+    w = line.split()
+    if not w or w[0].startswith("#"):
+        continue
+    if w[0].upper() == "ARG":
+        k, _, v = w[1].partition("=")
+        vals[k] = over.get(k, v)
+    elif w[0].upper() == "FROM":
+        img = [x for x in w[1:] if not x.startswith("--")][0]
+        img = re.sub(r"\$\{?(\w+)\}?", lambda m: vals.get(m.group(1), ""), img)
+        if img not in stages and img != "scratch":
+            print(img)
+        if len(w) >= 4 and w[-2].upper() == "AS":
+            stages.add(w[-1])
+EOF
+}
+
+if [ "${names[0]:-}" = --base ]; then
+  for b in "${names[@]:1}"; do have_image "$(full_ref "$b")" || make_base "$b"; done
+  exit 0
+fi
+
+# Digest of everything a build reads: the files `COPY . .` copies (the context minus
+# .dockerignore, Dockerfiles included), the build arguments and the base images' IDs.
+context_digest() {  # context_digest DOCKERFILE ARGS... (base image IDs on stdin)
+  python3 -c '
+import fnmatch, hashlib, os, stat, sys
+ign = []
+if os.path.exists(".dockerignore"):
+    ign = [l.strip().strip("/") for l in open(".dockerignore") if l.strip() and not l.startswith("#")]
+skip = lambda rel: any(fnmatch.fnmatchcase(rel, p) for p in ign)
+h = hashlib.sha256()
+for a in sys.argv[1:]:
+    h.update(b"arg\0" + a.encode() + b"\0")
+h.update(b"bases\0" + sys.stdin.read().encode())
+for dp, dns, fns in os.walk("."):
+    rel = os.path.relpath(dp, ".")
+    dns[:] = sorted(d for d in dns if not skip(os.path.normpath(os.path.join(rel, d))))
+    for f in sorted(fns):
+        r = os.path.normpath(os.path.join(rel, f))
+        if skip(r):
+            continue
+        st = os.lstat(r)
+        h.update(b"\0f\0" + r.encode() + b"\0%o\0" % st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            h.update(os.readlink(r).encode())
+        elif stat.S_ISREG(st.st_mode):
+            with open(r, "rb") as fh:
+                h.update(fh.read())
+print("sha256:" + h.hexdigest())
+' "$@"
+}
+
+label() {  # label IMAGE KEY
+  "${BUILDAH[@]}" inspect --type image --format "{{index .OCIv1.Config.Labels \"$2\"}}" "$1" 2>/dev/null || true
+}
+
+for n in "${names[@]}"; do
+  df=images/$n/Dockerfile
+  [ -f "$df" ] || die "$df: no such file"
+  var=CPU_ARGS_${n//-/_}
+  read -r -a args <<<"${!var:-}"
+  ids=
+  for b in $(bases "$df" "${args[@]}" | sort -u); do
+    have_image "$(full_ref "$b")" || make_base "$b"
+    ids+="$b=$("${BUILDAH[@]}" inspect --type image --format '{{.FromImageID}}' "$(full_ref "$b")") "
+  done
+  ref=docker.io/mpik8s/$n:$IMAGE_TAG
+  digest=$(context_digest "$df" "${args[@]}" <<<"$ids") || die "cannot hash the build context"
+  # Cached by content: an image built from exactly these inputs is kept as it is (buildah's
+  # own layer cache would also reuse every step, but with the vfs driver it copies each
+  # stage's root filesystem to do so: about a minute per image).
+  if [ "${FORCE:-}" != 1 ] && [ "$(label "$ref" org.mpi-k8s.inputs)" = "$digest" ]; then
+    say "mpik8s/$n:$IMAGE_TAG is up to date (inputs $digest)"
+    continue
+  fi
+  say "buildah bud mpik8s/$n:$IMAGE_TAG ${args[*]}"
+  t0=$(date +%s)
+  "${BUILDAH[@]}" bud "${BUD_OPTS[@]}" "${args[@]}" --label org.mpi-k8s.inputs="$digest" -f "$df" \
+    -t "$ref" . >"$LOG_DIR/build-images-$n.log" 2>&1 ||
+    { tail -n 30 "$LOG_DIR/build-images-$n.log" >&2; die "$df: build failed (log: $LOG_DIR/build-images-$n.log)"; }
+  say "mpik8s/$n:$IMAGE_TAG built in $(( $(date +%s) - t0 )) s"
+done
