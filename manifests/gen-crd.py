@@ -16,7 +16,7 @@ from sim.pbschema import MESSAGES  # noqa: E402
 
 OUT = os.path.join(ROOT, "manifests", "base", "crd.yaml")
 # Go structs embedded inline in JSON (the protobuf table names them as fields).
-INLINE = {"localObjectReference", "ephemeralContainerCommon", "volumeSource"}
+INLINE = {"localObjectReference", "ephemeralContainerCommon", "volumeSource", "handler"}  # handler: Probe embeds ProbeHandler
 # Fields the API types mark required (the apiserver refuses their absence).
 REQUIRED = {
     "core.v1.Container": ["name"], "core.v1.EphemeralContainerCommon": ["name"],
