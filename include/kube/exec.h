@@ -1,7 +1,7 @@
 /* exec.h - the Kubernetes pod exec client: one WebSocket upgrade of
  * GET /api/v1/namespaces/NS/pods/POD/exec (v5.channel.k8s.io, falling back to
  * v4.channel.k8s.io where a server refuses v5 — then stdin EOF cannot be sent)
- * over a connection of lib/tls_conn.c (socket + mbedTLS), then one poll loop bridging stdin to
+ * over a connection of lib/tls_conn.c (socket + OpenSSL libssl, http:// proxies), then one poll loop bridging stdin to
  * channel 0, channels 1/2 to fds (or memory) and the channel-3 Status to an exit
  * code. Used by mpi-rsh and by mpi-agent's reachability check. See docs/exec-protocol.md. */
 #ifndef KUBE_EXEC_H
