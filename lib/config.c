@@ -312,7 +312,7 @@ static int check_file(const char *path, const char *tag, const char *key, char *
 }
 
 /* Refuses a key client-go does not know either (a typo would otherwise be silently ignored). */
-static int known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg)
+int kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg)
 {
     const char *k;
     json_t *v;
@@ -374,7 +374,7 @@ static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errms
     const char *tag = json_string_value(json_object_get(ent, ORIGIN_KEY));
     const json_t *in = json_object_get(ent, "cluster");
     char *insecure = NULL;
-    if (known_keys(in, tag, keys, errmsg) || opt_str(in, "server", tag, &cfg->server, errmsg) ||
+    if (kube_config_known_keys(in, tag, keys, errmsg) || opt_str(in, "server", tag, &cfg->server, errmsg) ||
         opt_str(in, "proxy-url", tag, &cfg->proxy_url, errmsg) || check_proxy_url(cfg->proxy_url, tag, errmsg) ||
         opt_str(in, "certificate-authority", tag, &cfg->ca_file, errmsg) ||
         opt_str(in, "tls-server-name", tag, &cfg->tls_server_name, errmsg) ||
@@ -515,7 +515,7 @@ static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
     const json_t *in = json_object_get(ent, "user");
     json_t *ex = json_object_get(in, "exec");
     char *extag = NULL;
-    if (known_keys(in, tag, keys, errmsg) || reject_unsupported(in, tag, errmsg) ||
+    if (kube_config_known_keys(in, tag, keys, errmsg) || reject_unsupported(in, tag, errmsg) ||
         opt_str(in, "token", tag, &cfg->token, errmsg) ||
         opt_str(in, "tokenFile", tag, &cfg->token_file, errmsg) ||
         opt_str(in, "client-certificate", tag, &cfg->cert_file, errmsg) ||
@@ -572,7 +572,7 @@ static int build_config(const json_t *root, const char *origin, const char *cont
         return -1;
     }
     static const char *const ckeys[] = {"cluster", "user", "namespace", "extensions", NULL};
-    if (known_keys(cin, ctag, ckeys, errmsg) || opt_str(cin, "cluster", ctag, &cluster, errmsg) ||
+    if (kube_config_known_keys(cin, ctag, ckeys, errmsg) || opt_str(cin, "cluster", ctag, &cluster, errmsg) ||
         opt_str(cin, "user", ctag, &user, errmsg) ||
         opt_str(cin, "namespace", ctag, &cfg->namespace, errmsg))
         goto fail;
@@ -612,8 +612,8 @@ fail:
     return -1;
 }
 
-/* Messages quote names and values from the file: keep them on one line. */
-static int one_line(int rc, char **errmsg)
+/* Messages quote names and values from the file or a plugin: keep them on one line. */
+int kube_config_one_line(int rc, char **errmsg)
 {
     if (rc && errmsg && *errmsg)
         for (char *p = *errmsg; *p; p++)
@@ -628,10 +628,10 @@ int kube_config_parse(const char *data, size_t len, const char *origin, const ch
     *out = NULL;
     json_t *root = parse_one(data, len, origin ? origin : "kubeconfig", dir, errmsg);
     if (!root)
-        return one_line(-1, errmsg);
+        return kube_config_one_line(-1, errmsg);
     int rc = build_config(root, origin ? origin : "kubeconfig", context, out, errmsg);
     json_decref(root);
-    return one_line(rc, errmsg);
+    return kube_config_one_line(rc, errmsg);
 }
 
 /* ---- files, KUBECONFIG, in-cluster ---- */
@@ -824,5 +824,5 @@ static int load_any(const char *kubeconfig_path, const char *context, struct kub
 int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out,
                      char **errmsg)
 {
-    return one_line(load_any(kubeconfig_path, context, out, errmsg), errmsg);
+    return kube_config_one_line(load_any(kubeconfig_path, context, out, errmsg), errmsg);
 }

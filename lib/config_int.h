@@ -3,6 +3,8 @@
 #ifndef KUBE_CONFIG_INT_H
 #define KUBE_CONFIG_INT_H
 
+#include <jansson.h>
+
 #include "kube/config.h"
 
 /* Allocates an empty config with its token state (NULL on allocation failure). */
@@ -11,5 +13,11 @@ struct kube_config *kube_config_alloc(void);
 struct kube_token_state *kube_token_state_new(void);
 /* Frees the token cache, wiping the cached token. */
 void kube_token_state_free(struct kube_token_state *t);
+
+/* Refuses (-1, *errmsg "TAG.KEY: unknown field") a key of the mapping in not in keys (NULL-ended). */
+int kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg);
+/* Replaces control characters in *errmsg by spaces when rc is nonzero (messages quote file and
+ * plugin contents); returns rc. */
+int kube_config_one_line(int rc, char **errmsg);
 
 #endif

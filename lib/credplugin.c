@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config_int.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -150,17 +151,9 @@ int kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
     static const char *const known[] = {"apiVersion", "command", "args", "env", "installHint", "interactiveMode",
                                         "provideClusterInfo", NULL};
     json_t *pci = json_object_get(in, "provideClusterInfo");
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)in, k, v) {
-        int ok = 0;
-        for (const char *const *q = known; *q && !ok; q++)
-            ok = !strcmp(k, *q);
-        if (!ok) {
-            kube_set_err(errmsg, "%s.%s: unknown field", tag, k);
-            kube_exec_plugin_free(p);
-            return -1;
-        }
+    if (kube_config_known_keys(in, tag, known, errmsg)) {
+        kube_exec_plugin_free(p);
+        return -1;
     }
     if (!json_is_object(in) || !(p->tag = kube_strdup_printf("%s", tag)) ||
         get_str(in, "apiVersion", tag, 1, &p->api_version, errmsg) ||
@@ -196,15 +189,6 @@ fail:
         kube_set_err(errmsg, "%s: out of memory", tag);
     kube_exec_plugin_free(p);
     return -1;
-}
-
-/* Messages quote the plugin's output: keep them on one line. */
-static int one_line(int rc, char **errmsg)
-{
-    for (char *q = rc && errmsg && *errmsg ? *errmsg : NULL; q && *q; q++)
-        if ((unsigned char)*q < 0x20 || *q == 0x7f)
-            *q = ' ';
-    return rc;
 }
 
 /* ---- running it ---- */
@@ -440,7 +424,7 @@ static int run_plugin(const struct kube_exec_plugin *p, const struct kube_config
             snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(st));
         kube_set_err(errmsg, "exec plugin %s (%s) %s%s%s%s%s", p->command, p->tag, how, *ll ? ": " : "", ll,
                      hint ? "; install hint: " : "", hint ? hint : "");
-        one_line(-1, errmsg);
+        kube_config_one_line(-1, errmsg);
         goto fail;
     }
     if (o->err_len) /* what the plugin says on success (warnings) reaches the user */
@@ -510,7 +494,7 @@ int kube_exec_credential_parse(const char *out, size_t len, const char *api_vers
         *expires_ms = exp ? exp_ms : 0;
     }
     json_decref(j);
-    return one_line(rc, errmsg);
+    return kube_config_one_line(rc, errmsg);
 }
 
 /* Parses the plugin's ExecCredential into p->cred. 0, or -1 with *errmsg. */

@@ -50,12 +50,6 @@ int kube_curl_global_init(void)
     return g_init_rc;
 }
 
-/* Splits "scheme://host[:port][/prefix]"; rest points at the prefix. */
-static int split(const char *server, char **scheme, char **host, long *port, char **prefix)
-{
-    return kube_conn_split_server(server, scheme, host, port, prefix);
-}
-
 char *kube_curl_url(const struct kube_config *cfg, const char *path, const char *query)
 {
     const char *q = query && *query ? "?" : "", *qs = query && *query ? query : "";
@@ -63,7 +57,7 @@ char *kube_curl_url(const struct kube_config *cfg, const char *path, const char 
         return kube_strdup_printf("%s%s%s%s", cfg->server, path, q, qs);
     char *scheme, *host, *prefix;
     long port;
-    if (split(cfg->server, &scheme, &host, &port, &prefix))
+    if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix))
         return NULL;
     char *url = kube_strdup_printf("%s://%s:%ld%s%s%s%s", scheme, cfg->tls_server_name, port, prefix, path, q, qs);
     free(scheme);
@@ -86,7 +80,7 @@ static int apply_connect_to(CURL *h, const struct kube_config *cfg, struct kube_
 {
     char *scheme, *host, *prefix;
     long port;
-    if (split(cfg->server, &scheme, &host, &port, &prefix)) {
+    if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix)) {
         kube_set_err(errmsg, "%s: server URL \"%s\" is not scheme://host[:port][/path]", cfg->origin, cfg->server);
         return -1;
     }

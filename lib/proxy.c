@@ -12,6 +12,7 @@
 
 #include "kube/config.h"
 #include "kube/util.h"
+#include "tls_conn.h"
 
 static const char *env2(const char *upper, const char *lower)
 {
@@ -21,41 +22,27 @@ static const char *env2(const char *upper, const char *lower)
     return v && *v ? v : NULL;
 }
 
-/* Splits cfg->server into lowercased host (no brackets) and port text. 0 ok. */
+/* cfg->server's host, lowercased and without IPv6 brackets, and its port as text (the URL
+ * split as the exec connection splits it, tls_conn.c). 0 ok. */
 static int server_host_port(const char *server, char *host, size_t hn, char *port, size_t pn)
 {
-    const char *p = strstr(server, "://");
-    int https = !strncmp(server, "https", 5);
-    if (!p)
+    char *scheme, *h, *prefix;
+    long p;
+    if (kube_conn_split_server(server, &scheme, &h, &p, &prefix) < 0)
         return -1;
-    p += 3;
-    const char *hend;
-    if (*p == '[') {
-        p++;
-        hend = strchr(p, ']');
-        if (!hend)
-            return -1;
-    } else {
-        hend = p + strcspn(p, ":/");
+    const char *b = h[0] == '[' ? h + 1 : h;
+    size_t l = strlen(b) - (h[0] == '[');
+    int ok = l > 0 && l < hn;
+    for (size_t i = 0; ok && i < l; i++)
+        host[i] = (char)tolower((unsigned char)b[i]);
+    if (ok) {
+        host[l] = '\0';
+        snprintf(port, pn, "%ld", p);
     }
-    size_t l = (size_t)(hend - p);
-    if (l == 0 || l >= hn)
-        return -1;
-    for (size_t i = 0; i < l; i++)
-        host[i] = (char)tolower((unsigned char)p[i]);
-    host[l] = '\0';
-    if (*hend == ']')
-        hend++;
-    if (*hend == ':') {
-        size_t k = strcspn(hend + 1, "/");
-        if (k == 0 || k >= pn)
-            return -1;
-        memcpy(port, hend + 1, k);
-        port[k] = '\0';
-    } else {
-        snprintf(port, pn, "%s", https ? "443" : "80");
-    }
-    return 0;
+    free(scheme);
+    free(h);
+    free(prefix);
+    return ok ? 0 : -1;
 }
 
 /* Parses an IPv4 or IPv6 address into a 16-byte form (v4-mapped); 1 ok. */
