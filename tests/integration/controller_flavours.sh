@@ -13,6 +13,7 @@
 # controller_api.sh checks both are generated from manifests/base.)
 set -u
 . "$(dirname "$0")/controller_common.bash"
+. "$(dirname "$0")/workload_checks.bash"
 ks_skip_unless_root
 ks_up
 kubectl kustomize "$ROOT/manifests/overlays/kubeflow" >"$KS_DIR/overlay.yaml" || ks_fail "kubectl kustomize overlays/kubeflow"
@@ -32,11 +33,33 @@ run_one() {
 }
 names=(pi)
 command -v mpiexec.hydra >/dev/null && names+=(pi-mpich-exec)
+# wait_job JOB: RES=Succeeded, Failed, timeout (180 s), or, for the MPICH job, finalize-hang:
+# the result printed 30 s ago and mpi-pi-mpich still running in a worker (the MPICH/UCX
+# finalize deadlock of mpich_finalize_hung, workload_checks.bash): launched and correct
+wait_job() {
+  local n=$1 start=$SECONDS seen=0 L
+  RES=timeout
+  while [ $((SECONDS - start)) -lt 180 ]; do
+    [ "$(cond "$n" Succeeded status)" = True ] && { RES=Succeeded; return; }
+    [ "$(cond "$n" Failed status)" = True ] && { RES=Failed; return; }
+    if [ "$n" = pi-mpich-exec ]; then
+      L=$(kc get pods -l "mpi_job_name=$n,mpi_role_type=launcher" -o name 2>/dev/null | tail -1)
+      [ $seen = 0 ] && [ -n "$L" ] && kc logs "$L" 2>/dev/null | grep -q 'pi is approximately 3.14' && seen=$SECONDS
+      if [ $seen != 0 ] && [ $((SECONDS - seen)) -ge 30 ] && mpich_finalize_hung kc "$n" 2; then RES=finalize-hang; return; fi
+    fi
+    sleep 2
+  done
+}
+hung=
 for i in "${!names[@]}"; do
   n=${names[$i]}
   run_one "${jobs[$i]}"
-  ks_wait_for "[ \"\$(cond $n Succeeded status)\" = True ] || [ \"\$(cond $n Failed status)\" = True ]" 180 || true
-  [ "$(cond "$n" Succeeded status)" = True ] || { kc get mpijob "$n" -o yaml; kc get pods -o wide; kc logs -l "mpi_job_name=$n,mpi_role_type=launcher" --tail 30 --all-containers; ks_fail "$n did not succeed"; }
+  wait_job "$n"
+  if [ "$RES" = finalize-hang ]; then
+    echo "note: $n printed its result but mpi-pi-mpich still runs in the workers 30 s later (MPICH/UCX finalize deadlock, docs/workload.md)"
+    hung=$n
+  fi
+  [ "$RES" = Succeeded ] || [ "$RES" = finalize-hang ] || { kc get mpijob "$n" -o yaml; kc get pods -o wide; kc logs -l "mpi_job_name=$n,mpi_role_type=launcher" --tail 30 --all-containers; ks_fail "$n did not succeed ($RES)"; }
   L=$(kc get pods -l "mpi_job_name=$n,mpi_role_type=launcher" -o name | tail -1)
   kc logs "$L" | grep -q 'pi is approximately 3.14' || ks_fail "$n: no program output in $L"
 done
@@ -53,6 +76,8 @@ if command -v mpiexec.hydra >/dev/null; then
   [ "$(kc get job pi-mpich-exec-launcher -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="HYDRA_LAUNCHER_EXEC")].value}')" = /opt/kube/mpi-rsh ] || ks_fail "Hydra env"
   kc get secret pi-mpich-exec-ssh >/dev/null 2>&1 && ks_fail "exec-transport job got an SSH Secret"
 fi
+# a deadlocked MPICH rank spins a core: end it before the rest of the test
+[ -n "$hung" ] && { kc delete mpijob "$hung" --wait=false >/dev/null || ks_fail "delete $hung"; }
 # the writes kubesim checked came from the manifest's ServiceAccount, not an admin
 for w in "POST /api/v1/namespaces/default/pods" "POST /apis/rbac.authorization.k8s.io/v1/namespaces/default/roles" \
          "POST /apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings" "POST /apis/batch/v1/namespaces/default/jobs"; do

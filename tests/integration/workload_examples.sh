@@ -88,13 +88,10 @@ run_example() {
   [ -s "$D/$job.log" ] || { bad "$file: no launcher log"; : >"$D/$job.log"; }
 }
 
-# run_mpich_example FILE JOB: as run_example, but Debian's MPICH 4.0.2 (ch4:ucx, UCX 1.13
-# over TCP) deadlocks in MPI_Finalize in about 1 run in 15 between two pods (measured: 1/15
-# jobs, 1-2/25 mpiexec runs in one launcher; never in 60 runs on the host; one rank waits
-# in the PMI barrier while the other spins in UCX's endpoint flush: the known UCX finalize
-# deadlock class, e.g. openucx/ucx#2254, not the launch path). So once both ranks and the
-# result have been printed, a job still Running 30 s later counts as launched and correct,
-# with a note, if the MPI program itself is what is still running in the workers.
+# run_mpich_example FILE JOB: as run_example, but once both ranks and the result have been
+# printed, a job still Running 30 s later counts as launched and correct, with a note, if
+# the MPI program itself is what is still running in the workers (mpich_finalize_hung in
+# workload_checks.bash: the MPICH/UCX finalize deadlock).
 run_mpich_example() {
   local file=$1 job=$2 start=$SECONDS cond="" seen=0 pod
   log "kubectl create -f $file"
@@ -105,13 +102,8 @@ run_mpich_example() {
     pod=$(k get pods -l "mpi_job_name=$job,mpi_role_type=launcher" -o name 2>/dev/null | head -n 1)
     if [ $seen = 0 ] && [ -n "$pod" ] && k logs "$pod" 2>/dev/null | grep -q '^pi is approximately'; then seen=$SECONDS; fi
     if [ $seen != 0 ] && [ $((SECONDS - seen)) -ge 30 ]; then
-      local w=0 i c
-      for i in 0 1; do
-        c=$(k exec "$job-worker-$i" -- sh -c 'ps -eo args | grep -c "^mpi-pi-mpich"' 2>/dev/null | head -n 1)
-        w=$((w + ${c:-0}))
-      done
-      if [ "$w" -ge 1 ]; then
-        echo "note - $file: the result was printed but mpi-pi-mpich still runs in $w worker(s) 30 s later (MPICH/UCX finalize deadlock, see above)"
+      if mpich_finalize_hung k "$job" 2; then
+        echo "note - $file: the result was printed but mpi-pi-mpich still runs in the workers 30 s later (MPICH/UCX finalize deadlock, see workload_checks.bash)"
         cond="Running(finalize-hang)"; break
       fi
     fi
