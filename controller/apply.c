@@ -11,6 +11,7 @@
  * and after the runs before them: the launcher Job is created only once its
  * ConfigMap, ServiceAccount and the workers exist. */
 #include "controller.h"
+#include "crds.h"
 #include "jsonutil.h"
 #include "kube/log.h"
 #include "kube/sshkey.h"
@@ -24,8 +25,6 @@
  * all fit in the kube client's pool of 8 kept-alive connections. */
 #define APPLY_PARALLEL 4
 
-static const struct kube_resource RES_SP_PODGROUPS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", 1 };
-
 static const struct kube_resource *resource_of(enum res_kind r, const json_t *obj)
 {
     switch (r) {
@@ -37,11 +36,8 @@ static const struct kube_resource *resource_of(enum res_kind r, const json_t *ob
     case RK_SERVICE: return &KUBE_RES_SERVICES;
     case RK_POD: return &KUBE_RES_PODS;
     case RK_JOB: return &KUBE_RES_JOBS;
-    case RK_PODGROUP: {
-        const char *av = ju_str(obj, "apiVersion");
-        return av && strncmp(av, "scheduling.x-k8s.io/", 20) == 0 ? &RES_SP_PODGROUPS : &KUBE_RES_PODGROUPS;
-    }
-    case RK_MPIJOB: return &KUBE_RES_MPIJOBS;
+    case RK_PODGROUP: return podgroup_resource_of(ju_str(obj, "apiVersion"));
+    case RK_MPIJOB: return mpijob_resource_of(ju_str(obj, "apiVersion"));
     default: return &KUBE_RES_EVENTS;
     }
 }

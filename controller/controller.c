@@ -4,6 +4,7 @@
  * (reconcile_plan), applies it, updates metrics, and requeues on failure
  * (per-key backoff) or when the plan asks (deadlines, TTL). */
 #include "controller.h"
+#include "crds.h"
 #include "health.h"
 #include "cache.h"
 #include "launcher_memory.h"
@@ -32,8 +33,6 @@ struct controller {
     int nworkers;
 };
 
-static const struct kube_resource RES_SP_PODGROUPS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", 1 };
-
 static void notify(const char *key, void *ud)
 {
     wq_add(((struct controller *)ud)->q, key);
@@ -57,15 +56,13 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     ctl->lmem = lmem_new();
     const char *sel = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
     struct { const struct kube_resource *r; cache_prune_fn prune; } spec[C__COUNT] = {
-        { &KUBE_RES_MPIJOBS, prune_generic }, { &KUBE_RES_PODS, prune_pod }, { &KUBE_RES_JOBS, prune_job },
+        { o->mpijob_res ? o->mpijob_res : &MPIJOB_RES_V2BETA1, prune_generic }, { &KUBE_RES_PODS, prune_pod }, { &KUBE_RES_JOBS, prune_job },
         { &KUBE_RES_CONFIGMAPS, prune_compared }, { &KUBE_RES_SERVICES, prune_meta_only },
         { &KUBE_RES_SERVICEACCOUNTS, prune_meta_only }, { &KUBE_RES_ROLES, prune_compared },
         { &KUBE_RES_ROLEBINDINGS, prune_meta_only }, { &KUBE_RES_SECRETS, prune_meta_only },
-        { &KUBE_RES_PODGROUPS, prune_meta_only },
+        { podgroup_resource_for_scheduler(o->build.gang), prune_meta_only },
     };
     int gang = o->build.gang && *o->build.gang;
-    if (gang && strcmp(o->build.gang, "volcano") != 0)
-        spec[C_PG].r = &RES_SP_PODGROUPS;
     for (int i = 0; i < C__COUNT; i++) {
         if (i == C_PG && !gang)
             continue;

@@ -25,6 +25,9 @@ struct options {
     int alsologtostderr, logtostderr;
     int stderrthreshold;           /* 0 INFO, 1 WARNING, 2 ERROR, 3 FATAL */
     struct build_opts build;
+    /* The MPIJob version the cluster serves (crds.h's mpijob_discover, at start; not a flag,
+     * as upstream has none); NULL = v2beta1. */
+    const struct kube_resource *mpijob_res;
 };
 
 /* Parses argv into o (defaults from the environment). 0 ok, 1 when the program should exit 0

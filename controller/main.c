@@ -2,6 +2,7 @@
  * Lease, run the controller until SIGTERM/SIGINT, then stop the workers and
  * release the Lease so a standby takes over at once. */
 #include "controller.h"
+#include "crds.h"
 #include "health.h"
 #include "leader.h"
 #include "metrics.h"
@@ -96,11 +97,39 @@ static struct kube_client *connect_api(const struct options *o, int limited)
     return c;
 }
 
+/* How often discovery asks again while no MPIJob version is served, and how often it says so. */
+#define DISCOVERY_RETRY_MS 2000
+#define DISCOVERY_LOG_EVERY 15
+
+/* Waits (until stop) for the cluster to serve an MPIJob version and sets o->mpijob_res to it
+ * (v2beta1 preferred). 0 ok, -1 on stop. Errors asking are logged and retried. */
+static int discover_mpijob(struct kube_client *c, struct options *o)
+{
+    for (int tries = 0;; tries++) {
+        char *err = NULL;
+        int rc = mpijob_discover(c, &o->mpijob_res, &err);
+        if (rc == 1) {
+            KLOG_INFO("MPIJobs at kubeflow.org/%s (API discovery)", o->mpijob_res->version);
+            return 0;
+        }
+        if (tries % DISCOVERY_LOG_EVERY == 0) {
+            if (rc < 0)
+                KLOG_WARN("%s; asking again", err ? err : "API discovery failed");
+            else
+                KLOG_WARN("the cluster serves no MPIJob version (kubeflow.org/v2beta1 or v1alpha2 mpijobs): "
+                          "is the CRD installed? waiting for it");
+        }
+        free(err);
+        if (kube_cancel_sleep_ms(stop_token, DISCOVERY_RETRY_MS))
+            return -1;
+    }
+}
+
 /* The main loop's period, and how long /healthz lets it go without a beat. */
 #define MAIN_LOOP_MS 5000
 #define MAIN_LOOP_BOUND_MS 30000
 
-static int run(const struct options *o, struct kube_client *c, struct kube_client *wc)
+static int run(struct options *o, struct kube_client *c, struct kube_client *wc)
 {
     struct leader *l = NULL;
     if (o->leader_elect) {
@@ -118,6 +147,12 @@ static int run(const struct options *o, struct kube_client *c, struct kube_clien
         leader_start_renewing(l, on_lost, NULL);
     }
     metrics_set_leader(1);
+    if (discover_mpijob(c, o) < 0) {
+        metrics_set_leader(0);
+        leader_release(l);
+        leader_free(l);
+        return 0;
+    }
     struct controller *ctl = controller_new(c, wc, o);
     char *err = NULL;
     int rc = 0;

@@ -19,9 +19,6 @@ const struct kube_resource KUBE_RES_ROLES = {"rbac.authorization.k8s.io", "v1", 
 const struct kube_resource KUBE_RES_ROLEBINDINGS = {"rbac.authorization.k8s.io", "v1", "rolebindings",
                                                     "RoleBinding", 1};
 const struct kube_resource KUBE_RES_LEASES = {"coordination.k8s.io", "v1", "leases", "Lease", 1};
-const struct kube_resource KUBE_RES_PODGROUPS = {"scheduling.volcano.sh", "v1beta1", "podgroups",
-                                                 "PodGroup", 1};
-const struct kube_resource KUBE_RES_MPIJOBS = {"kubeflow.org", "v2beta1", "mpijobs", "MPIJob", 1};
 
 /* A path segment must be non-empty and not "." or ".." (the server would normalise them). */
 static int bad_segment(const char *s)

@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOB_FILE=${JOB_FILE:-examples/v1alpha2/cnn-bench-cpu.yaml}
+# the deploy of the job's API version: deploy/v1alpha2 serves v1alpha2 alone (as the seed's
+# install), deploy/v2beta1 serves both
+ver=$(sed -n 's|^apiVersion: *kubeflow.org/||p' "$JOB_FILE" | head -1)
+case "$ver" in
+  v1alpha2|v2beta1) ;;
+  *) echo "demo: $JOB_FILE: apiVersion must be kubeflow.org/v1alpha2 or v2beta1" >&2; exit 2 ;;
+esac
+DEPLOY=deploy/$ver/mpi-operator.yaml
 DIR=$(mktemp -d /tmp/mpi-k8s-demo.XXXXXX)
 KS=tests/kubesim/kubesim
 cleanup() { "$KS" down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; }
@@ -15,8 +23,8 @@ k() { "$KS" run --dir "$DIR" -- kubectl "$@"; }
 
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 "$KS" up --dir "$DIR"
-say kubectl create -f deploy/v1alpha2/mpi-operator.yaml
-k create -f deploy/v1alpha2/mpi-operator.yaml
+say kubectl create -f "$DEPLOY"
+k create -f "$DEPLOY"
 say kubectl get crd
 k get crd
 k -n mpi-operator wait --for=condition=Available deployment/mpi-operator --timeout=60s >/dev/null

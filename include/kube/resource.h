@@ -5,7 +5,7 @@
 
 struct kube_resource {
     const char *group;    /* "" for the core group */
-    const char *version;  /* "v1", "v2beta1" */
+    const char *version;  /* "v1", "v1beta1" */
     const char *resource; /* plural, lower case: "pods" */
     const char *kind;     /* "Pod" (for building objects) */
     int namespaced;       /* 1 if the resource lives in namespaces */
@@ -23,8 +23,7 @@ extern const struct kube_resource KUBE_RES_JOBS;            /* batch/v1 jobs */
 extern const struct kube_resource KUBE_RES_ROLES;           /* rbac.authorization.k8s.io/v1 roles */
 extern const struct kube_resource KUBE_RES_ROLEBINDINGS;    /* rbac.authorization.k8s.io/v1 rolebindings */
 extern const struct kube_resource KUBE_RES_LEASES;          /* coordination.k8s.io/v1 leases */
-extern const struct kube_resource KUBE_RES_PODGROUPS;       /* scheduling.volcano.sh/v1beta1 podgroups */
-extern const struct kube_resource KUBE_RES_MPIJOBS;         /* kubeflow.org/v2beta1 mpijobs */
+/* Custom resources (MPIJob, PodGroup) are the programs' own: controller/crds.h. */
 
 /* Returns the escaped path for r: collection when name is NULL, namespaced when ns is non-NULL
  * and r->namespaced (ns NULL on a namespaced resource = all namespaces), with an optional

@@ -9,8 +9,8 @@
 # and runs as its pod with the shipped ServiceAccount and ClusterRole, under kubesim's RBAC
 # escalation prevention and OwnerReferencesPermissionEnforcement: the launcher Role it
 # grants and the ownerReferences it sets must be covered by what the manifest gives it.
-# (controller_journey.sh does the same with deploy/v1alpha2; deploy/v2beta1 is the same file,
-# controller_api.sh checks both are generated from manifests/base.)
+# (controller_journey.sh does the same with deploy/v1alpha2, whose CRD serves v1alpha2 alone;
+# deploy/v2beta1 is manifests/base; controller_api.sh checks both are generated from manifests/.)
 set -u
 . "$(dirname "$0")/controller_common.bash"
 . "$(dirname "$0")/workload_checks.bash"

@@ -4,7 +4,8 @@
 # its own ServiceAccount and least-privilege RBAC (in-cluster config):
 #   kubectl create -f deploy/v1alpha2/mpi-operator.yaml; kubectl get crd;
 #   kubectl create -f examples/v1alpha2/pi.yaml; kubectl get pods;
-#   kubectl get -o yaml mpijobs pi  (Created / Running False / Succeeded, the seed's
+#   kubectl get -o yaml mpijobs pi  (apiVersion kubeflow.org/v1alpha2: deploy/v1alpha2 serves
+#   v1alpha2 alone and the operator found it by API discovery; Created / Running False / Succeeded, the seed's
 #   reasons and messages, replicaStatuses {Launcher: {succeeded: 1}, Worker: {}});
 #   kubectl logs on the pod selected by mpi_job_name=pi,mpi_role_type=launcher;
 #   the operator's /metrics: counters moved, job_info and the seed's job_infos
@@ -50,6 +51,9 @@ grep -q '^pi-worker-0 ' "$KS_DIR/pods.txt" && grep -q '^pi-worker-1 ' "$KS_DIR/p
   || ks_fail "kubectl get pods does not show the launcher and 2 workers"
 wait_cond pi Succeeded True 180
 kc get -o yaml mpijobs pi | tee "$KS_DIR/pi.yaml"
+grep -qx 'apiVersion: kubeflow.org/v1alpha2' "$KS_DIR/pi.yaml" || ks_fail "kubectl get -o yaml mpijobs pi: apiVersion is not kubeflow.org/v1alpha2"
+kc logs -n mpi-operator "$OP" | grep -q 'MPIJobs at kubeflow.org/v1alpha2 (API discovery)' \
+  || ks_fail "the operator did not discover v1alpha2: $(kc logs -n mpi-operator "$OP" | head -5)"
 types=$(kc get mpijob pi -o jsonpath='{range .status.conditions[*]}{.type}:{.status}:{.reason} {end}')
 [ "$types" = "Created:True:MPIJobCreated Running:False:MPIJobRunning Succeeded:True:MPIJobSucceeded " ] \
   || ks_fail "conditions: $types"

@@ -35,6 +35,14 @@ class ImageRootTest(unittest.TestCase):
         self.assertEqual(m.resolve_full("plain/x:1"), (os.path.join(self.d, "img", "bin"), None))
         self.assertEqual(m.resolve("up/pi"), os.path.join(self.d, "img", "bin"))
 
+    def test_entrypoint(self):
+        m = self.imap("op/x*  img/bin  entrypoint=mpi-operator,-v=1\nop/*  img/bin  img/root\n")
+        self.assertEqual(m.entrypoint("docker.io/op/x:latest"), ["mpi-operator", "-v=1"])
+        self.assertEqual(m.resolve_full("op/x"), (os.path.join(self.d, "img", "bin"), None))
+        self.assertIsNone(m.entrypoint("op/y"))
+        with self.assertRaises(ValueError):
+            self.imap("op/*  img/bin  entrypoint=\n")
+
     def test_missing_root_fails_the_pull(self):
         m = self.imap("up/*  img/bin  img/nope\n")
         with self.assertRaises(ImageError) as e:

@@ -2,7 +2,9 @@
 image name resolves to a PATH prefix, to "run host commands as they are", to a pull
 failure, or to "run it from the local image store" (sim/imagestore.py); a host-path
 image may also name a ROOT directory holding the image's own files (its /etc/passwd, a
-user's home...), which the kubelet lays over the host's files in each container."""
+user's home...), which the kubelet lays over the host's files in each container, and an
+Entrypoint (entrypoint=ARG,ARG...: the stand-in's for the image's ENTRYPOINT, run when a
+container sets args but no command, as Kubernetes runs a real image's)."""
 import fnmatch
 import os
 
@@ -50,6 +52,7 @@ class ImageMap:
     def __init__(self, conf_file, repo_root):
         self.repo_root = repo_root
         self.rules = []
+        self.entrypoints = []   # per rule: the stand-in's Entrypoint (argv list) or None
         self.conf_file = conf_file
         try:
             with open(conf_file) as f:
@@ -58,15 +61,26 @@ class ImageMap:
                     if not line:
                         continue
                     parts = line.split()
-                    if len(parts) not in (2, 3):
-                        raise ValueError("%s:%d: expected 'PATTERN TARGET [ROOT]', got %r"
-                                         % (conf_file, n, line))
+                    ep = [p for p in parts if p.startswith("entrypoint=")]
+                    parts = [p for p in parts if not p.startswith("entrypoint=")]
+                    if len(parts) not in (2, 3) or len(ep) > 1 or (ep and not ep[0][11:]):
+                        raise ValueError("%s:%d: expected 'PATTERN TARGET [ROOT]' and at most one "
+                                         "entrypoint=ARG,..., got %r" % (conf_file, n, line))
                     self.rules.append((parts[0], parts[1], parts[2] if len(parts) == 3 else None))
+                    self.entrypoints.append(ep[0][11:].split(",") if ep else None)
         except FileNotFoundError:
             pass
 
     def _dir(self, d):
         return d if os.path.isabs(d) else os.path.join(self.repo_root, d)
+
+    def entrypoint(self, image):
+        """The Entrypoint (argv list) of the first rule matching image, or None."""
+        names = _names(image or "")
+        for (pat, _t, _r), ep in zip(self.rules, self.entrypoints):
+            if any(fnmatch.fnmatchcase(n, pat) for n in names):
+                return list(ep) if ep else None
+        return None
 
     def resolve(self, image):
         """Returns a directory to prepend to PATH, None (host commands) or STORE (the

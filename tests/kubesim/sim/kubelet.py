@@ -554,6 +554,7 @@ class PodWorker:
         the local store, or raises ImageError."""
         image = c.spec.get("image", "")
         d, c.image_root = self.k.images.resolve_full(image)
+        c.image_entrypoint = self.k.images.entrypoint(image)
         if d == STORE:
             img = self.k.image_store.lookup(image)
             if img is None:
@@ -799,7 +800,10 @@ class PodWorker:
                                   "Cmd, and the container sets no command"
                                   % c.spec.get("image"))
         else:
-            argv = command + args
+            # a mapped image's Entrypoint (images.conf entrypoint=), if any, as Kubernetes
+            # runs a real image's: command replaces it, args alone follow it
+            ep = getattr(c, "image_entrypoint", None)
+            argv = command + args if command or not ep else ep + args
             if not argv:
                 raise ConfigError("no command specified: kubesim images have no entrypoint; "
                                   "set command")
