@@ -12,6 +12,7 @@
  * ConfigMap, ServiceAccount and the workers exist. */
 #include "controller.h"
 #include "jsonutil.h"
+#include "kinds.h"
 #include "kube/log.h"
 #include "kube/sshkey.h"
 
@@ -24,26 +25,15 @@
  * all fit in the kube client's pool of 8 kept-alive connections. */
 #define APPLY_PARALLEL 4
 
-static const struct kube_resource RES_SP_PODGROUPS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", 1 };
-
+/* The API resource of an action on kind r (obj: its object, whose apiVersion tells the
+ * PodGroups of one gang scheduler from the other's; may be NULL). */
 static const struct kube_resource *resource_of(enum res_kind r, const json_t *obj)
 {
-    switch (r) {
-    case RK_CONFIGMAP: return &KUBE_RES_CONFIGMAPS;
-    case RK_SERVICEACCOUNT: return &KUBE_RES_SERVICEACCOUNTS;
-    case RK_ROLE: return &KUBE_RES_ROLES;
-    case RK_ROLEBINDING: return &KUBE_RES_ROLEBINDINGS;
-    case RK_SECRET: return &KUBE_RES_SECRETS;
-    case RK_SERVICE: return &KUBE_RES_SERVICES;
-    case RK_POD: return &KUBE_RES_PODS;
-    case RK_JOB: return &KUBE_RES_JOBS;
-    case RK_PODGROUP: {
-        const char *av = ju_str(obj, "apiVersion");
-        return av && strncmp(av, "scheduling.x-k8s.io/", 20) == 0 ? &RES_SP_PODGROUPS : &KUBE_RES_PODGROUPS;
-    }
-    case RK_MPIJOB: return &KUBE_RES_MPIJOBS;
-    default: return &KUBE_RES_EVENTS;
-    }
+    const char *av = ju_str(obj, "apiVersion"), *slash = av ? strchr(av, '/') : NULL;
+    char group[64] = "";
+    if (slash && (size_t)(slash - av) < sizeof group)
+        snprintf(group, sizeof group, "%.*s", (int)(slash - av), av);
+    return kind_resource(r, group);
 }
 
 static json_t *ssh_secret(struct kube_client *c, const json_t *job, const char *name, struct kube_error *err)

@@ -6,7 +6,7 @@
  * finalizers and managedFields (~470 of a typical object's ~600 bytes) go.
  * Nothing is written back from a pruned copy: updates are built from the
  * desired object (reconcile.c ensure()). */
-#include "cache.h"
+#include "kinds.h"
 #include "jsonutil.h"
 #include "mpijob.h"
 

@@ -704,7 +704,8 @@ static void test_informer(void **st)
     create_in(c, "inf", "w0", "worker");
     create_in(c, "inf", "l0", "launcher");
     struct icount k = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    struct kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, &k};
+    struct kube_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
+                                      .on_synced = on_synced, .ud = &k};
     struct kube_informer_opts io = {.ns = "inf", .label_selector = "app=mpi", .page_size = 1, .watch_timeout_s = 30};
     char *err = NULL;
     struct kube_informer *inf = kube_informer_new(c, &KUBE_RES_CONFIGMAPS, &io, &h, &err);
