@@ -857,8 +857,9 @@ static void test_informer_grouped(void **st)
     json_t *by_scan = kube_informer_get(inf, "grp", "w1");
     assert_non_null(by_scan);
     json_decref(by_scan);
+    /* the sync names every group (just after waking wait_synced's waiters) */
+    assert_true(wait_counter(&k, &k.worker_groups, 0) && wait_counter(&k, &k.launcher_groups, 0));
     pthread_mutex_lock(&k.mu);
-    assert_true(k.worker_groups >= 1 && k.launcher_groups >= 1); /* the sync names every group */
     assert_int_equal(k.objects, 3);                              /* each grouped one, before the transform */
     assert_int_equal(k.adds, 0);                                 /* compact: no add/update/delete */
     pthread_mutex_unlock(&k.mu);
