@@ -252,27 +252,37 @@ void kube_informer_drop(struct kube_informer *inf, const char *group, const char
 
 /* ---- counters and waits ---- */
 
-size_t kube_informer_count(struct kube_informer *inf)
+/* Reads the cache's size, its generation and whether it synced, under the lock (each may be NULL). */
+static void counters(struct kube_informer *inf, size_t *count, uint64_t *gen, int *synced)
 {
     pthread_mutex_lock(&inf->mu);
-    size_t n = store_count(inf->store);
+    if (count)
+        *count = store_count(inf->store);
+    if (gen)
+        *gen = inf->gen;
+    if (synced)
+        *synced = inf->synced;
     pthread_mutex_unlock(&inf->mu);
+}
+
+size_t kube_informer_count(struct kube_informer *inf)
+{
+    size_t n;
+    counters(inf, &n, NULL, NULL);
     return n;
 }
 
 uint64_t kube_informer_generation(struct kube_informer *inf)
 {
-    pthread_mutex_lock(&inf->mu);
-    uint64_t g = inf->gen;
-    pthread_mutex_unlock(&inf->mu);
+    uint64_t g;
+    counters(inf, NULL, &g, NULL);
     return g;
 }
 
 int kube_informer_has_synced(struct kube_informer *inf)
 {
-    pthread_mutex_lock(&inf->mu);
-    int s = inf->synced;
-    pthread_mutex_unlock(&inf->mu);
+    int s;
+    counters(inf, NULL, NULL, &s);
     return s;
 }
 
