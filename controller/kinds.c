@@ -10,10 +10,10 @@
 #define SLOT(f) offsetof(struct observed, f)
 
 static const struct kind KINDS[RK__COUNT] = {
-    [RK_CONFIGMAP] = {"configmaps", &KUBE_RES_CONFIGMAPS, KR_OWNED, prune_compared, SLOT(configmap), "-config", NULL},
+    [RK_CONFIGMAP] = {"configmaps", &KUBE_RES_CONFIGMAPS, KR_OWNED, prune_compared, SLOT(configmap), "-config", NULL, "data"},
     [RK_SERVICEACCOUNT] = {"serviceaccounts", &KUBE_RES_SERVICEACCOUNTS, KR_OWNED, prune_meta_only, SLOT(sa),
                            "-launcher", NULL},
-    [RK_ROLE] = {"roles", &KUBE_RES_ROLES, KR_OWNED, prune_compared, SLOT(role), "-launcher", NULL},
+    [RK_ROLE] = {"roles", &KUBE_RES_ROLES, KR_OWNED, prune_compared, SLOT(role), "-launcher", NULL, "rules"},
     [RK_ROLEBINDING] = {"rolebindings", &KUBE_RES_ROLEBINDINGS, KR_OWNED, prune_meta_only, SLOT(rolebinding),
                         "-launcher", NULL},
     [RK_SECRET] = {"secrets", &KUBE_RES_SECRETS, KR_OWNED, prune_meta_only, SLOT(secret), "-ssh", NULL},

@@ -1,7 +1,8 @@
 /* kinds.h - the one table of the resource kinds the controller handles: for
  * each, its API resource, whether an informer caches it and what that cache
  * keeps of it (pruning), the slot of struct observed a sync reads it into, and
- * the name suffix of the one object of that kind an MPIJob owns. Adding a kind
+ * the name suffix of the one object of that kind an MPIJob owns and the field
+ * a sync keeps up to date in it. Adding a kind
  * is a row here (plus its enum res_kind value, its objects_*.c builder and its
  * slot in struct observed). */
 #ifndef CONTROLLER_KINDS_H
@@ -29,6 +30,9 @@ struct kind {
     size_t slot;                      /* offset of its json_t * in struct observed (read != KR_NONE) */
     const char *suffix;               /* KR_OWNED: the object's name is <job><suffix> */
     const char *suffix_v1alpha2;      /* ... for a v1alpha2 MPIJob, when it differs (NULL = the same) */
+    const char *compared;             /* KR_OWNED: the field the reconcile compares with the desired
+                                       * object and merge-patches when it differs (kept by the pruning);
+                                       * NULL = an existing object is left as it is */
 };
 
 /* The row of kind r (r < RK__COUNT). */

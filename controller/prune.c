@@ -86,7 +86,7 @@ void prune_meta_only(json_t *obj)
 
 void prune_compared(json_t *obj)
 {
-    static const char *const compared[] = {"rules", "data", NULL};
+    static const char *const compared[] = {"rules", "data", NULL}; /* the compared fields of kinds.c */
     keep_top_level(obj, compared);
 }
 
