@@ -13,6 +13,7 @@
 #include "controller.h"
 #include "crds.h"
 #include "jsonutil.h"
+#include "kinds.h"
 #include "kube/log.h"
 #include "kube/sshkey.h"
 
@@ -25,21 +26,11 @@
  * all fit in the kube client's pool of 8 kept-alive connections. */
 #define APPLY_PARALLEL 4
 
+/* The API resource of an action on kind r (obj: its object, whose apiVersion tells the
+ * MPIJob version and the PodGroups of one gang scheduler from the other's; may be NULL). */
 static const struct kube_resource *resource_of(enum res_kind r, const json_t *obj)
 {
-    switch (r) {
-    case RK_CONFIGMAP: return &KUBE_RES_CONFIGMAPS;
-    case RK_SERVICEACCOUNT: return &KUBE_RES_SERVICEACCOUNTS;
-    case RK_ROLE: return &KUBE_RES_ROLES;
-    case RK_ROLEBINDING: return &KUBE_RES_ROLEBINDINGS;
-    case RK_SECRET: return &KUBE_RES_SECRETS;
-    case RK_SERVICE: return &KUBE_RES_SERVICES;
-    case RK_POD: return &KUBE_RES_PODS;
-    case RK_JOB: return &KUBE_RES_JOBS;
-    case RK_PODGROUP: return podgroup_resource_of(ju_str(obj, "apiVersion"));
-    case RK_MPIJOB: return mpijob_resource_of(ju_str(obj, "apiVersion"));
-    default: return &KUBE_RES_EVENTS;
-    }
+    return kind_resource(r, ju_str(obj, "apiVersion"));
 }
 
 static json_t *ssh_secret(struct kube_client *c, const json_t *job, const char *name, struct kube_error *err)

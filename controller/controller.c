@@ -1,16 +1,18 @@
-/* controller.c - wires the caches, the work queue and the worker threads:
- * every change to an MPIJob or an object it owns queues "ns/job"; a worker
- * reads that job's objects from the caches, computes the plan
+/* controller.c - wires the informers (one per cached kind of kinds.c's table),
+ * the work queue and the worker threads: every change to an MPIJob or an object
+ * it owns queues "ns/job" (the informers' group); a worker reads that job's
+ * objects from the informers, computes the plan
  * (reconcile_plan), applies it, updates metrics, and requeues on failure
  * (per-key backoff) or when the plan asks (deadlines, TTL). */
 #include "controller.h"
 #include "crds.h"
 #include "health.h"
-#include "cache.h"
+#include "kinds.h"
 #include "launcher_memory.h"
 #include "metrics.h"
 #include "workqueue.h"
 #include "jsonutil.h"
+#include "kube/informer.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -21,26 +23,64 @@
 #include <string.h>
 #include <time.h>
 
-enum { C_MPIJOB, C_POD, C_JOB, C_CM, C_SVC, C_SA, C_ROLE, C_RB, C_SECRET, C_PG, C__COUNT };
-
 struct controller {
     struct kube_client *c;
     struct options o;
-    struct cache *caches[C__COUNT];
+    struct kube_informer *inf[RK__COUNT]; /* by kind; NULL for the kinds not cached */
     struct workqueue *q;
     struct launcher_memory *lmem; /* launcher termination records outliving their pods (F7) */
     pthread_t *workers;
     int nworkers;
 };
 
-static void notify(const char *key, void *ud)
+/* Page size of the informers' lists: one page at a time is held parsed (a page of 50 pods
+ * costs about 1 MB while it is processed). */
+#define LIST_PAGE 50
+
+static void on_group(const char *group, void *ud)
 {
-    wq_add(((struct controller *)ud)->q, key);
+    wq_add(((struct controller *)ud)->q, group);
 }
 
-static void observe_pod(const char *key, const json_t *pod, void *ud)
+static void on_pod(const char *group, const json_t *pod, void *ud)
 {
-    lmem_observe(((struct controller *)ud)->lmem, key, pod);
+    lmem_observe(((struct controller *)ud)->lmem, group, pod);
+}
+
+/* The API resource an informer of kind r lists: the discovered MPIJob version, the gang
+ * scheduler's PodGroups, else the table's. */
+static const struct kube_resource *informer_resource(const struct options *o, enum res_kind r)
+{
+    if (r == RK_MPIJOB)
+        return o->mpijob_res ? o->mpijob_res : &MPIJOB_RES_V2BETA1;
+    if (r == RK_PODGROUP)
+        return podgroup_resource_for_scheduler(o->build.gang);
+    return kind_of(r)->res;
+}
+
+/* Creates the informer of kind r (a row of kinds.c): compact, pruned, grouped by job. 0 ok
+ * (also when r is not cached), -1 on failure (logged). */
+static int new_informer(struct controller *ctl, struct kube_client *watch_c, enum res_kind r)
+{
+    const struct kind *k = kind_of(r);
+    int gang = ctl->o.build.gang && *ctl->o.build.gang;
+    if (k->read == KR_NONE || (r == RK_PODGROUP && !gang))
+        return 0;
+    struct kube_informer_opts io = { .ns = ctl->o.ns, .page_size = LIST_PAGE, .transform = k->prune, .compact = 1 };
+    if (k->read == KR_JOB) {
+        io.index = kind_job_group;
+    } else {
+        io.index = kind_owned_group;
+        io.label_selector = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
+    }
+    struct kube_informer_handlers h = { .ud = ctl, .on_group = on_group, .on_object = r == RK_POD ? on_pod : NULL };
+    char *err = NULL;
+    const struct kube_resource *res = informer_resource(&ctl->o, r);
+    ctl->inf[r] = kube_informer_new(watch_c, res, &io, &h, &err);
+    if (!ctl->inf[r])
+        KLOG_ERROR("informer %s: %s", k->resource, err ? err : "out of memory");
+    free(err);
+    return ctl->inf[r] ? 0 : -1;
 }
 
 struct controller *controller_new(struct kube_client *c, struct kube_client *watch_c, const struct options *o)
@@ -54,37 +94,14 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     if (ctl->q)
         wq_set_bucket(ctl->q, o->queue_rate_limit, o->queue_burst);
     ctl->lmem = lmem_new();
-    const char *sel = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
-    struct { const struct kube_resource *r; cache_prune_fn prune; } spec[C__COUNT] = {
-        { o->mpijob_res ? o->mpijob_res : &MPIJOB_RES_V2BETA1, prune_generic }, { &KUBE_RES_PODS, prune_pod }, { &KUBE_RES_JOBS, prune_job },
-        { &KUBE_RES_CONFIGMAPS, prune_compared }, { &KUBE_RES_SERVICES, prune_meta_only },
-        { &KUBE_RES_SERVICEACCOUNTS, prune_meta_only }, { &KUBE_RES_ROLES, prune_compared },
-        { &KUBE_RES_ROLEBINDINGS, prune_meta_only }, { &KUBE_RES_SECRETS, prune_meta_only },
-        { podgroup_resource_for_scheduler(o->build.gang), prune_meta_only },
-    };
-    int gang = o->build.gang && *o->build.gang;
-    for (int i = 0; i < C__COUNT; i++) {
-        if (i == C_PG && !gang)
-            continue;
-        struct cache_opts co = { .res = spec[i].r, .ns = o->ns, .label_selector = i == C_MPIJOB ? NULL : sel,
-                                 .group_label = i == C_MPIJOB ? NULL : LBL_T_JOB_NAME, .prune = spec[i].prune,
-                                 .notify = notify, .observe = i == C_POD ? observe_pod : NULL, .ud = ctl };
-        ctl->caches[i] = cache_new(watch_c, &co);
-        if (!ctl->caches[i] || !ctl->q || !ctl->lmem) {
-            controller_free(ctl);
-            return NULL;
-        }
+    int ok = ctl->q && ctl->lmem;
+    for (int r = 0; ok && r < RK__COUNT; r++)
+        ok = new_informer(ctl, watch_c, (enum res_kind)r) == 0;
+    if (!ok) {
+        controller_free(ctl);
+        return NULL;
     }
     return ctl;
-}
-
-static json_t *owned(struct controller *ctl, int which, const char *key, const char *job, const char *suffix)
-{
-    if (!ctl->caches[which])
-        return NULL;
-    char name[320];
-    snprintf(name, sizeof name, "%s%s", job, suffix);
-    return cache_get(ctl->caches[which], key, name);
 }
 
 static void record_metrics(const char *key, const char *ns, const struct plan *p)
@@ -106,15 +123,6 @@ static void record_metrics(const char *key, const char *ns, const struct plan *p
         metrics_job_info(key, ns, p->launcher_pod);
 }
 
-/* The cache holding objects of kind r, or NULL. */
-static struct cache *cache_of(struct controller *ctl, enum res_kind r)
-{
-    static const int map[RK__COUNT] = { [RK_CONFIGMAP] = C_CM, [RK_SERVICEACCOUNT] = C_SA, [RK_ROLE] = C_ROLE,
-        [RK_ROLEBINDING] = C_RB, [RK_SECRET] = C_SECRET, [RK_SERVICE] = C_SVC, [RK_POD] = C_POD,
-        [RK_JOB] = C_JOB, [RK_PODGROUP] = C_PG, [RK_MPIJOB] = C_MPIJOB, [RK_EVENT] = -1 };
-    return (unsigned)r < RK__COUNT && map[r] >= 0 ? ctl->caches[map[r]] : NULL;
-}
-
 struct sink_ctx {
     struct controller *ctl;
     const char *key;
@@ -123,13 +131,15 @@ struct sink_ctx {
 static void sink_stored(void *ud, enum res_kind r, const json_t *obj)
 {
     struct sink_ctx *s = ud;
-    cache_store(cache_of(s->ctl, r), obj);
+    if ((unsigned)r < RK__COUNT && s->ctl->inf[r])
+        kube_informer_store(s->ctl->inf[r], obj);
 }
 
 static void sink_gone(void *ud, enum res_kind r, const char *name)
 {
     struct sink_ctx *s = ud;
-    cache_drop(cache_of(s->ctl, r), s->key, name);
+    if ((unsigned)r < RK__COUNT && s->ctl->inf[r])
+        kube_informer_drop(s->ctl->inf[r], s->key, name);
 }
 
 static double mono_s(void)
@@ -137,6 +147,33 @@ static double mono_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads the objects of kind r the job named name (group key, v1alpha2 or not) owns into their
+ * slot of ob (kinds.c's table). */
+static void read_kind(struct controller *ctl, enum res_kind r, const char *key, const char *name, int v1alpha2,
+                      struct observed *ob)
+{
+    const struct kind *k = kind_of(r);
+    json_t **slot = (json_t **)((char *)ob + k->slot);
+    if (!ctl->inf[r] || (k->read != KR_OWNED && k->read != KR_GROUP))
+        return;
+    if (k->read == KR_GROUP) {
+        *slot = kube_informer_group(ctl->inf[r], key);
+        return;
+    }
+    char *obj_name = kind_object_name(r, name, v1alpha2);
+    *slot = obj_name ? kube_informer_get_in(ctl->inf[r], key, obj_name) : NULL;
+    free(obj_name);
+}
+
+/* Releases what a sync read (every slot of the table's kinds, and the remembered launcher). */
+static void observed_free(struct observed *ob)
+{
+    for (int r = 0; r < RK__COUNT; r++)
+        if (kind_of((enum res_kind)r)->read != KR_NONE)
+            json_decref(*(json_t **)((char *)ob + kind_of((enum res_kind)r)->slot));
+    json_decref(ob->launcher_seen);
 }
 
 /* One sync of key, started at t0 (mono_s); returns 0 done, -1 retry with backoff;
@@ -149,22 +186,16 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     char *ns = strndup(key, (size_t)(slash - key));
     const char *name = slash + 1;
     struct observed ob = { 0 };
-    ob.job = cache_get(ctl->caches[C_MPIJOB], key, name);
+    ob.job = kube_informer_get_in(ctl->inf[RK_MPIJOB], key, name);
     if (!ob.job) {
         lmem_forget(ctl->lmem, key);
         metrics_job_info(key, ns, NULL);
         free(ns);
         return 0;
     }
-    ob.configmap = owned(ctl, C_CM, key, name, "-config");
-    ob.service = owned(ctl, C_SVC, key, name, MPIJOB_SERVICE_SUFFIX(mpijob_object_is_v1alpha2(ob.job)));
-    ob.sa = owned(ctl, C_SA, key, name, "-launcher");
-    ob.role = owned(ctl, C_ROLE, key, name, "-launcher");
-    ob.rolebinding = owned(ctl, C_RB, key, name, "-launcher");
-    ob.secret = owned(ctl, C_SECRET, key, name, "-ssh");
-    ob.podgroup = owned(ctl, C_PG, key, name, "");
-    ob.launcher_job = owned(ctl, C_JOB, key, name, "-launcher");
-    ob.pods = cache_group(ctl->caches[C_POD], key);
+    int v1alpha2 = mpijob_object_is_v1alpha2(ob.job);
+    for (int r = 0; r < RK__COUNT; r++)
+        read_kind(ctl, (enum res_kind)r, key, name, v1alpha2, &ob);
     ob.launcher_seen = lmem_get(ctl->lmem, key);
     struct plan p;
     reconcile_plan(&ob, &ctl->o.build, ju_now_ms(), &p);
@@ -182,10 +213,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     if (p.retry)
         rc = -1;
     plan_free(&p);
-    json_t *all[] = { ob.job, ob.configmap, ob.service, ob.sa, ob.role, ob.rolebinding, ob.secret, ob.podgroup,
-                      ob.launcher_job, ob.pods, ob.launcher_seen };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        json_decref(all[i]);
+    observed_free(&ob);
     free(ns);
     return rc;
 }
@@ -238,18 +266,23 @@ static void *worker(void *arg)
 
 int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err)
 {
-    for (int i = 0; i < C__COUNT; i++)
-        if (ctl->caches[i] && cache_start(ctl->caches[i]) < 0)
-            return ju_err(err, "cannot start a cache thread");
+    for (int i = 0; i < RK__COUNT; i++) {
+        char *why = NULL;
+        if (ctl->inf[i] && kube_informer_start(ctl->inf[i], &why) < 0) {
+            ju_err(err, "cannot start the %s informer: %s", kind_of((enum res_kind)i)->resource, why ? why : "?");
+            free(why);
+            return -1;
+        }
+    }
     int64_t deadline = kube_now_ms() + 60000;
-    for (int i = 0; i < C__COUNT; i++) {
-        if (!ctl->caches[i])
+    for (int i = 0; i < RK__COUNT; i++) {
+        if (!ctl->inf[i])
             continue;
-        while (!cache_wait_synced(ctl->caches[i], 200) && kube_now_ms() < deadline)
+        while (!kube_informer_wait_synced(ctl->inf[i], 200) && kube_now_ms() < deadline)
             if (kube_cancel_requested(stop))
                 return -1;
-        if (!cache_wait_synced(ctl->caches[i], 0)) {
-            char *why = cache_last_error(ctl->caches[i]);
+        if (!kube_informer_wait_synced(ctl->inf[i], 0)) {
+            char *why = kube_informer_last_error(ctl->inf[i]);
             ju_err(err, "caches did not sync within 60 s: %s", why ? why : "no reply from the API server");
             free(why);
             return -1;
@@ -268,7 +301,7 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
         ctl->nworkers++;
     }
     health_arm(H_WORKERS, WORKERS_STALL_MS);
-    KLOG_INFO("controller started: %d workers, %zu MPIJobs cached", n, cache_count(ctl->caches[C_MPIJOB]));
+    KLOG_INFO("controller started: %d workers, %zu MPIJobs cached", n, kube_informer_count(ctl->inf[RK_MPIJOB]));
     return 0;
 }
 
@@ -279,9 +312,9 @@ void controller_stop(struct controller *ctl)
         pthread_join(ctl->workers[i], NULL);
     ctl->nworkers = 0;
     events_async_stop();
-    for (int i = 0; i < C__COUNT; i++) {
-        cache_free(ctl->caches[i]);
-        ctl->caches[i] = NULL;
+    for (int i = 0; i < RK__COUNT; i++) {
+        kube_informer_free(ctl->inf[i]);
+        ctl->inf[i] = NULL;
     }
 }
 

@@ -1,6 +1,6 @@
 /* launcher_memory.c - remembered launcher termination records (see launcher_memory.h). */
 #include "launcher_memory.h"
-#include "cache.h"
+#include "kinds.h"
 #include "jsonutil.h"
 #include "mpijob.h"
 

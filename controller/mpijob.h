@@ -88,8 +88,6 @@ const char *mpijob_worker_container(const struct mpijob *j);
 int mpijob_fqdn_hosts(const struct mpijob *j);
 /* Whether a raw MPIJob object (not normalised) is of the v1alpha2 shape. */
 int mpijob_object_is_v1alpha2(const json_t *obj);
-/* The headless Service's name suffix: "" for v2beta1 (<job>, as upstream), "-worker" for v1alpha2. */
-#define MPIJOB_SERVICE_SUFFIX(v1alpha2) ((v1alpha2) ? "-worker" : "")
 
 /* The API's spelling of each enum value (for messages, labels and env). */
 const char *mpi_impl_name(enum mpi_impl i);

@@ -2,6 +2,7 @@
  * every object an MPIJob owns. */
 #include "objects.h"
 #include "jsonutil.h"
+#include "kinds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +14,16 @@ void build_opts_default(struct build_opts *o)
     o->agent_image = DEFAULT_AGENT_IMAGE;
 }
 
-static char *fmt_name(const char *job, const char *suffix)
+/* The name of the job's object of kind r, from the table of kinds (kinds.c). */
+static char *owned_name(const struct mpijob *j, enum res_kind r)
 {
-    char *s = NULL;
-    if (asprintf(&s, "%s%s", job, suffix) < 0)
-        return NULL;
-    return s;
+    return kind_object_name(r, j->name, j->version == MPIJOB_V1ALPHA2);
 }
 
-char *name_config(const struct mpijob *j) { return fmt_name(j->name, "-config"); }
-char *name_service(const struct mpijob *j)
-{
-    return fmt_name(j->name, MPIJOB_SERVICE_SUFFIX(j->version == MPIJOB_V1ALPHA2));
-}
-char *name_launcher(const struct mpijob *j) { return fmt_name(j->name, "-launcher"); }
-char *name_secret(const struct mpijob *j) { return fmt_name(j->name, "-ssh"); }
+char *name_config(const struct mpijob *j) { return owned_name(j, RK_CONFIGMAP); }
+char *name_service(const struct mpijob *j) { return owned_name(j, RK_SERVICE); }
+char *name_launcher(const struct mpijob *j) { return owned_name(j, RK_JOB); }
+char *name_secret(const struct mpijob *j) { return owned_name(j, RK_SECRET); }
 
 const char *launcher_user_sa(const struct mpijob *j)
 {

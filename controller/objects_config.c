@@ -6,33 +6,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Writes the host name of worker i (i < 0: the launcher). */
-static void put_host(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i)
+/* Writes the host name of worker i (i < 0: the launcher), names from the name helpers; sets
+ * *oom when one cannot be made. */
+static void put_host(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i, int *oom)
 {
-    if (i < 0)
-        fprintf(f, "%s-launcher", j->name);
+    char *host = i < 0 ? name_launcher(j) : name_worker(j, i);
+    char *svc = mpijob_fqdn_hosts(j) ? name_service(j) : NULL;
+    if (!host || (mpijob_fqdn_hosts(j) && !svc))
+        *oom = 1;
     else
-        fprintf(f, "%s-worker-%lld", j->name, i);
-    if (mpijob_fqdn_hosts(j)) {
-        fprintf(f, ".%s%s.%s.svc", j->name, MPIJOB_SERVICE_SUFFIX(j->version == MPIJOB_V1ALPHA2), j->ns);
+        fputs(host, f);
+    if (svc) {
+        fprintf(f, ".%s.%s.svc", svc, j->ns);
         if (o->cluster_domain && *o->cluster_domain)
             fprintf(f, ".%s", o->cluster_domain);
     }
+    free(host);
+    free(svc);
 }
 
-static void put_line(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i)
+static void put_line(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i, int *oom)
 {
-    put_host(f, j, o, i);
+    put_host(f, j, o, i, oom);
     if (j->impl == MPI_IMPL_OPENMPI)
         fprintf(f, " slots=%lld\n", j->slots_per_worker);
     else
         fprintf(f, ":%lld\n", j->slots_per_worker);
 }
 
-/* fclose sets *buf (open_memstream), so it is read only afterwards. */
-static char *close_stream(FILE *f, char **buf)
+/* fclose sets *buf (open_memstream), so it is read only afterwards; NULL when oom. */
+static char *close_stream(FILE *f, char **buf, int oom)
 {
-    if (fclose(f) != 0) {
+    if (fclose(f) != 0 || oom) {
         free(*buf);
         return NULL;
     }
@@ -46,11 +51,12 @@ char *obj_hostfile(const struct mpijob *j, const struct build_opts *o)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
+    int oom = 0;
     if (j->run_launcher_as_worker)
-        put_line(f, j, o, -1);
-    for (long long i = 0; i < j->worker.replicas; i++)
-        put_line(f, j, o, i);
-    return close_stream(f, &buf);
+        put_line(f, j, o, -1, &oom);
+    for (long long i = 0; i < j->worker.replicas && !oom; i++)
+        put_line(f, j, o, i, &oom);
+    return close_stream(f, &buf, oom);
 }
 
 char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)
@@ -60,20 +66,21 @@ char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, con
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
+    int oom = 0;
     fputs("#!/bin/sh\n", f);
     if (j->run_launcher_as_worker) {
         fputs("echo ", f);
-        put_host(f, j, o, -1);
+        put_host(f, j, o, -1, &oom);
         fprintf(f, ":%lld\n", j->slots_per_worker);
     }
     for (long long i = 0; running && i < j->worker.replicas; i++) {
         if (!running[i])
             continue;
         fputs("echo ", f);
-        put_host(f, j, o, i);
+        put_host(f, j, o, i, &oom);
         fprintf(f, ":%lld\n", j->slots_per_worker);
     }
-    return close_stream(f, &buf);
+    return close_stream(f, &buf, oom);
 }
 
 json_t *obj_configmap(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)

@@ -2,18 +2,14 @@
  * termination message (summary line + "phases: {json}"). */
 #include "plan_int.h"
 #include "jsonutil.h"
+#include "kinds.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const res_names[RK__COUNT] = {
-    "configmaps", "serviceaccounts", "roles", "rolebindings", "secrets", "services",
-    "pods", "jobs", "podgroups", "mpijobs", "events",
-};
-
 const char *res_kind_name(enum res_kind r)
 {
-    return r < RK__COUNT ? res_names[r] : "?";
+    return r < RK__COUNT ? kind_of(r)->resource : "?";
 }
 
 static struct action *plan_push(struct plan *p, enum act_kind k, enum res_kind r)

@@ -6,7 +6,7 @@
  * finalizers and managedFields (~470 of a typical object's ~600 bytes) go.
  * Nothing is written back from a pruned copy: updates are built from the
  * desired object (reconcile.c ensure()). */
-#include "cache.h"
+#include "kinds.h"
 #include "jsonutil.h"
 #include "mpijob.h"
 
@@ -86,7 +86,7 @@ void prune_meta_only(json_t *obj)
 
 void prune_compared(json_t *obj)
 {
-    static const char *const compared[] = {"rules", "data", NULL};
+    static const char *const compared[] = {"rules", "data", NULL}; /* the compared fields of kinds.c */
     keep_top_level(obj, compared);
 }
 

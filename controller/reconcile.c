@@ -5,6 +5,7 @@
 #include "plan_int.h"
 #include "status.h"
 #include "jsonutil.h"
+#include "kinds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +70,11 @@ static json_t *field_patch(const json_t *have, const json_t *want, const char *f
 }
 
 /* Creates obj when absent, refuses a same-named object we don't own, patches when
- * the fields that matter differ. Returns -1 to stop the sync (foreign object). */
-static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *want, const char *field)
+ * the field that matters (the kind's compared field, kinds.c) differs. Returns -1 to stop
+ * the sync (foreign object). */
+static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *want)
 {
+    const char *field = kind_of(r)->compared;
     if (!want) {
         c->p->retry = 1;
         return -1;
@@ -258,12 +261,12 @@ static int ensure_objects(struct sync_ctx *c)
     for (long long i = 0; running && i < c->j->worker.replicas; i++)
         running[i] = c->workers[i] && !pod_terminating(c->workers[i]) &&
                      strcmp(pod_phase(c->workers[i]), "Running") == 0;
-    int rc = ensure(c, RK_CONFIGMAP, ob->configmap, obj_configmap(c->j, c->o, running), "data");
+    int rc = ensure(c, RK_CONFIGMAP, ob->configmap, obj_configmap(c->j, c->o, running));
     free(running);
-    if (rc < 0 || ensure(c, RK_SERVICEACCOUNT, ob->sa, obj_service_account(c->j), NULL) < 0 ||
-        ensure(c, RK_ROLE, ob->role, obj_role(c->j), "rules") < 0 ||
-        ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j), NULL) < 0 ||
-        ensure(c, RK_SERVICE, ob->service, obj_service(c->j), NULL) < 0)
+    if (rc < 0 || ensure(c, RK_SERVICEACCOUNT, ob->sa, obj_service_account(c->j)) < 0 ||
+        ensure(c, RK_ROLE, ob->role, obj_role(c->j)) < 0 ||
+        ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j)) < 0 ||
+        ensure(c, RK_SERVICE, ob->service, obj_service(c->j)) < 0)
         return -1;
     if (c->j->transport == TRANSPORT_SSH) {
         char *sn = name_secret(c->j);
@@ -277,7 +280,7 @@ static int ensure_objects(struct sync_ctx *c)
         }
     }
     if (c->o->gang && *c->o->gang && !c->j->suspend &&
-        ensure(c, RK_PODGROUP, ob->podgroup, obj_podgroup(c->j, c->o), NULL) < 0)
+        ensure(c, RK_PODGROUP, ob->podgroup, obj_podgroup(c->j, c->o)) < 0)
         return -1;
     return 0;
 }

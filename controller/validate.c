@@ -2,9 +2,11 @@
  * validation upstream v2 does, plus the CRD minimums): every failure is one
  * line naming the field and what was expected. */
 #include "mpijob.h"
+#include "objects.h"
 #include "jsonutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kube/util.h"
@@ -28,18 +30,21 @@ static int dns1035(const char *s)
 static int check_name(const struct mpijob *j, char **err)
 {
     long long last = j->worker.replicas > 0 ? j->worker.replicas - 1 : 0;
-    char pod[320];
-    snprintf(pod, sizeof pod, "%s-worker-%lld", j->name, last);
+    char *pod = name_worker(j, last), *launcher = name_launcher(j);
     char qn[96], qp[96];
-    if (strlen(j->name) > 253 || !dns1035(pod))
-        return ju_err(err, "metadata.name: \"%s\" gives worker pod name \"%s\", which must be a DNS-1035 "
-                      "label (lower-case letters, digits, '-', starting with a letter, at most 63 characters)",
-                      kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(pod, qp, sizeof qp));
-    snprintf(pod, sizeof pod, "%s-launcher", j->name);
-    if (!dns1035(pod))
-        return ju_err(err, "metadata.name: \"%s\" gives launcher name \"%s\", which must be a DNS-1035 label",
-                      kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(pod, qp, sizeof qp));
-    return 0;
+    int rc = 0;
+    if (!pod || !launcher)
+        rc = ju_err(err, "metadata.name: out of memory checking it");
+    else if (strlen(j->name) > 253 || !dns1035(pod))
+        rc = ju_err(err, "metadata.name: \"%s\" gives worker pod name \"%s\", which must be a DNS-1035 "
+                    "label (lower-case letters, digits, '-', starting with a letter, at most 63 characters)",
+                    kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(pod, qp, sizeof qp));
+    else if (!dns1035(launcher))
+        rc = ju_err(err, "metadata.name: \"%s\" gives launcher name \"%s\", which must be a DNS-1035 label",
+                    kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(launcher, qp, sizeof qp));
+    free(pod);
+    free(launcher);
+    return rc;
 }
 
 static int check_str_array(const json_t *a, const char *path, char **err)

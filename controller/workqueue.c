@@ -3,6 +3,8 @@
  * delayed keys are a small unsorted list scanned when a worker waits. */
 #include "workqueue.h"
 #include "jsonutil.h"
+#include "kube/timer.h"
+#include "kube/util.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -29,28 +31,24 @@ struct workqueue {
     int64_t refilled_ms;
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct workqueue *wq_new(void)
 {
     struct workqueue *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cv, &ca);
-    pthread_condattr_destroy(&ca);
     q->dirty = json_object();
     q->processing = json_object();
     q->failures = json_object();
-    return q;
+    int mu = q->dirty && q->processing && q->failures && pthread_mutex_init(&q->mu, NULL) == 0;
+    if (mu && kube_cond_init_monotonic(&q->cv) == 0)
+        return q;
+    if (mu)
+        pthread_mutex_destroy(&q->mu);
+    json_decref(q->dirty);
+    json_decref(q->processing);
+    json_decref(q->failures);
+    free(q);
+    return NULL;
 }
 
 static int fifo_push(struct workqueue *q, const char *key)
@@ -99,7 +97,7 @@ void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms)
         return;
     }
     pthread_mutex_lock(&q->mu);
-    int64_t due = mono_ms() + delay_ms;
+    int64_t due = kube_now_ms() + delay_ms;
     for (size_t i = 0; i < q->ndl; i++)
         if (strcmp(q->dl[i].key, key) == 0) {
             if (due < q->dl[i].due)
@@ -138,7 +136,7 @@ void wq_set_bucket(struct workqueue *q, double qps, int burst)
     q->qps = qps;
     q->burst = burst > 0 ? burst : 1;
     q->tokens = q->burst;
-    q->refilled_ms = mono_ms();
+    q->refilled_ms = kube_now_ms();
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -147,7 +145,7 @@ static int64_t bucket_delay_locked(struct workqueue *q)
 {
     if (q->qps <= 0)
         return 0;
-    int64_t now = mono_ms();
+    int64_t now = kube_now_ms();
     q->tokens += (double)(now - q->refilled_ms) * q->qps / 1000.0;
     if (q->tokens > q->burst)
         q->tokens = q->burst;
@@ -181,7 +179,7 @@ void wq_forget(struct workqueue *q, const char *key)
 /* Moves due delayed keys to the FIFO; returns ms until the next one (-1 none). */
 static int64_t promote_locked(struct workqueue *q)
 {
-    int64_t now = mono_ms(), next = -1;
+    int64_t now = kube_now_ms(), next = -1;
     for (size_t i = 0; i < q->ndl;) {
         if (q->dl[i].due <= now) {
             add_locked(q, q->dl[i].key);
@@ -207,19 +205,8 @@ char *wq_get(struct workqueue *q)
         }
         if (q->len > 0)
             break;
-        if (next < 0) {
-            pthread_cond_wait(&q->cv, &q->mu);
-        } else {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_sec += next / 1000;
-            ts.tv_nsec += (next % 1000) * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&q->cv, &q->mu, &ts);
-        }
+        struct timespec due = kube_deadline_after_ms(next);
+        kube_cond_wait_until(&q->cv, &q->mu, next < 0 ? NULL : &due);
     }
     char *key = q->fifo[q->head];
     q->head = (q->head + 1) % q->cap;

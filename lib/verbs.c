@@ -120,6 +120,12 @@ json_t *kube_list(struct kube_client *c, const struct kube_resource *r, const ch
     return list_page(c, r, ns, opts, NULL, err);
 }
 
+json_t *kube_list_cancel(struct kube_client *c, const struct kube_resource *r, const char *ns,
+                         const struct kube_list_opts *opts, struct kube_cancel *extra, struct kube_error *err)
+{
+    return list_page(c, r, ns, opts, extra, err);
+}
+
 /* Pages through continue tokens, appending items to the first page. */
 static json_t *list_pages(struct kube_client *c, const struct kube_resource *r, const char *ns,
                           const struct kube_list_opts *opts, struct kube_cancel *extra, struct kube_error *err)

@@ -65,6 +65,9 @@ json_t *kube_get_status(struct kube_client *c, const struct kube_resource *r, co
 /* GET one page of a list (ns NULL = all namespaces); the List object incl. metadata.continue. */
 json_t *kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns,
                   const struct kube_list_opts *opts, struct kube_error *err);
+/* Like kube_list, also stopping with KUBE_CANCELLED once extra (may be NULL) triggers. */
+json_t *kube_list_cancel(struct kube_client *c, const struct kube_resource *r, const char *ns,
+                         const struct kube_list_opts *opts, struct kube_cancel *extra, struct kube_error *err);
 /* Lists every page (following continue; opts->limit is the page size) into one List object whose
  * metadata.resourceVersion is the first page's (the snapshot the pages belong to). */
 json_t *kube_list_all(struct kube_client *c, const struct kube_resource *r, const char *ns,

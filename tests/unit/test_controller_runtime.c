@@ -1,7 +1,7 @@
 /* test_controller_runtime.c - the work queue (coalescing, no concurrent
  * processing of a key, delays, per-key backoff, shutdown), the metrics text
  * (both job-info names, counters, histograms, quantiles), flag parsing and the
- * caches' write-through of the operator's own writes, their compact object
+ * informers' write-through of the operator's own writes, their compact object
  * store and what pruning keeps of a pod. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,10 +17,17 @@
 #include "../../controller/workqueue.h"
 #include "../../controller/metrics.h"
 #include "../../controller/controller.h"
-#include "../../controller/cache.h"
-#include "../../controller/objstore.h"
-#include "../../controller/textpack.h"
+#include "../../controller/kinds.h"
+#include "../../lib/informer_store.h"
+#include "kube/informer.h"
 #include "kube/resource.h"
+
+/* A pod informer as the controller makes it (compact, pruned, grouped by job), not started. */
+static struct kube_informer *pod_cache(void)
+{
+    struct kube_informer_opts io = { .index = kind_owned_group, .transform = prune_pod, .compact = 1 };
+    return kube_informer_new(NULL, &KUBE_RES_PODS, &io, NULL, NULL);
+}
 
 static int64_t mono_ms(void)
 {
@@ -29,38 +36,36 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* cache_store/cache_drop: the reply to our own write is visible to the next sync at once,
+/* kube_informer_store/kube_informer_drop: the reply to our own write is visible to the next sync at once,
  * pruned and grouped like a watched object; a reply without a numeric resourceVersion is not. */
 static void test_cache_write_through(void **state)
 {
     (void)state;
-    struct cache_opts o = { .res = &KUBE_RES_PODS, .group_label = "training.kubeflow.org/job-name",
-                            .prune = prune_pod };
-    struct cache *k = cache_new(NULL, &o);
+    struct kube_informer *k = pod_cache();
     assert_non_null(k);
     json_t *pod = json_pack("{s:{s:s, s:s, s:s, s:{s:s}}, s:{s:[]}, s:{s:s}}", "metadata", "name", "pi-worker-0",
                             "namespace", "default", "resourceVersion", "17", "labels",
                             "training.kubeflow.org/job-name", "pi", "spec", "containers", "status", "phase", "Pending");
-    cache_store(k, pod);
-    json_t *got = cache_get(k, "default/pi", "pi-worker-0");
+    kube_informer_store(k, pod);
+    json_t *got = kube_informer_get_in(k, "default/pi", "pi-worker-0");
     assert_non_null(got);
     assert_null(json_object_get(got, "spec")); /* pruned */
     json_decref(got);
-    assert_int_equal(cache_count(k), 1);
-    cache_drop(k, "default/pi", "pi-worker-0");
-    assert_null(cache_get(k, "default/pi", "pi-worker-0"));
-    assert_int_equal(cache_count(k), 0);
+    assert_int_equal(kube_informer_count(k), 1);
+    kube_informer_drop(k, "default/pi", "pi-worker-0");
+    assert_null(kube_informer_get_in(k, "default/pi", "pi-worker-0"));
+    assert_int_equal(kube_informer_count(k), 0);
     json_object_set_new(json_object_get(pod, "metadata"), "resourceVersion", json_string("x17"));
-    cache_store(k, pod);
-    assert_null(cache_get(k, "default/pi", "pi-worker-0"));
+    kube_informer_store(k, pod);
+    assert_null(kube_informer_get_in(k, "default/pi", "pi-worker-0"));
     json_decref(pod);
-    cache_free(k);
+    kube_informer_free(k);
 }
 
-static void count_cb(const char *name, const char *text, void *ud)
+static void count_cb(const char *group, const struct store_entry *e, void *ud)
 {
-    (void)name;
-    (void)text;
+    (void)group;
+    (void)e;
     (*(int *)ud)++;
 }
 
@@ -72,55 +77,62 @@ static void key_cb(const char *key, void *ud)
 
 /* The store: put replaces, del removes (and the group with its last object), groups and
  * counts stay exact across the bucket array's growth (3,000 groups from 64 buckets). */
+/* The text stored as name in group key (NULL when absent); *rv (if given) its resourceVersion. */
+static const char *get_text(const struct store *s, const char *key, const char *name, unsigned long long *rv)
+{
+    const struct store_entry *e = store_get(s, key, name);
+    if (e && rv)
+        *rv = e->rv;
+    return e ? store_entry_text(e) : NULL;
+}
+
 static void test_objstore(void **state)
 {
     (void)state;
-    struct objstore *s = os_new();
+    struct store *s = store_new();
     assert_non_null(s);
     char key[64], name[64];
     for (int i = 0; i < 3000; i++) {
         snprintf(key, sizeof key, "ns/job-%d", i);
         for (int j = 0; j < 3; j++) {
             snprintf(name, sizeof name, "job-%d-worker-%d", i, j);
-            assert_int_equal(os_put(s, key, name, "{\"a\":1}", (unsigned long long)(i * 10 + j)), 0);
+            assert_int_equal(store_put(s, key, name, NULL, "{\"a\":1}", (unsigned long long)(i * 10 + j)), 0);
         }
     }
-    assert_int_equal(os_count(s), 9000);
+    assert_int_equal(store_count(s), 9000);
     unsigned long long rv = 0;
-    assert_string_equal(os_get(s, "ns/job-2999", "job-2999-worker-2", &rv), "{\"a\":1}");
+    assert_string_equal(get_text(s, "ns/job-2999", "job-2999-worker-2", &rv), "{\"a\":1}");
     assert_int_equal(rv, 29992);
-    assert_int_equal(os_put(s, "ns/job-7", "job-7-worker-1", "{\"b\":2}", 99), 0); /* replace */
-    assert_int_equal(os_count(s), 9000);
-    assert_string_equal(os_get(s, "ns/job-7", "job-7-worker-1", &rv), "{\"b\":2}");
+    assert_int_equal(store_put(s, "ns/job-7", "job-7-worker-1", NULL, "{\"b\":2}", 99), 0); /* replace */
+    assert_int_equal(store_count(s), 9000);
+    assert_string_equal(get_text(s, "ns/job-7", "job-7-worker-1", &rv), "{\"b\":2}");
     assert_int_equal(rv, 99);
     int n = 0;
-    os_group_foreach(s, "ns/job-7", count_cb, &n);
+    store_foreach(s, "ns/job-7", count_cb, &n);
     assert_int_equal(n, 3);
-    assert_null(os_get(s, "ns/job-7", "job-7-worker-9", NULL));
-    assert_null(os_get(s, "ns/job-3000", "job-3000-worker-0", NULL));
-    assert_int_equal(os_del(s, "ns/job-7", "job-7-worker-9"), 0);
+    assert_null(get_text(s, "ns/job-7", "job-7-worker-9", NULL));
+    assert_null(get_text(s, "ns/job-3000", "job-3000-worker-0", NULL));
+    assert_int_equal(store_del(s, "ns/job-7", "job-7-worker-9"), 0);
     for (int j = 0; j < 3; j++) {
         snprintf(name, sizeof name, "job-7-worker-%d", j);
-        assert_int_equal(os_del(s, "ns/job-7", name), 1);
+        assert_int_equal(store_del(s, "ns/job-7", name), 1);
     }
-    assert_int_equal(os_has_group(s, "ns/job-7"), 0);
-    assert_int_equal(os_has_group(s, "ns/job-8"), 1);
-    assert_int_equal(os_count(s), 8997);
+    assert_int_equal(store_has_group(s, "ns/job-7"), 0);
+    assert_int_equal(store_has_group(s, "ns/job-8"), 1);
+    assert_int_equal(store_count(s), 8997);
     n = 0;
-    os_keys_foreach(s, key_cb, &n);
+    store_groups_foreach(s, key_cb, &n);
     assert_int_equal(n, 2999);
-    os_free(s);
+    store_free(s);
 }
 
-/* A pod as the caches keep it: name and namespace back from the store's keys, the role and
+/* A pod as the caches keep it: the name back from the store's key, the role and
  * index labels, the controller reference's kind/uid, phase, conditions' type/status/time,
  * termination records; no spec, other labels, uid, annotations or other owner references. */
 static void test_cache_pruned_pod(void **state)
 {
     (void)state;
-    struct cache_opts o = { .res = &KUBE_RES_PODS, .group_label = "training.kubeflow.org/job-name",
-                            .prune = prune_pod };
-    struct cache *k = cache_new(NULL, &o);
+    struct kube_informer *k = pod_cache();
     assert_non_null(k);
     json_t *pod = json_loads(
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pi-worker-1\",\"namespace\":\"team\","
@@ -135,8 +147,8 @@ static void test_cache_pruned_pod(void **state)
         "\"image\":\"i\",\"state\":{\"running\":{}},\"lastState\":{\"terminated\":{\"exitCode\":3}}}]}}",
         0, NULL);
     assert_non_null(pod);
-    cache_store(k, pod);
-    json_t *got = cache_get(k, "team/pi", "pi-worker-1");
+    kube_informer_store(k, pod);
+    json_t *got = kube_informer_get_in(k, "team/pi", "pi-worker-1");
     assert_non_null(got);
     json_t *want = json_loads(
         "{\"metadata\":{\"name\":\"pi-worker-1\",\"namespace\":\"team\",\"resourceVersion\":\"42\","
@@ -149,7 +161,7 @@ static void test_cache_pruned_pod(void **state)
     assert_non_null(want);
     char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT), *w = json_dumps(want, JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(g, w);
-    json_t *grp = cache_group(k, "team/pi");
+    json_t *grp = kube_informer_group(k, "team/pi");
     assert_int_equal(json_array_size(grp), 1);
     assert_true(json_equal(json_array_get(grp, 0), want));
     free(g);
@@ -158,7 +170,7 @@ static void test_cache_pruned_pod(void **state)
     json_decref(want);
     json_decref(got);
     json_decref(pod);
-    cache_free(k);
+    kube_informer_free(k);
 }
 
 /* A blocked pod keeps why (controller/blocked.c): PodScheduled=False's reason and message, a
@@ -189,37 +201,6 @@ static void test_prune_pod_blocked(void **state)
     free(w);
     json_decref(want);
     json_decref(pod);
-}
-
-/* Packing is lossless for any text (dictionary hits, near misses, control bytes, empty) and
- * shrinks the objects the caches hold. */
-static void test_textpack(void **state)
-{
-    (void)state;
-    const char *texts[] = {
-        "",
-        "{\"metadata\":{\"resourceVersion\":\"4080\",\"ownerReferences\":[{\"kind\":\"MPIJob\",\"uid\":\"a4a4\","
-        "\"controller\":true}]}}",
-        "{\"metadata\":{\"resourceVersion\":\"1\"},\"data\":{\"discover_hosts.sh\":\"#!/bin/sh\\n\","
-        "\"hostfile\":\"pi-worker-0 slots=1\\npi-worker-1 slots=1\\n\"}}",
-        "{\"metadata\":{\"resourceVersio", /* a fragment cut short */
-        "\"name\":\"\"name\":\"-worker--worker-",
-        "raw\x01\x1e\x1f" "bytes \"name\":\"",
-        "\x1f{\"metadata\":{\"resourceVersion\":\"",
-        "\xc3\xa9\"image\":\"\xe2\x82\xac",
-    };
-    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-        char *p = tp_pack(texts[i]);
-        assert_non_null(p);
-        char *u = tp_unpack(p);
-        assert_non_null(u);
-        assert_string_equal(u, texts[i]);
-        free(p);
-        free(u);
-    }
-    char *p = tp_pack(texts[1]);
-    assert_true(strlen(p) * 2 < strlen(texts[1]));
-    free(p);
 }
 
 static void test_coalesce(void **state)
@@ -440,7 +421,6 @@ int main(void)
         cmocka_unit_test(test_queue_bucket),
         cmocka_unit_test(test_cache_write_through),
         cmocka_unit_test(test_objstore),
-        cmocka_unit_test(test_textpack),
         cmocka_unit_test(test_prune_pod_blocked),
         cmocka_unit_test(test_cache_pruned_pod),
     };

@@ -1,7 +1,8 @@
 /* test_lib_client.c - network tests of the client against a fake API server
  * (test_lib_fakeapi.py, real TLS with an openssl-made CA): CRUD and Status
  * errors, pagination, retries and Retry-After, TLS/CA/token failures,
- * keep-alive, watch resume and 410, informer sync/update/relist, cancel. */
+ * keep-alive, watch resume and 410, informer sync/update/relist, cancel, and a
+ * grouped, transformed, compact informer with write-through. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -704,7 +705,8 @@ static void test_informer(void **st)
     create_in(c, "inf", "w0", "worker");
     create_in(c, "inf", "l0", "launcher");
     struct icount k = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    struct kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, &k};
+    struct kube_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
+                                      .on_synced = on_synced, .ud = &k};
     struct kube_informer_opts io = {.ns = "inf", .label_selector = "app=mpi", .page_size = 1, .watch_timeout_s = 30};
     char *err = NULL;
     struct kube_informer *inf = kube_informer_new(c, &KUBE_RES_CONFIGMAPS, &io, &h, &err);
@@ -761,6 +763,149 @@ static void test_informer(void **st)
     kube_client_free(c);
 }
 
+/* ---- grouped, transformed, compact informer (the operator's kind) ---- */
+
+struct gcount {
+    pthread_mutex_t mu;
+    int worker_groups, launcher_groups, objects, adds;
+};
+
+/* Groups by the role label ("ns/role"); role=skip objects stay out of the cache. */
+static char *role_group(const json_t *obj)
+{
+    const char *role = kube_json_str(obj, "metadata.labels.role"), *ns = kube_obj_namespace(obj);
+    return role && strcmp(role, "skip") != 0 ? kube_strdup_printf("%s/%s", ns ? ns : "", role) : NULL;
+}
+
+static void drop_data(json_t *obj)
+{
+    json_object_del(obj, "data");
+}
+
+static void g_on_group(const char *group, void *ud)
+{
+    struct gcount *k = ud;
+    pthread_mutex_lock(&k->mu);
+    k->worker_groups += strcmp(group, "grp/worker") == 0;
+    k->launcher_groups += strcmp(group, "grp/launcher") == 0;
+    pthread_mutex_unlock(&k->mu);
+}
+
+static void g_on_object(const char *group, const json_t *obj, void *ud)
+{
+    struct gcount *k = ud;
+    (void)group;
+    pthread_mutex_lock(&k->mu);
+    k->objects += json_object_get(obj, "data") != NULL; /* before the transform */
+    pthread_mutex_unlock(&k->mu);
+}
+
+static void g_on_add(const json_t *o, void *ud)
+{
+    struct gcount *k = ud;
+    (void)o;
+    pthread_mutex_lock(&k->mu);
+    k->adds++;
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* Waits up to 5 s until *field (guarded by k->mu) exceeds above. */
+static int wait_counter(struct gcount *k, const int *field, int above)
+{
+    for (int i = 0; i < 100; i++) {
+        pthread_mutex_lock(&k->mu);
+        int v = *field;
+        pthread_mutex_unlock(&k->mu);
+        if (v > above)
+            return 1;
+        usleep(50000);
+    }
+    return 0;
+}
+
+static void test_informer_grouped(void **st)
+{
+    (void)st;
+    struct kube_client *c = good_client();
+    create_in(c, "grp", "w0", "worker");
+    create_in(c, "grp", "w1", "worker");
+    create_in(c, "grp", "l0", "launcher");
+    create_in(c, "grp", "s0", "skip");
+    struct gcount k = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct kube_informer_handlers h = {.on_add = g_on_add, .on_group = g_on_group, .on_object = g_on_object,
+                                      .ud = &k};
+    struct kube_informer_opts io = {.ns = "grp", .page_size = 1, .watch_timeout_s = 30, .index = role_group,
+                                    .transform = drop_data, .compact = 1};
+    char *err = NULL;
+    struct kube_informer *inf = kube_informer_new(c, &KUBE_RES_CONFIGMAPS, &io, &h, &err);
+    assert_non_null(inf);
+    assert_int_equal(kube_informer_start(inf, &err), 0);
+    assert_int_equal(kube_informer_wait_synced(inf, 5000), 1);
+    assert_int_equal(kube_informer_count(inf), 3); /* s0 has no group */
+    json_t *workers = kube_informer_group(inf, "grp/worker");
+    assert_int_equal(json_array_size(workers), 2);
+    json_t *w = json_array_get(workers, 0);
+    assert_null(json_object_get(w, "data"));                    /* transformed */
+    assert_string_equal(kube_obj_namespace(w), "grp");
+    assert_true(strcmp(kube_obj_name(w), "w0") == 0 || strcmp(kube_obj_name(w), "w1") == 0);
+    json_decref(workers);
+    json_t *l0 = kube_informer_get_in(inf, "grp/launcher", "l0");
+    assert_non_null(l0);
+    assert_string_equal(kube_obj_name(l0), "l0");
+    json_decref(l0);
+    assert_null(kube_informer_get_in(inf, "grp/worker", "l0"));
+    json_t *by_scan = kube_informer_get(inf, "grp", "w1");
+    assert_non_null(by_scan);
+    json_decref(by_scan);
+    /* the sync names every group (just after waking wait_synced's waiters) */
+    assert_true(wait_counter(&k, &k.worker_groups, 0) && wait_counter(&k, &k.launcher_groups, 0));
+    pthread_mutex_lock(&k.mu);
+    assert_int_equal(k.objects, 3);                              /* each grouped one, before the transform */
+    assert_int_equal(k.adds, 0);                                 /* compact: no add/update/delete */
+    pthread_mutex_unlock(&k.mu);
+
+    /* write-through: the reply to our own create is there at once, and once only */
+    pthread_mutex_lock(&k.mu);
+    int workers_before = k.worker_groups;
+    pthread_mutex_unlock(&k.mu);
+    struct kube_error e = KUBE_ERROR_INIT;
+    json_t *o = cm("w2", "worker");
+    json_t *reply = kube_create(c, &KUBE_RES_CONFIGMAPS, "grp", o, &e);
+    json_decref(o);
+    assert_non_null(reply);
+    kube_informer_store(inf, reply);
+    json_decref(reply);
+    json_t *w2 = kube_informer_get_in(inf, "grp/worker", "w2");
+    assert_non_null(w2);
+    json_decref(w2);
+    assert_true(wait_informer_count(inf, 4));
+    assert_true(wait_counter(&k, &k.worker_groups, workers_before)); /* the watch's event for it came */
+    /* drop: gone from the cache at once */
+    kube_informer_drop(inf, "grp/worker", "w2");
+    assert_null(kube_informer_get_in(inf, "grp/worker", "w2"));
+    /* a watch event of a group notifies it */
+    pthread_mutex_lock(&k.mu);
+    int before = k.launcher_groups;
+    pthread_mutex_unlock(&k.mu);
+    create_in(c, "grp", "l1", "launcher");
+    assert_true(wait_informer_count(inf, 4));
+    assert_true(wait_counter(&k, &k.launcher_groups, before));
+    /* the watch's reconnect refused for good (403): the informer relists, which brings back w2
+     * (dropped here only) and names every group again */
+    pthread_mutex_lock(&k.mu);
+    before = k.launcher_groups;
+    pthread_mutex_unlock(&k.mu);
+    json_decref(fault(c, "/fault/fail?n=1&code=403"));
+    json_decref(fault(c, "/fault/drop-watches"));
+    assert_true(wait_informer_count(inf, 5));
+    assert_true(wait_counter(&k, &k.launcher_groups, before));
+    workers = kube_informer_group(inf, "grp/worker");
+    assert_int_equal(json_array_size(workers), 3);
+    json_decref(workers);
+    kube_informer_free(inf);
+    kube_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,6 +915,7 @@ int main(void)
         cmocka_unit_test(test_malformed_replies),
         cmocka_unit_test(test_tls_and_auth),  cmocka_unit_test(test_token_rotation),
         cmocka_unit_test(test_watch_resume_and_gone), cmocka_unit_test(test_informer),
+        cmocka_unit_test(test_informer_grouped),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

@@ -1,24 +1,18 @@
-/* objstore.c - grouped, compact storage of serialised objects (see objstore.h):
+/* informer_store.c - the informer's grouped object storage (see informer_store.h):
  * a chained hash table of groups, each a singly linked list of entries. */
-#include "objstore.h"
+#include "informer_store.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct entry {
-    struct entry *next;
-    unsigned long long rv;
-    char data[]; /* name '\0' text '\0' */
-};
-
 struct group {
     struct group *next;
-    struct entry *head;
+    struct store_entry *head;
     char key[];
 };
 
-struct objstore {
+struct store {
     struct group **buckets;
     size_t nbuckets, ngroups, count;
 };
@@ -31,9 +25,15 @@ static uint64_t hash(const char *s)
     return h;
 }
 
-struct objstore *os_new(void)
+static void entry_free(struct store_entry *e)
 {
-    struct objstore *s = calloc(1, sizeof *s);
+    json_decref(e->obj);
+    free(e);
+}
+
+struct store *store_new(void)
+{
+    struct store *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->nbuckets = 64;
@@ -45,16 +45,16 @@ struct objstore *os_new(void)
     return s;
 }
 
-void os_free(struct objstore *s)
+void store_free(struct store *s)
 {
     if (!s)
         return;
     for (size_t i = 0; i < s->nbuckets; i++) {
         for (struct group *g = s->buckets[i], *gn; g; g = gn) {
             gn = g->next;
-            for (struct entry *e = g->head, *en; e; e = en) {
+            for (struct store_entry *e = g->head, *en; e; e = en) {
                 en = e->next;
-                free(e);
+                entry_free(e);
             }
             free(g);
         }
@@ -64,7 +64,7 @@ void os_free(struct objstore *s)
 }
 
 /* The slot pointing at group key (*slot NULL when absent). */
-static struct group **find_group(const struct objstore *s, const char *key)
+static struct group **find_group(const struct store *s, const char *key)
 {
     struct group **p = &s->buckets[hash(key) & (s->nbuckets - 1)];
     while (*p && strcmp((*p)->key, key) != 0)
@@ -73,16 +73,16 @@ static struct group **find_group(const struct objstore *s, const char *key)
 }
 
 /* The slot pointing at entry name in g (*slot NULL when absent). */
-static struct entry **find_entry(struct group *g, const char *name)
+static struct store_entry **find_entry(struct group *g, const char *name)
 {
-    struct entry **p = &g->head;
+    struct store_entry **p = &g->head;
     while (*p && strcmp((*p)->data, name) != 0)
         p = &(*p)->next;
     return p;
 }
 
 /* Doubles the bucket array once groups outnumber buckets (best effort). */
-static void grow(struct objstore *s)
+static void grow(struct store *s)
 {
     size_t n = s->nbuckets * 2;
     struct group **b = calloc(n, sizeof *b);
@@ -101,35 +101,46 @@ static void grow(struct objstore *s)
     s->nbuckets = n;
 }
 
-int os_put(struct objstore *s, const char *key, const char *name, const char *text, unsigned long long rv)
+/* The group's slot, creating the group when absent; NULL when out of memory. */
+static struct group *group_at(struct store *s, const char *key)
 {
     struct group **gp = find_group(s, key);
     if (!*gp) {
         size_t kl = strlen(key) + 1;
         struct group *g = malloc(sizeof *g + kl);
         if (!g)
-            return -1;
+            return NULL;
         memcpy(g->key, key, kl);
         g->head = NULL;
         g->next = NULL;
         *gp = g;
         s->ngroups++;
     }
-    struct group *g = *gp;
-    size_t nl = strlen(name) + 1, tl = strlen(text) + 1;
-    struct entry *e = malloc(sizeof *e + nl + tl);
+    return *gp;
+}
+
+int store_put(struct store *s, const char *key, const char *name, json_t *obj, const char *text,
+              unsigned long long rv)
+{
+    struct group *g = group_at(s, key);
+    if (!g)
+        return -1;
+    size_t nl = strlen(name) + 1, tl = obj || !text ? 0 : strlen(text) + 1;
+    struct store_entry *e = malloc(sizeof *e + nl + tl);
     if (!e) {
         if (!g->head)
-            os_del(s, key, ""); /* drops the empty group */
+            store_del(s, key, ""); /* drops the empty group */
         return -1;
     }
     e->rv = rv;
+    e->obj = json_incref(obj);
     memcpy(e->data, name, nl);
-    memcpy(e->data + nl, text, tl);
-    struct entry **ep = find_entry(g, name);
+    if (tl)
+        memcpy(e->data + nl, text, tl);
+    struct store_entry **ep = find_entry(g, name);
     if (*ep) {
         e->next = (*ep)->next;
-        free(*ep);
+        entry_free(*ep);
     } else {
         e->next = NULL;
         s->count++;
@@ -140,15 +151,15 @@ int os_put(struct objstore *s, const char *key, const char *name, const char *te
     return 0;
 }
 
-int os_del(struct objstore *s, const char *key, const char *name)
+int store_del(struct store *s, const char *key, const char *name)
 {
     struct group **gp = find_group(s, key), *g = *gp;
     if (!g)
         return 0;
-    struct entry **ep = find_entry(g, name), *e = *ep;
+    struct store_entry **ep = find_entry(g, name), *e = *ep;
     if (e) {
         *ep = e->next;
-        free(e);
+        entry_free(e);
         s->count--;
     }
     if (!g->head) {
@@ -159,38 +170,56 @@ int os_del(struct objstore *s, const char *key, const char *name)
     return e != NULL;
 }
 
-const char *os_get(const struct objstore *s, const char *key, const char *name, unsigned long long *rv)
+const struct store_entry *store_get(const struct store *s, const char *key, const char *name)
 {
     struct group *g = *find_group(s, key);
-    struct entry *e = g ? *find_entry(g, name) : NULL;
-    if (!e)
-        return NULL;
-    if (rv)
-        *rv = e->rv;
-    return e->data + strlen(e->data) + 1;
+    return g ? *find_entry(g, name) : NULL;
 }
 
-int os_has_group(const struct objstore *s, const char *key)
+const char *store_entry_name(const struct store_entry *e)
+{
+    return e->data;
+}
+
+const char *store_entry_text(const struct store_entry *e)
+{
+    return e->obj ? NULL : e->data + strlen(e->data) + 1;
+}
+
+int store_has_group(const struct store *s, const char *key)
 {
     return *find_group(s, key) != NULL;
 }
 
-void os_group_foreach(const struct objstore *s, const char *key,
-                      void (*fn)(const char *name, const char *text, void *ud), void *ud)
+static void group_foreach(const struct group *g,
+                          void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud)
 {
-    struct group *g = *find_group(s, key);
-    for (struct entry *e = g ? g->head : NULL; e; e = e->next)
-        fn(e->data, e->data + strlen(e->data) + 1, ud);
+    for (const struct store_entry *e = g->head; e; e = e->next)
+        fn(g->key, e, ud);
 }
 
-void os_keys_foreach(const struct objstore *s, void (*fn)(const char *key, void *ud), void *ud)
+void store_foreach(const struct store *s, const char *key,
+                   void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud)
+{
+    if (key) {
+        struct group *g = *find_group(s, key);
+        if (g)
+            group_foreach(g, fn, ud);
+        return;
+    }
+    for (size_t i = 0; i < s->nbuckets; i++)
+        for (struct group *g = s->buckets[i]; g; g = g->next)
+            group_foreach(g, fn, ud);
+}
+
+void store_groups_foreach(const struct store *s, void (*fn)(const char *key, void *ud), void *ud)
 {
     for (size_t i = 0; i < s->nbuckets; i++)
         for (struct group *g = s->buckets[i]; g; g = g->next)
             fn(g->key, ud);
 }
 
-size_t os_count(const struct objstore *s)
+size_t store_count(const struct store *s)
 {
     return s->count;
 }
