@@ -98,21 +98,6 @@ int agent_phases_parse(const char *line, struct agent_phases *ph)
     return rc;
 }
 
-/* Writes all of buf to fd; 0 ok, -1 with errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph,
                             char **err)
 {
@@ -134,7 +119,7 @@ int agent_termination_write(const char *path, const char *summary, const struct 
         kube_set_err(err, "termination message %s: %s", path, strerror(e));
         return -1;
     }
-    int rc = write_all(fd, msg, strlen(msg));
+    int rc = kube_write_all(fd, msg, strlen(msg));
     int e = errno;
     free(msg);
     if (close(fd) != 0 && rc == 0) {

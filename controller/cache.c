@@ -1,6 +1,7 @@
 /* cache.c - pruned, grouped list+watch caches (see cache.h). */
 #include "cache.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "objstore.h"
 #include "textpack.h"
 #include "kube/cancel.h"
@@ -51,7 +52,7 @@ struct cache *cache_new(struct kube_client *c, const struct cache_opts *o)
 /* resourceVersion as a number (Kubernetes' are etcd revisions); 0 when not numeric. */
 static unsigned long long rv_num(const json_t *obj)
 {
-    const char *rv = ju_str(obj, "metadata", "resourceVersion");
+    const char *rv = kube_json_at_str(obj, "metadata", "resourceVersion");
     char *end = NULL;
     unsigned long long n = rv && *rv ? strtoull(rv, &end, 10) : 0;
     return end && *end == '\0' ? n : 0;
@@ -60,8 +61,8 @@ static unsigned long long rv_num(const json_t *obj)
 /* "ns/job" for obj, or 0 when it belongs to no job. */
 static int group_key(struct cache *k, const json_t *obj, char *buf, size_t n)
 {
-    const char *ns = ju_str(obj, "metadata", "namespace");
-    const char *g = k->group_label ? ju_str(obj, "metadata", "labels", k->group_label) : obj_name(obj);
+    const char *ns = kube_json_at_str(obj, "metadata", "namespace");
+    const char *g = k->group_label ? kube_json_at_str(obj, "metadata", "labels", k->group_label) : kube_obj_name(obj);
     if (!g)
         return 0;
     snprintf(buf, n, "%s/%s", ns ? ns : "", g);
@@ -134,7 +135,7 @@ static size_t add_items(struct cache *k, struct objstore *fresh, json_t *items)
         if (group_key(k, it, key, sizeof key)) {
             if (k->o.observe)
                 k->o.observe(key, it, k->o.ud);
-            put_locked(k, fresh, key, obj_name(it), it);
+            put_locked(k, fresh, key, kube_obj_name(it), it);
             n++;
         }
     }
@@ -176,7 +177,7 @@ static struct objstore *list_fresh(struct cache *k, char **rv, size_t *count, st
                 return NULL;
             }
             if (!*rv) {
-                const char *r = ju_str(page, "metadata", "resourceVersion");
+                const char *r = kube_json_at_str(page, "metadata", "resourceVersion");
                 *rv = strdup(r ? r : "");
                 if (!*rv) {
                     json_decref(page);
@@ -186,7 +187,7 @@ static struct objstore *list_fresh(struct cache *k, char **rv, size_t *count, st
                 }
             }
             *count += add_items(k, fresh, json_object_get(page, "items"));
-            const char *c = ju_str(page, "metadata", "continue");
+            const char *c = kube_json_at_str(page, "metadata", "continue");
             cont = c && *c ? strdup(c) : NULL;
             json_decref(page);
             if (!cont)
@@ -244,7 +245,7 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
     char key[512];
     if (ev->type == KUBE_EVENT_BOOKMARK || !group_key(k, ev->object, key, sizeof key))
         return 0;
-    const char *name = obj_name(ev->object);
+    const char *name = kube_obj_name(ev->object);
     if (!name)
         return 0;
     if (k->o.observe)
@@ -361,7 +362,7 @@ json_t *cache_group(struct cache *k, const char *key)
 void cache_store(struct cache *k, const json_t *obj)
 {
     char key[512];
-    const char *name = obj_name(obj);
+    const char *name = kube_obj_name(obj);
     if (!k || !name || !group_key(k, obj, key, sizeof key))
         return;
     unsigned long long rv = rv_num(obj);

@@ -1,7 +1,8 @@
 /* objects_common.c - names, metadata, owner references and labels shared by
  * every object an MPIJob owns. */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ char *name_secret(const struct mpijob *j) { return fmt_name(j->name, "-ssh"); }
 
 const char *launcher_user_sa(const struct mpijob *j)
 {
-    const char *sa = json_string_value(ju_at(j->launcher.template, "spec", "serviceAccountName"));
+    const char *sa = json_string_value(kube_json_at(j->launcher.template, "spec", "serviceAccountName"));
     return sa && *sa ? sa : NULL;
 }
 
@@ -59,7 +60,7 @@ json_t *obj_owner_ref(const struct mpijob *j)
 
 int obj_owned_by(const json_t *obj, const struct mpijob *j)
 {
-    json_t *refs = ju_at(obj, "metadata", "ownerReferences");
+    json_t *refs = kube_json_at(obj, "metadata", "ownerReferences");
     size_t i;
     json_t *r;
     json_array_foreach(refs, i, r) {

@@ -1,7 +1,8 @@
 /* objects_config.c - the ConfigMap <job>-config: the hostfile in the job's MPI
  * flavour's format and discover_hosts.sh (Horovod elastic host discovery). */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,8 @@
  * transport's credentials, the MPI flavour's environment, and the user's
  * command wrapped in `mpi-agent run --` so the agent supervises mpirun. */
 #include "objects_pods.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +70,9 @@ static long long launcher_uid(const struct mpijob *j)
 {
     json_t *spec = json_object_get(j->launcher.template, "spec");
     json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
-    json_t *u = ju_at(c, "securityContext", "runAsUser");
+    json_t *u = kube_json_at(c, "securityContext", "runAsUser");
     if (!json_is_integer(u))
-        u = ju_at(spec, "securityContext", "runAsUser");
+        u = kube_json_at(spec, "securityContext", "runAsUser");
     return json_is_integer(u) && json_integer_value(u) >= 0 ? json_integer_value(u) : -1;
 }
 
@@ -84,7 +85,7 @@ static json_t *init_security_context(const struct mpijob *j, long long uid)
 {
     json_t *sc = json_pack("{s:b, s:{s:[s]}, s:{s:s}}", "allowPrivilegeEscalation", 0, "capabilities", "drop",
                            "ALL", "seccompProfile", "type", "RuntimeDefault");
-    json_t *pu = ju_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
+    json_t *pu = kube_json_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
     int pod_root = json_is_integer(pu) && json_integer_value(pu) == 0;
     if (sc && uid > 0)
         json_object_set_new(sc, "runAsUser", json_integer(uid));
@@ -158,7 +159,7 @@ static void edit_containers(const struct mpijob *j, json_t *spec)
 static void add_volumes(const struct mpijob *j, json_t *spec)
 {
     char *cm = name_config(j);
-    json_t *vols = ju_arr(spec, "volumes");
+    json_t *vols = kube_json_arr(spec, "volumes");
     json_array_append_new(vols, json_pack("{s:s, s:{}}", "name", VOL_AGENT, "emptyDir"));
     json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}]}}",
         "name", VOL_CONFIG, "configMap", "name", cm ? cm : "", "items",
@@ -180,11 +181,11 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
         return NULL;
     }
     json_t *spec = json_object_get(pod, "spec");
-    ju_set_str(spec, "hostname", name);
-    ju_set_str(spec, "subdomain", svc);
+    kube_json_set_str(spec, "hostname", name);
+    kube_json_set_str(spec, "subdomain", svc);
     if (!launcher_user_sa(j))
-        ju_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
-    ju_set_str(spec, "restartPolicy", j->launcher.restart_policy);
+        kube_json_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
+    kube_json_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));
     json_t *user_inits = json_object_get(spec, "initContainers");
     if (json_is_array(user_inits))
@@ -194,11 +195,11 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     add_volumes(j, spec);
     pod_gang(j, o, pod);
     /* `kubectl logs` on the launcher shows the MPI program without naming a container */
-    const char *main_name = ju_str(json_array_get(json_object_get(spec, "containers"),
+    const char *main_name = kube_json_at_str(json_array_get(json_object_get(spec, "containers"),
                                                   main_container_index(j, spec)), "name");
     json_t *meta = json_object_get(pod, "metadata");
     if (main_name && json_is_object(meta))
-        ju_set_str(ju_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
+        kube_json_set_str(kube_json_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
     free(name);
     free(svc);
     return pod;
@@ -215,7 +216,7 @@ json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o)
         json_decref(meta);
         return NULL;
     }
-    json_object_update(json_object_get(meta, "labels"), ju_at(tmpl, "metadata", "labels"));
+    json_object_update(json_object_get(meta, "labels"), kube_json_at(tmpl, "metadata", "labels"));
     /* podReplacementPolicy Failed (as upstream): a terminating launcher pod is not
      * replaced until it is gone, so two launchers never run at once (kubernetes#115844) */
     json_t *spec = json_pack("{s:b, s:o, s:s}", "suspend", j->suspend, "template", tmpl,

@@ -4,7 +4,8 @@
  * The binding's subject is the launcher template's serviceAccountName when the
  * user set one (kept on the pod), else our ServiceAccount. */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdlib.h>
 

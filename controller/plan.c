@@ -1,7 +1,8 @@
 /* plan.c - building and freeing reconcile plans, and parsing the agent's
  * termination message (summary line + "phases: {json}"). */
 #include "plan_int.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ void plan_obj(struct plan *p, enum act_kind k, enum res_kind r, json_t *obj)
         return;
     }
     a->obj = obj;
-    const char *n = ju_str(obj, "metadata", "name");
+    const char *n = kube_json_at_str(obj, "metadata", "name");
     a->name = n ? strdup(n) : NULL;
 }
 

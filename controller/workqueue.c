@@ -2,7 +2,8 @@
  * Sets are jansson objects used as hash sets; the FIFO is a ring of strings;
  * delayed keys are a small unsorted list scanned when a worker waits. */
 #include "workqueue.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -28,13 +29,6 @@ struct workqueue {
     int burst;
     int64_t refilled_ms;
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct workqueue *wq_new(void)
 {
@@ -99,7 +93,7 @@ void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms)
         return;
     }
     pthread_mutex_lock(&q->mu);
-    int64_t due = mono_ms() + delay_ms;
+    int64_t due = kube_now_ms() + delay_ms;
     for (size_t i = 0; i < q->ndl; i++)
         if (strcmp(q->dl[i].key, key) == 0) {
             if (due < q->dl[i].due)
@@ -138,7 +132,7 @@ void wq_set_bucket(struct workqueue *q, double qps, int burst)
     q->qps = qps;
     q->burst = burst > 0 ? burst : 1;
     q->tokens = q->burst;
-    q->refilled_ms = mono_ms();
+    q->refilled_ms = kube_now_ms();
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -147,7 +141,7 @@ static int64_t bucket_delay_locked(struct workqueue *q)
 {
     if (q->qps <= 0)
         return 0;
-    int64_t now = mono_ms();
+    int64_t now = kube_now_ms();
     q->tokens += (double)(now - q->refilled_ms) * q->qps / 1000.0;
     if (q->tokens > q->burst)
         q->tokens = q->burst;
@@ -181,7 +175,7 @@ void wq_forget(struct workqueue *q, const char *key)
 /* Moves due delayed keys to the FIFO; returns ms until the next one (-1 none). */
 static int64_t promote_locked(struct workqueue *q)
 {
-    int64_t now = mono_ms(), next = -1;
+    int64_t now = kube_now_ms(), next = -1;
     for (size_t i = 0; i < q->ndl;) {
         if (q->dl[i].due <= now) {
             add_locked(q, q->dl[i].key);
