@@ -1,7 +1,8 @@
 /* init.c - `mpi-agent init`, the launcher pod's init container: deliver the
  * bundle into /opt/kube, find and wait for the workers (bounded, with reasons),
  * check each is reachable through the job's transport, and for SSH write the
- * IP map for images without DNS. The termination message records the outcome. */
+ * IP map for images without DNS. The termination message records the outcome, and
+ * DEST/init-ready.json what was established, for `mpi-agent run` (initrecord.c). */
 #include "commands.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "deliver.h"
+#include "initrecord.h"
 #include "safefile.h"
 #include "logx.h"
 #include "podstate.h"
@@ -131,6 +133,26 @@ static int write_ip_map(struct agent_session *s, char **err)
     return rc;
 }
 
+/* Removes a record an earlier init left (this one may fail); a missing file is fine. */
+static void drop_record(const struct agent_opts *o)
+{
+    char *path = kube_strdup_printf("%s/%s", o->dest, AGENT_INIT_RECORD);
+    if (path && unlink(path) != 0 && errno != ENOENT)
+        KLOG_WARN("removing %s: %s", path, strerror(errno));
+    free(path);
+}
+
+/* Records what init established; `run` then waits again, which is only slower, if this fails. */
+static void keep_record(const struct agent_session *s)
+{
+    char *err = NULL;
+    if (agent_init_record_write(s, &err) < 0)
+        KLOG_WARN("%s (mpi-agent run will wait for the workers again)", err ? err : "init record");
+    else
+        KLOG_DEBUG("recorded the workers for mpi-agent run in %s/%s", s->o->dest, AGENT_INIT_RECORD);
+    free(err);
+}
+
 /* Delivery step; 0 ok, -1 with *err. */
 static int deliver_bundle(struct agent_opts *o, char **err)
 {
@@ -149,6 +171,7 @@ int agent_cmd_init(struct agent_opts *o)
     s.o = o;
     char *err = NULL, *summary = NULL;
     int rc = 1;
+    drop_record(o);
     if (!o->no_deliver && deliver_bundle(o, &err) < 0)
         goto out;
     if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
@@ -162,6 +185,7 @@ int agent_cmd_init(struct agent_opts *o)
     }
     if (o->transport == AGENT_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
         goto out;
+    keep_record(&s);
     summary = kube_strdup_printf("init: %zu worker(s) ready and reachable", s.hosts.n);
     rc = 0;
 out:
