@@ -55,7 +55,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
 {
     int64_t t0 = kube_now_ms();
     int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
-    if (!s->o->no_reach && s->o->transport == AGENT_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
+    if (!s->o->no_reach && s->o->transport == MPIK8S_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
         KLOG_INFO("the launcher runs as uid %d, whose name only its image knows: the SSH check stops "
                   "at the workers' host key; mpirun's connections log in", s->o->launcher_uid);
     if (!s->o->no_reach)
@@ -84,7 +84,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
         kube_set_err(err, "%d worker(s) Ready but not reachable through %s:\n%s", bad,
-                     s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", rep ? rep : "");
+                     mpik8s_transport_name(s->o->transport), rep ? rep : "");
         free(rep);
         agent_reach_results_free(rr, s->hosts.n);
         return -1;
@@ -95,7 +95,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
     agent_reach_results_free(rr, s->hosts.n);
     agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
     KLOG_INFO("%zu/%zu workers reachable through %s (slowest %.0f ms, checked while waiting)",
-              s->hosts.n, s->hosts.n, s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", worst);
+              s->hosts.n, s->hosts.n, mpik8s_transport_name(s->o->transport), worst);
     return 0;
 }
 
@@ -183,7 +183,7 @@ int agent_cmd_init(struct agent_opts *o)
         rc = pw == -2 ? AGENT_EXIT_WORKERS_NOT_READY : 1;
         goto out;
     }
-    if (o->transport == AGENT_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
+    if (o->transport == MPIK8S_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
         goto out;
     keep_record(&s);
     summary = kube_strdup_printf("init: %zu worker(s) ready and reachable", s.hosts.n);

@@ -14,11 +14,6 @@
 
 #define RECORD_MAX (1 << 20) /* 1 MiB: thousands of workers */
 
-static const char *transport_str(enum agent_transport t)
-{
-    return t == AGENT_TRANSPORT_SSH ? "ssh" : "exec";
-}
-
 static char *record_path(const struct agent_opts *o)
 {
     return kube_strdup_printf("%s/%s", o->dest, AGENT_INIT_RECORD);
@@ -36,7 +31,7 @@ static json_t *record_json(const struct agent_session *s)
         json_decref(pod);
     }
     return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:o}", "job", s->o->job ? s->o->job : "",
-                     "namespace", s->ns, "transport", transport_str(s->o->transport),
+                     "namespace", s->ns, "transport", mpik8s_transport_name(s->o->transport),
                      "reachChecked", !s->o->no_reach, "writtenAtMs", (json_int_t)kube_realtime_ms(),
                      "workersReadyMs", (json_int_t)s->phases.at_ms[AGENT_PHASE_WORKERS_READY],
                      "workersReachableMs", (json_int_t)s->phases.at_ms[AGENT_PHASE_WORKERS_REACHABLE],
@@ -92,9 +87,9 @@ static int check_header(const struct agent_session *s, const json_t *rec, int64_
     if (!job || strcmp(job, want_job) != 0 || !ns || strcmp(ns, s->ns) != 0)
         return kube_set_err(why, "it is for job %s/%s, not %s/%s", ns ? ns : "?", job ? job : "?",
                             s->ns, want_job);
-    if (!tr || strcmp(tr, transport_str(s->o->transport)) != 0)
+    if (!tr || strcmp(tr, mpik8s_transport_name(s->o->transport)) != 0)
         return kube_set_err(why, "it checked transport %s, not %s", tr ? tr : "?",
-                            transport_str(s->o->transport));
+                            mpik8s_transport_name(s->o->transport));
     if (!s->o->no_reach && !kube_json_bool(rec, "reachChecked", 0))
         return kube_set_err(why, "init did not check reachability");
     int64_t age = kube_realtime_ms() - kube_json_int(rec, "writtenAtMs", 0);

@@ -254,15 +254,17 @@ for n in $N3; do
   : > "$D/r3"
   for r in $(seq "$REPS"); do
     rm -rf "$D/il$n"; mkdir -p "$D/il$n"
-    t0=$(date +%s%3N)
-    MPI_JOB_NAME=il MPI_JOB_WORKER_CONTAINER=worker ksrun "$AB" init --no-deliver --dest "$D/il$n" \
-      --hostfile "$D/ilhf$n" --timeout 60s 2>>"$D/il.log" || echo "   init failed (N=$n)"
-    t1=$(date +%s%3N)
-    MPI_JOB_NAME=il MPI_JOB_WORKER_CONTAINER=worker ksrun "$AB" run --dest "$D/il$n" \
-      --hostfile "$D/ilhf$n" --timeout 60s -- true 2>>"$D/il.log" || echo "   run failed (N=$n)"
-    t2=$(date +%s%3N)
-    echo "$((t1 - t0)) $((t2 - t1)) $((t2 - t0))" >> "$D/r3"
+    # timed inside the simulator's namespace, so kubesim's own `run` start-up is not counted
+    MPI_JOB_NAME=il MPI_JOB_WORKER_CONTAINER=worker ksrun bash -c '
+      t0=$(date +%s%3N)
+      "$1" init --no-deliver --dest "$2" --hostfile "$3" --timeout 60s 2>>"$4" || echo "init failed" >&2
+      t1=$(date +%s%3N)
+      "$1" run --dest "$2" --hostfile "$3" --timeout 60s -- true 2>>"$4" || echo "run failed" >&2
+      t2=$(date +%s%3N)
+      echo "$((t1 - t0)) $((t2 - t1)) $((t2 - t0))"' _ "$AB" "$D/il$n" "$D/ilhf$n" "$D/il.log" >> "$D/r3"
   done
+  echo "   N=$n: $(grep -c 'not waiting again' "$D/il.log") run(s) trusted init's record, $(grep -c 'not using mpi-agent init' "$D/il.log") did not"
+  : > "$D/il.log"
   echo "   N=$n: init $(awk '{print $1}' "$D/r3" | med) / run $(awk '{print $2}' "$D/r3" | med) / both $(awk '{print $3}' "$D/r3" | med) ms (runs: $(awk '{printf "%s+%s ", $1, $2}' "$D/r3"))"
 done
 k delete pod -l mpi_job_name=il --grace-period=0 --force >/dev/null 2>&1 || true

@@ -166,7 +166,7 @@ static char *launcher_bound(struct sync_ctx *c, const struct blocked *b, const c
     }
     char *what = NULL;
     if (asprintf(&what, "has failed: launcher pod %s could not start within %llds (%s): %s", b->pod,
-                 c->j->agent_timeout_s, ANN_AGENT_TIMEOUT, b->detail) < 0)
+                 c->j->agent_timeout_s, MPIK8S_ANN_AGENT_TIMEOUT, b->detail) < 0)
         return NULL;
     return what;
 }

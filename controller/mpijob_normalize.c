@@ -172,19 +172,15 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
     json_t *ann = json_object_get(meta, "annotations");
     if (!json_is_object(ann))
         return 0;
-    json_t *t = json_object_get(ann, ANN_TRANSPORT);
+    json_t *t = json_object_get(ann, MPIK8S_ANN_TRANSPORT);
     if (t) {
         const char *s = json_string_value(t);
         char q[96];
-        if (s && strcmp(s, "exec") == 0)
-            j->transport = TRANSPORT_EXEC;
-        else if (s && strcmp(s, "ssh") == 0)
-            j->transport = TRANSPORT_SSH;
-        else
+        if (mpik8s_transport_parse(s, &j->transport) < 0)
             return kube_set_err(err, "metadata.annotations[%s]: expected \"exec\" or \"ssh\", got \"%s\"",
-                          ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
+                          MPIK8S_ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
     }
-    json_t *a = json_object_get(ann, ANN_AGENT_RUN);
+    json_t *a = json_object_get(ann, MPIK8S_ANN_AGENT_RUN);
     if (a) {
         const char *s = json_string_value(a);
         if (s && strcmp(s, "true") == 0)
@@ -192,11 +188,11 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
         else if (s && strcmp(s, "false") == 0)
             j->agent_run = 0;
         else
-            return kube_set_err(err, "metadata.annotations[%s]: expected \"true\" or \"false\"", ANN_AGENT_RUN);
+            return kube_set_err(err, "metadata.annotations[%s]: expected \"true\" or \"false\"", MPIK8S_ANN_AGENT_RUN);
     }
-    if (ann_int(ann, ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, err) < 0 ||
-        ann_int(ann, ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, err) < 0 ||
-        ann_int(ann, ANN_SSH_PORT, 1, 65535, &j->ssh_port, err) < 0)
+    if (ann_int(ann, MPIK8S_ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, err) < 0 ||
+        ann_int(ann, MPIK8S_ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, err) < 0 ||
+        ann_int(ann, MPIK8S_ANN_SSH_PORT, 1, 65535, &j->ssh_port, err) < 0)
         return -1;
     return 0;
 }
@@ -241,7 +237,7 @@ int mpijob_normalize(json_t *obj, struct mpijob *j, char **err)
     if (!json_is_object(spec))
         return kube_json_type_err(err, "spec", "an object", spec);
     j->version = detect_version(j->api_version, spec);
-    j->transport = j->version == MPIJOB_V1ALPHA2 ? TRANSPORT_EXEC : TRANSPORT_SSH;
+    j->transport = j->version == MPIJOB_V1ALPHA2 ? MPIK8S_TRANSPORT_EXEC : MPIK8S_TRANSPORT_SSH;
     if (j->version == MPIJOB_V1ALPHA2)
         j->backoff_limit = 6;
     if (read_policies(spec, j, err) < 0 || read_flavour(spec, j, err) < 0 ||
@@ -273,7 +269,7 @@ int mpijob_object_is_v1alpha2(const json_t *obj)
 
 int mpijob_fqdn_hosts(const struct mpijob *j)
 {
-    return j->version == MPIJOB_V2BETA1 || j->transport == TRANSPORT_SSH;
+    return j->version == MPIJOB_V2BETA1 || j->transport == MPIK8S_TRANSPORT_SSH;
 }
 
 const char *mpi_impl_name(enum mpi_impl i)
@@ -284,9 +280,4 @@ const char *mpi_impl_name(enum mpi_impl i)
 const char *clean_policy_name(enum clean_pod_policy p)
 {
     return clean_names[p];
-}
-
-const char *transport_name(enum transport t)
-{
-    return t == TRANSPORT_SSH ? "ssh" : "exec";
 }

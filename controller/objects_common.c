@@ -83,7 +83,7 @@ json_t *obj_meta(const struct mpijob *j, const char *name)
 
 json_t *obj_pod_labels(const struct mpijob *j, const char *role, long long index)
 {
-    json_t *l = json_pack("{s:s, s:s, s:s, s:s, s:s}", LBL_JOB_NAME, j->name, LBL_ROLE, role,
+    json_t *l = json_pack("{s:s, s:s, s:s, s:s, s:s}", MPIK8S_LABEL_JOB_NAME, j->name, MPIK8S_LABEL_ROLE, role,
                           LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name, LBL_T_ROLE, role);
     if (l && index >= 0) {
         char buf[32];

@@ -7,33 +7,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Writes the host name of worker i (i < 0: the launcher). */
-static void put_host(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i)
+/* The host name of worker i (i < 0: the launcher); new string or NULL. */
+static char *host_name(const struct mpijob *j, const struct build_opts *o, long long i)
 {
-    if (i < 0)
-        fprintf(f, "%s-launcher", j->name);
-    else
-        fprintf(f, "%s-worker-%lld", j->name, i);
-    if (mpijob_fqdn_hosts(j)) {
-        fprintf(f, ".%s%s.%s.svc", j->name, MPIJOB_SERVICE_SUFFIX(j->version == MPIJOB_V1ALPHA2), j->ns);
-        if (o->cluster_domain && *o->cluster_domain)
-            fprintf(f, ".%s", o->cluster_domain);
-    }
+    char *pod = i < 0 ? kube_strdup_printf("%s-launcher", j->name)
+                      : kube_strdup_printf("%s-worker-%lld", j->name, i);
+    if (!pod || !mpijob_fqdn_hosts(j))
+        return pod;
+    int dom = o->cluster_domain && *o->cluster_domain;
+    char *h = kube_strdup_printf("%s.%s%s.%s.svc%s%s", pod, j->name,
+                                 MPIJOB_SERVICE_SUFFIX(j->version == MPIJOB_V1ALPHA2), j->ns,
+                                 dom ? "." : "", dom ? o->cluster_domain : "");
+    free(pod);
+    return h;
 }
 
-static void put_line(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i)
+/* Writes worker i's line in the shared hostfile syntax (mpik8s_hostfile_line) or, for
+ * discover_hosts.sh, as "echo host:N". -1 on allocation failure. */
+static int put_line(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i, int echo)
 {
-    put_host(f, j, o, i);
-    if (j->impl == MPI_IMPL_OPENMPI)
-        fprintf(f, " slots=%lld\n", j->slots_per_worker);
-    else
-        fprintf(f, ":%lld\n", j->slots_per_worker);
+    char *h = host_name(j, o, i);
+    if (!h)
+        return -1;
+    enum mpik8s_hostfile_syntax syn = j->impl == MPI_IMPL_OPENMPI && !echo ? MPIK8S_HOSTFILE_SLOTS_EQ
+                                                                           : MPIK8S_HOSTFILE_COLON;
+    if (echo)
+        fputs("echo ", f);
+    mpik8s_hostfile_line(f, syn, h, j->slots_per_worker);
+    free(h);
+    return 0;
 }
 
-/* fclose sets *buf (open_memstream), so it is read only afterwards. */
-static char *close_stream(FILE *f, char **buf)
+/* fclose sets *buf (open_memstream), so it is read only afterwards; failed: a put_line ran
+ * out of memory. */
+static char *close_stream(FILE *f, char **buf, int failed)
 {
-    if (fclose(f) != 0) {
+    if (fclose(f) != 0 || failed) {
         free(*buf);
         return NULL;
     }
@@ -47,11 +56,12 @@ char *obj_hostfile(const struct mpijob *j, const struct build_opts *o)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
+    int failed = 0;
     if (j->run_launcher_as_worker)
-        put_line(f, j, o, -1);
+        failed |= put_line(f, j, o, -1, 0);
     for (long long i = 0; i < j->worker.replicas; i++)
-        put_line(f, j, o, i);
-    return close_stream(f, &buf);
+        failed |= put_line(f, j, o, i, 0);
+    return close_stream(f, &buf, failed);
 }
 
 char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)
@@ -62,19 +72,13 @@ char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, con
     if (!f)
         return NULL;
     fputs("#!/bin/sh\n", f);
-    if (j->run_launcher_as_worker) {
-        fputs("echo ", f);
-        put_host(f, j, o, -1);
-        fprintf(f, ":%lld\n", j->slots_per_worker);
-    }
-    for (long long i = 0; running && i < j->worker.replicas; i++) {
-        if (!running[i])
-            continue;
-        fputs("echo ", f);
-        put_host(f, j, o, i);
-        fprintf(f, ":%lld\n", j->slots_per_worker);
-    }
-    return close_stream(f, &buf);
+    int failed = 0;
+    if (j->run_launcher_as_worker)
+        failed |= put_line(f, j, o, -1, 1);
+    for (long long i = 0; running && i < j->worker.replicas; i++)
+        if (running[i])
+            failed |= put_line(f, j, o, i, 1);
+    return close_stream(f, &buf, failed);
 }
 
 json_t *obj_configmap(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)

@@ -14,23 +14,23 @@
 #define VOL_AGENT "mpi-job-agent"
 #define VOL_CONFIG "mpi-job-config"
 
-/* The variables mpi-agent and mpi-rsh read (COMMON contract). */
+/* The variables mpi-agent and mpi-rsh read (mpik8s/contract.h). */
 static void agent_env(const struct mpijob *j, json_t *c)
 {
-    env_add(c, "MPI_JOB_NAME", j->name);
-    env_add(c, "MPI_JOB_NAMESPACE", j->ns);
-    env_add(c, "MPI_JOB_TRANSPORT", transport_name(j->transport));
-    env_add(c, "MPI_JOB_MPI_IMPLEMENTATION", mpi_impl_name(j->impl)); /* hostfile format, launch env */
+    env_add(c, MPIK8S_ENV_JOB_NAME, j->name);
+    env_add(c, MPIK8S_ENV_JOB_NAMESPACE, j->ns);
+    env_add(c, MPIK8S_ENV_TRANSPORT, mpik8s_transport_name(j->transport));
+    env_add(c, MPIK8S_ENV_MPI_IMPLEMENTATION, mpi_impl_name(j->impl)); /* hostfile format, launch env */
     const char *wc = mpijob_worker_container(j);
     if (wc)
-        env_add(c, "MPI_JOB_WORKER_CONTAINER", wc);
-    env_add_int(c, "MPI_JOB_WORKERS", j->worker.replicas);
-    env_add_int(c, "MPI_JOB_SLOTS", j->slots_per_worker);
-    env_add_int(c, "MPI_AGENT_TIMEOUT", j->agent_timeout_s);
-    env_add_int(c, "MPI_AGENT_PROGRESS_TIMEOUT", j->progress_timeout_s);
-    if (j->transport == TRANSPORT_SSH) {
-        env_add(c, "MPI_JOB_SSH_DIR", j->ssh_auth_mount_path);
-        env_add_int(c, "MPI_JOB_SSH_PORT", j->ssh_port);
+        env_add(c, MPIK8S_ENV_WORKER_CONTAINER, wc);
+    env_add_int(c, MPIK8S_ENV_WORKERS, j->worker.replicas);
+    env_add_int(c, MPIK8S_ENV_SLOTS, j->slots_per_worker);
+    env_add_int(c, MPIK8S_ENV_AGENT_TIMEOUT, j->agent_timeout_s);
+    env_add_int(c, MPIK8S_ENV_PROGRESS_TIMEOUT, j->progress_timeout_s);
+    if (j->transport == MPIK8S_TRANSPORT_SSH) {
+        env_add(c, MPIK8S_ENV_SSH_DIR, j->ssh_auth_mount_path);
+        env_add_int(c, MPIK8S_ENV_SSH_PORT, j->ssh_port);
     }
 }
 
@@ -42,8 +42,8 @@ static void flavour_env(const struct mpijob *j, json_t *c)
     case MPI_IMPL_OPENMPI:
         /* ": false": mpirun hands this to every orted, whose rsh component insists the agent
          * exists even though it never launches (no tree spawn); workers fall back to `false`. */
-        env_add(c, "OMPI_MCA_plm_rsh_agent", AGENT_DIR "/mpi-rsh : false");
-        env_add(c, "OMPI_MCA_orte_default_hostfile", CONFIG_DIR "/hostfile");
+        env_add(c, "OMPI_MCA_plm_rsh_agent", MPIK8S_AGENT_DIR "/mpi-rsh : false");
+        env_add(c, "OMPI_MCA_orte_default_hostfile", MPIK8S_CONFIG_DIR "/hostfile");
         env_add(c, "OMPI_MCA_plm_rsh_no_tree_spawn", "1");
         env_add(c, "OMPI_MCA_orte_leave_session_attached", "1");
         env_add_int(c, "OMPI_MCA_plm_rsh_num_concurrent", conc);
@@ -53,13 +53,13 @@ static void flavour_env(const struct mpijob *j, json_t *c)
         break;
     case MPI_IMPL_MPICH:
         env_add(c, "HYDRA_LAUNCHER", "rsh");
-        env_add(c, "HYDRA_LAUNCHER_EXEC", AGENT_DIR "/mpi-rsh");
-        env_add(c, "HYDRA_HOST_FILE", CONFIG_DIR "/hostfile");
+        env_add(c, "HYDRA_LAUNCHER_EXEC", MPIK8S_AGENT_DIR "/mpi-rsh");
+        env_add(c, "HYDRA_HOST_FILE", MPIK8S_CONFIG_DIR "/hostfile");
         break;
     case MPI_IMPL_INTEL:
         env_add(c, "I_MPI_HYDRA_BOOTSTRAP", "rsh");
-        env_add(c, "I_MPI_HYDRA_BOOTSTRAP_EXEC", AGENT_DIR "/mpi-rsh");
-        env_add(c, "I_MPI_HYDRA_HOST_FILE", CONFIG_DIR "/hostfile");
+        env_add(c, "I_MPI_HYDRA_BOOTSTRAP_EXEC", MPIK8S_AGENT_DIR "/mpi-rsh");
+        env_add(c, "I_MPI_HYDRA_HOST_FILE", MPIK8S_CONFIG_DIR "/hostfile");
         env_add_int(c, "I_MPI_PERHOST", j->slots_per_worker);
         break;
     }
@@ -104,17 +104,17 @@ static json_t *init_container(const struct mpijob *j, const struct build_opts *o
         return NULL;
     agent_env(j, c);
     long long uid = launcher_uid(j);
-    if (j->transport == TRANSPORT_SSH && uid >= 0)
-        env_add_int(c, "MPI_JOB_LAUNCHER_UID", uid); /* SSH login names are the launcher image's */
+    if (j->transport == MPIK8S_TRANSPORT_SSH && uid >= 0)
+        env_add_int(c, MPIK8S_ENV_LAUNCHER_UID, uid); /* SSH login names are the launcher image's */
     json_t *sc = init_security_context(j, uid);
     if (!sc) {
         json_decref(c);
         return NULL;
     }
     json_object_set_new(c, "securityContext", sc);
-    mount_add(c, VOL_AGENT, AGENT_DIR, 0);
-    mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
-    if (j->transport == TRANSPORT_SSH)
+    mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
+    mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
+    if (j->transport == MPIK8S_TRANSPORT_SSH)
         mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
     return c;
 }
@@ -125,7 +125,7 @@ static void wrap_command(json_t *c)
     json_t *cmd = json_object_get(c, "command");
     if (!json_is_array(cmd) || json_array_size(cmd) == 0)
         return;
-    json_t *w = json_pack("[s, s, s]", AGENT_DIR "/mpi-agent", "run", "--");
+    json_t *w = json_pack("[s, s, s]", MPIK8S_AGENT_DIR "/mpi-agent", "run", "--");
     json_array_extend(w, cmd);
     json_t *args = json_object_get(c, "args");
     if (json_is_array(args))
@@ -147,9 +147,9 @@ static void edit_containers(const struct mpijob *j, json_t *spec)
             env_add(c, "NVIDIA_VISIBLE_DEVICES", "");
             env_add(c, "NVIDIA_DRIVER_CAPABILITIES", "");
         }
-        mount_add(c, VOL_AGENT, AGENT_DIR, 0);
-        mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
-        if (j->transport == TRANSPORT_SSH)
+        mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
+        mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
+        if (j->transport == MPIK8S_TRANSPORT_SSH)
             mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
         if (i == main && j->agent_run)
             wrap_command(c);
@@ -165,7 +165,7 @@ static void add_volumes(const struct mpijob *j, json_t *spec)
         "name", VOL_CONFIG, "configMap", "name", cm ? cm : "", "items",
         "key", "hostfile", "path", "hostfile", "mode", 0444,
         "key", "discover_hosts.sh", "path", "discover_hosts.sh", "mode", 0555));
-    if (j->transport == TRANSPORT_SSH)
+    if (j->transport == MPIK8S_TRANSPORT_SSH)
         json_array_append_new(vols, ssh_volume(j));
     free(cm);
 }

@@ -64,7 +64,7 @@ static void default_command(const struct mpijob *j, json_t *c)
     json_t *args = json_object_get(c, "args");
     if ((json_is_array(cmd) && json_array_size(cmd) > 0) || (json_is_array(args) && json_array_size(args) > 0))
         return;
-    if (j->transport == TRANSPORT_SSH) {
+    if (j->transport == MPIK8S_TRANSPORT_SSH) {
         json_object_set_new(c, "command", sshd_command(j));
     } else {
         json_object_set_new(c, "command", json_pack("[s]", "sleep"));
@@ -95,7 +95,7 @@ json_t *obj_worker_pod(const struct mpijob *j, const struct build_opts *o, long 
     json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
     default_command(j, c);
     env_add(c, "K_MPI_JOB_ROLE", "worker");
-    if (j->transport == TRANSPORT_SSH) {
+    if (j->transport == MPIK8S_TRANSPORT_SSH) {
         mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
         json_array_append_new(kube_json_arr(spec, "volumes"), ssh_volume(j));
     }

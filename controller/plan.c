@@ -1,5 +1,4 @@
-/* plan.c - building and freeing reconcile plans, and parsing the agent's
- * termination message (summary line + "phases: {json}"). */
+/* plan.c - building and freeing reconcile plans. */
 #include "plan_int.h"
 #include "kube/json.h"
 #include "kube/util.h"
@@ -94,30 +93,4 @@ void plan_free(struct plan *p)
     json_decref(p->new_phases);
     free(p->launcher_pod);
     memset(p, 0, sizeof *p);
-}
-
-int termination_parse(const char *msg, char **summary, json_t **phases)
-{
-    *summary = NULL;
-    *phases = NULL;
-    if (!msg)
-        return 0;
-    const char *nl = strchr(msg, '\n');
-    size_t n = nl ? (size_t)(nl - msg) : strlen(msg);
-    *summary = strndup(msg, n);
-    for (const char *line = msg; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, "phases:", 7) != 0)
-            continue;
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) - 7 : strlen(line) - 7;
-        json_error_t je;
-        json_t *v = json_loadb(line + 7, len, 0, &je);
-        if (!json_is_object(v)) {
-            json_decref(v);
-            return -1;
-        }
-        *phases = v;
-        return 0;
-    }
-    return 0;
 }

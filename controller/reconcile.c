@@ -259,7 +259,7 @@ static int ensure_objects(struct sync_ctx *c)
         ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j), NULL) < 0 ||
         ensure(c, RK_SERVICE, ob->service, obj_service(c->j), NULL) < 0)
         return -1;
-    if (c->j->transport == TRANSPORT_SSH) {
+    if (c->j->transport == MPIK8S_TRANSPORT_SSH) {
         char *sn = name_secret(c->j);
         if (!ob->secret && sn)
             plan_named(c->p, ACT_SSH_SECRET, RK_SECRET, sn, NULL);

@@ -141,7 +141,7 @@ static char *launcher_detail(struct sync_ctx *c)
         return NULL;
     char *summary = NULL, *out = NULL;
     json_t *ph = NULL;
-    termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
+    mpik8s_termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
     json_decref(ph);
     int rc;
     if (summary && *summary)
@@ -323,12 +323,12 @@ static void launch_phases(struct sync_ctx *c)
     json_t *term = launcher_terminated(c);
     char *summary = NULL;
     json_t *agent = NULL;
-    if (term && termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 && agent) {
+    if (term && mpik8s_termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 && agent) {
         const char *k;
         json_t *v;
         json_object_foreach(agent, k, v) {
             if (json_is_string(v))
-                phase_set(c, ph, strcmp(k, "workersReady") == 0 ? "agentWorkersReady" : k, 0,
+                phase_set(c, ph, strcmp(k, MPIK8S_PHASE_WORKERS_READY) == 0 ? "agentWorkersReady" : k, 0,
                           json_string_value(v), 1);
         }
     }
