@@ -321,14 +321,7 @@ int cache_start(struct cache *k)
 
 int cache_wait_synced(struct cache *k, long timeout_ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = kube_deadline_ts(CLOCK_REALTIME, timeout_ms);
     pthread_mutex_lock(&k->mu);
     while (!k->synced && pthread_cond_timedwait(&k->cv, &k->mu, &ts) == 0)
         ;

@@ -204,14 +204,7 @@ char *wq_get(struct workqueue *q)
         if (next < 0) {
             pthread_cond_wait(&q->cv, &q->mu);
         } else {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_sec += next / 1000;
-            ts.tv_nsec += (next % 1000) * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = kube_deadline_ts(CLOCK_MONOTONIC, next);
             pthread_cond_timedwait(&q->cv, &q->mu, &ts);
         }
     }

@@ -315,23 +315,9 @@ int kube_informer_start(struct kube_informer *inf, char **errmsg)
     return 0;
 }
 
-/* Converts a relative timeout into an absolute CLOCK_MONOTONIC time. */
-static struct timespec deadline(long timeout_ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 int kube_informer_wait_synced(struct kube_informer *inf, long timeout_ms)
 {
-    struct timespec dl = deadline(timeout_ms < 0 ? 0 : timeout_ms);
+    struct timespec dl = kube_deadline_ts(CLOCK_MONOTONIC, timeout_ms < 0 ? 0 : timeout_ms);
     pthread_mutex_lock(&inf->mu);
     int timed_out = 0;
     while (!inf->synced && !inf->stopped && !timed_out) {
@@ -426,7 +412,7 @@ uint64_t kube_informer_generation(struct kube_informer *inf)
 
 uint64_t kube_informer_wait_change(struct kube_informer *inf, uint64_t since, long timeout_ms)
 {
-    struct timespec dl = deadline(timeout_ms < 0 ? 0 : timeout_ms);
+    struct timespec dl = kube_deadline_ts(CLOCK_MONOTONIC, timeout_ms < 0 ? 0 : timeout_ms);
     pthread_mutex_lock(&inf->mu);
     int timed_out = 0;
     while (inf->gen == since && !inf->stopped && !timed_out) {

@@ -61,6 +61,19 @@ int64_t kube_realtime_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+struct timespec kube_deadline_ts(clockid_t clk, int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
 char *kube_time_format(int64_t epoch_ms, char *buf, size_t bufsz)
 {
     kube_time_format_ms(epoch_ms, buf, bufsz);

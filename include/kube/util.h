@@ -20,6 +20,9 @@ const char *kube_excerpt(const char *s, char *buf, size_t bufsz);
 int64_t kube_now_ms(void);
 /* Wall clock in milliseconds since the epoch. */
 int64_t kube_realtime_ms(void);
+/* The absolute time ms milliseconds from now on clock clk (CLOCK_MONOTONIC for a condition
+ * variable set to it, CLOCK_REALTIME otherwise), for pthread_cond_timedwait. */
+struct timespec kube_deadline_ts(clockid_t clk, int64_t ms);
 /* Formats epoch milliseconds as "2026-11-30T06:01:02Z" (whole seconds) into buf (>= 32 bytes); returns buf. */
 char *kube_time_format(int64_t epoch_ms, char *buf, size_t bufsz);
 /* Formats epoch milliseconds as "2026-11-30T06:01:02.123Z" into buf (>= 32 bytes); returns buf. */
