@@ -180,27 +180,34 @@ int kube_json_get_int(const json_t *obj, const char *key, const char *path, long
     return 0;
 }
 
+/* obj[key] when present and of type t (1), absent or null (0), or -1 with *err naming the field. */
+static int typed(const json_t *obj, const char *key, const char *path, json_type t, const char *what,
+                 json_t **v, char **err)
+{
+    *v = present(obj, key);
+    if (!*v)
+        return 0;
+    int ok = t == JSON_TRUE ? json_is_boolean(*v) : json_typeof(*v) == t;
+    return ok ? 1 : kube_json_type_errk(err, path, key, what, *v);
+}
+
 int kube_json_get_bool(const json_t *obj, const char *key, const char *path, int *out, char **err)
 {
-    json_t *v = present(obj, key);
-    if (!v)
-        return 0;
-    if (!json_is_boolean(v))
-        return kube_json_type_errk(err, path, key, "a boolean", v);
-    *out = json_is_true(v);
-    return 0;
+    json_t *v;
+    int rc = typed(obj, key, path, JSON_TRUE, "a boolean", &v, err);
+    if (rc > 0)
+        *out = json_is_true(v);
+    return rc < 0 ? -1 : 0;
 }
 
 int kube_json_get_str(const json_t *obj, const char *key, const char *path, const char **out,
                       char **err)
 {
-    json_t *v = present(obj, key);
-    if (!v)
-        return 0;
-    if (!json_is_string(v))
-        return kube_json_type_errk(err, path, key, "a string", v);
-    *out = json_string_value(v);
-    return 0;
+    json_t *v;
+    int rc = typed(obj, key, path, JSON_STRING, "a string", &v, err);
+    if (rc > 0)
+        *out = json_string_value(v);
+    return rc < 0 ? -1 : 0;
 }
 
 /* obj[key] when is(obj[key]), else a new value from make() set there. */
