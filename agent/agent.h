@@ -3,6 +3,7 @@
 #ifndef MPI_AGENT_H
 #define MPI_AGENT_H
 
+#include "mpik8s/contract.h"
 #include <stddef.h>
 
 #define AGENT_VERSION "0.1.0"
@@ -15,8 +16,7 @@ enum agent_mpi {
     AGENT_MPI_INTEL,       /* Intel MPI Hydra (I_MPI_HYDRA_*) */
 };
 
-/* The job's transport from the launcher to the workers. */
-enum agent_transport { AGENT_TRANSPORT_EXEC = 0, AGENT_TRANSPORT_SSH };
+/* The job's transport from the launcher to the workers: enum mpik8s_transport (contract.h). */
 
 /* Options resolved from flags, then the controller's env, then defaults. */
 struct agent_opts {
@@ -32,7 +32,7 @@ struct agent_opts {
     int ssh_port;              /* MPI_JOB_SSH_PORT, default 2222 */
     int launcher_uid;          /* MPI_JOB_LAUNCHER_UID (init container): the runAsUser of the
                                   launcher's main container; -1 = not set */
-    enum agent_transport transport;
+    enum mpik8s_transport transport;
     enum agent_mpi mpi;
     int workers;               /* MPI_JOB_WORKERS, 0 = unknown */
     int slots;                 /* MPI_JOB_SLOTS, 0 = unknown (1 when printing) */

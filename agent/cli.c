@@ -14,8 +14,8 @@
 
 #define DEFAULT_TIMEOUT_S 900.0
 #define DEFAULT_GRACE_S 10.0
-#define DEFAULT_HOSTFILE "/etc/mpi/hostfile"
-#define DEFAULT_DEST "/opt/kube"
+#define DEFAULT_HOSTFILE MPIK8S_HOSTFILE
+#define DEFAULT_DEST MPIK8S_AGENT_DIR
 
 enum {
     OPT_KUBECONFIG = 256, OPT_JOB, OPT_HOSTFILE, OPT_MPI, OPT_TRANSPORT, OPT_CONTAINER,
@@ -128,11 +128,9 @@ static int parse_duration_opt(const char *what, const char *s, double *out)
     return -1;
 }
 
-static int parse_transport(const char *what, const char *s, enum agent_transport *t)
+static int parse_transport(const char *what, const char *s, enum mpik8s_transport *t)
 {
-    if (!strcmp(s, "exec")) *t = AGENT_TRANSPORT_EXEC;
-    else if (!strcmp(s, "ssh")) *t = AGENT_TRANSPORT_SSH;
-    else {
+    if (mpik8s_transport_parse(s, t) < 0) {
         fprintf(stderr, "mpi-agent: %s: expected exec or ssh, got \"%s\"\n", what, s);
         return -1;
     }
@@ -176,18 +174,18 @@ static int opts_from_env(struct agent_opts *o)
     o->grace_s = DEFAULT_GRACE_S;
     o->ssh_port = 2222;
     o->launcher_uid = -1;
-    if ((v = getenv("MPI_JOB_NAME")) && *v && set_str(&o->job, v) < 0) return -1;
-    if ((v = getenv("MPI_JOB_NAMESPACE")) && *v && set_str(&o->namespace, v) < 0) return -1;
-    if ((v = getenv("MPI_JOB_WORKER_CONTAINER")) && *v && set_str(&o->container, v) < 0) return -1;
-    if ((v = getenv("MPI_JOB_SSH_DIR")) && *v && set_str(&o->ssh_dir, v) < 0) return -1;
-    if ((v = getenv("MPI_JOB_TRANSPORT")) && *v && parse_transport("MPI_JOB_TRANSPORT", v, &o->transport) < 0) return -1;
-    if ((v = getenv("MPI_JOB_MPI_IMPLEMENTATION")) && *v && parse_mpi_opt("MPI_JOB_MPI_IMPLEMENTATION", v, &o->mpi) < 0) return -1;
-    if ((v = getenv("MPI_JOB_SSH_PORT")) && *v && parse_count("MPI_JOB_SSH_PORT", v, &o->ssh_port) < 0) return -1;
-    if ((v = getenv("MPI_JOB_LAUNCHER_UID")) && *v && parse_count("MPI_JOB_LAUNCHER_UID", v, &o->launcher_uid) < 0) return -1;
-    if ((v = getenv("MPI_JOB_WORKERS")) && *v && parse_count("MPI_JOB_WORKERS", v, &o->workers) < 0) return -1;
-    if ((v = getenv("MPI_JOB_SLOTS")) && *v && parse_count("MPI_JOB_SLOTS", v, &o->slots) < 0) return -1;
-    if ((v = getenv("MPI_AGENT_TIMEOUT")) && *v && parse_duration_opt("MPI_AGENT_TIMEOUT", v, &o->timeout_s) < 0) return -1;
-    if ((v = getenv("MPI_AGENT_PROGRESS_TIMEOUT")) && *v && parse_duration_opt("MPI_AGENT_PROGRESS_TIMEOUT", v, &o->progress_timeout_s) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_JOB_NAME)) && *v && set_str(&o->job, v) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_JOB_NAMESPACE)) && *v && set_str(&o->namespace, v) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_WORKER_CONTAINER)) && *v && set_str(&o->container, v) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_SSH_DIR)) && *v && set_str(&o->ssh_dir, v) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_TRANSPORT)) && *v && parse_transport(MPIK8S_ENV_TRANSPORT, v, &o->transport) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_MPI_IMPLEMENTATION)) && *v && parse_mpi_opt(MPIK8S_ENV_MPI_IMPLEMENTATION, v, &o->mpi) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_SSH_PORT)) && *v && parse_count(MPIK8S_ENV_SSH_PORT, v, &o->ssh_port) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_LAUNCHER_UID)) && *v && parse_count(MPIK8S_ENV_LAUNCHER_UID, v, &o->launcher_uid) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_WORKERS)) && *v && parse_count(MPIK8S_ENV_WORKERS, v, &o->workers) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_SLOTS)) && *v && parse_count(MPIK8S_ENV_SLOTS, v, &o->slots) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_AGENT_TIMEOUT)) && *v && parse_duration_opt(MPIK8S_ENV_AGENT_TIMEOUT, v, &o->timeout_s) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_PROGRESS_TIMEOUT)) && *v && parse_duration_opt(MPIK8S_ENV_PROGRESS_TIMEOUT, v, &o->progress_timeout_s) < 0) return -1;
     if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0) return -1;
     return 0;
 }

@@ -67,7 +67,7 @@ static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
             rc = r < 0 ? (what = "read", -1) : 0;
             break;
         }
-        if (agent_write_all(out, buf, (size_t)r) != 0)
+        if (kube_write_all(out, buf, (size_t)r) != 0)
             rc = (what = "write", -1);
     }
     if (rc == 0 && fchmod(out, mode & 07777) != 0)

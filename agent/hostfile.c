@@ -345,12 +345,9 @@ char *agent_hostfile_format(const struct agent_hostlist *l, enum agent_mpi m, in
         return NULL;
     for (size_t i = 0; i < l->n; i++) {
         int s = l->v[i].slots > 0 ? l->v[i].slots : default_slots;
-        if (s <= 0)
-            fprintf(f, "%s\n", l->v[i].host);
-        else if (m == AGENT_MPI_OPENMPI || m == AGENT_MPI_OPENMPI5)
-            fprintf(f, "%s slots=%d\n", l->v[i].host, s);
-        else
-            fprintf(f, "%s:%d\n", l->v[i].host, s);
+        mpik8s_hostfile_line(f, m == AGENT_MPI_OPENMPI || m == AGENT_MPI_OPENMPI5
+                                    ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON,
+                             l->v[i].host, s);
     }
     if (fclose(f) != 0) {
         free(buf);

@@ -1,7 +1,8 @@
 /* init.c - `mpi-agent init`, the launcher pod's init container: deliver the
  * bundle into /opt/kube, find and wait for the workers (bounded, with reasons),
  * check each is reachable through the job's transport, and for SSH write the
- * IP map for images without DNS. The termination message records the outcome. */
+ * IP map for images without DNS. The termination message records the outcome, and
+ * DEST/init-ready.json what was established, for `mpi-agent run` (initrecord.c). */
 #include "commands.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "deliver.h"
+#include "initrecord.h"
 #include "safefile.h"
 #include "logx.h"
 #include "podstate.h"
@@ -53,7 +55,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
 {
     int64_t t0 = kube_now_ms();
     int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
-    if (!s->o->no_reach && s->o->transport == AGENT_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
+    if (!s->o->no_reach && s->o->transport == MPIK8S_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
         KLOG_INFO("the launcher runs as uid %d, whose name only its image knows: the SSH check stops "
                   "at the workers' host key; mpirun's connections log in", s->o->launcher_uid);
     if (!s->o->no_reach)
@@ -82,7 +84,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
         kube_set_err(err, "%d worker(s) Ready but not reachable through %s:\n%s", bad,
-                     s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", rep ? rep : "");
+                     mpik8s_transport_name(s->o->transport), rep ? rep : "");
         free(rep);
         agent_reach_results_free(rr, s->hosts.n);
         return -1;
@@ -93,7 +95,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
     agent_reach_results_free(rr, s->hosts.n);
     agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
     KLOG_INFO("%zu/%zu workers reachable through %s (slowest %.0f ms, checked while waiting)",
-              s->hosts.n, s->hosts.n, s->o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec", worst);
+              s->hosts.n, s->hosts.n, mpik8s_transport_name(s->o->transport), worst);
     return 0;
 }
 
@@ -131,6 +133,26 @@ static int write_ip_map(struct agent_session *s, char **err)
     return rc;
 }
 
+/* Removes a record an earlier init left (this one may fail); a missing file is fine. */
+static void drop_record(const struct agent_opts *o)
+{
+    char *path = kube_strdup_printf("%s/%s", o->dest, AGENT_INIT_RECORD);
+    if (path && unlink(path) != 0 && errno != ENOENT)
+        KLOG_WARN("removing %s: %s", path, strerror(errno));
+    free(path);
+}
+
+/* Records what init established; `run` then waits again, which is only slower, if this fails. */
+static void keep_record(const struct agent_session *s)
+{
+    char *err = NULL;
+    if (agent_init_record_write(s, &err) < 0)
+        KLOG_WARN("%s (mpi-agent run will wait for the workers again)", err ? err : "init record");
+    else
+        KLOG_DEBUG("recorded the workers for mpi-agent run in %s/%s", s->o->dest, AGENT_INIT_RECORD);
+    free(err);
+}
+
 /* Delivery step; 0 ok, -1 with *err. */
 static int deliver_bundle(struct agent_opts *o, char **err)
 {
@@ -149,6 +171,7 @@ int agent_cmd_init(struct agent_opts *o)
     s.o = o;
     char *err = NULL, *summary = NULL;
     int rc = 1;
+    drop_record(o);
     if (!o->no_deliver && deliver_bundle(o, &err) < 0)
         goto out;
     if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
@@ -160,8 +183,9 @@ int agent_cmd_init(struct agent_opts *o)
         rc = pw == -2 ? AGENT_EXIT_WORKERS_NOT_READY : 1;
         goto out;
     }
-    if (o->transport == AGENT_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
+    if (o->transport == MPIK8S_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
         goto out;
+    keep_record(&s);
     summary = kube_strdup_printf("init: %zu worker(s) ready and reachable", s.hosts.n);
     rc = 0;
 out:

@@ -13,15 +13,7 @@
 /* Returns the condition of type t in status.conditions, or NULL. */
 static const json_t *find_condition(const json_t *pod, const char *t)
 {
-    const json_t *conds = kube_json_path(pod, "status.conditions");
-    size_t i;
-    const json_t *c;
-    json_array_foreach(conds, i, c) {
-        const char *ty = kube_json_str(c, "type");
-        if (ty && strcmp(ty, t) == 0)
-            return c;
-    }
-    return NULL;
+    return kube_json_find(kube_json_path(pod, "status.conditions"), "type", t);
 }
 
 static const char *str_or(const char *s, const char *d)

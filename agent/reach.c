@@ -105,7 +105,7 @@ void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int ca
     for (;;) {
         char *err = NULL;
         int64_t t0 = kube_now_ms();
-        int rc = s->o->transport == AGENT_TRANSPORT_SSH
+        int rc = s->o->transport == MPIK8S_TRANSPORT_SSH
                      ? try_ssh(s, s->hosts.v[i].host, deadline, &err)
                      : try_exec(s, s->hosts.v[i].pod, deadline, cancel_fd, &err);
         r->tries++;

@@ -1,5 +1,6 @@
 /* run.c - `mpi-agent run -- CMD...`: the launcher's main container wrapper.
- * Waits for the workers in-process unless init already did, composes the MPI
+ * Waits for the workers in-process unless init already did (--no-wait, or its
+ * record DEST/init-ready.json still holds), composes the MPI
  * flavour's launch environment (never overriding the user), prints the rank map
  * and supervises CMD; exits with CMD's exit code. */
 #include "commands.h"
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "hostfile.h"
+#include "initrecord.h"
 #include "launch_env.h"
 #include "logx.h"
 #include "supervise.h"
@@ -104,6 +106,28 @@ static void watch_only(struct agent_session *s)
     free(err);
 }
 
+/* After `mpi-agent init`: starts the pod cache and trusts init's record when it still holds
+ * (same workers, still Ready, younger than the wait's own bound). 1 trusted, 0 wait here. */
+static int init_done(struct agent_session *s)
+{
+    char *path = kube_strdup_printf("%s/%s", s->o->dest, AGENT_INIT_RECORD);
+    int present = path && access(path, F_OK) == 0;
+    free(path);
+    if (!present)
+        return 0; /* standalone run: no init before it */
+    watch_only(s);
+    char *why = NULL;
+    int ok = agent_init_record_trust(s, (int64_t)(s->o->timeout_s * 1000), &why);
+    if (ok)
+        KLOG_INFO("%zu worker(s) ready and %s as mpi-agent init found them (%s/%s); not waiting "
+                  "again", s->hosts.n, s->o->no_reach ? "not checked" : "reachable", s->o->dest,
+                  AGENT_INIT_RECORD);
+    else
+        KLOG_INFO("not using mpi-agent init's record: %s; waiting for the workers", why ? why : "?");
+    free(why);
+    return ok;
+}
+
 int agent_cmd_run(struct agent_opts *o)
 {
     if (o->argc < 1) {
@@ -124,7 +148,7 @@ int agent_cmd_run(struct agent_opts *o)
         goto fail;
     if (o->no_wait)
         watch_only(&s);
-    else if (agent_prepare_workers(&s, &err) < 0)
+    else if (!init_done(&s) && agent_prepare_workers(&s, &err) < 0)
         goto fail;
     if (ensure_hostfile(&s, &wrote_hostfile, &err) < 0 || set_launch_env(&s, &err) < 0)
         goto fail;

@@ -37,29 +37,13 @@ int agent_create_unique(const char *prefix, mode_t mode, char **path, char **err
     return fd;
 }
 
-int agent_write_all(int fd, const char *buf, size_t len)
-{
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fd, buf + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    return 0;
-}
-
 int agent_write_unique(const char *prefix, const char *text, mode_t mode, char **path, char **err)
 {
     int fd = agent_create_unique(prefix, mode, path, err);
     if (fd < 0)
         return -1;
     const char *what = "write";
-    int rc = agent_write_all(fd, text, strlen(text));
+    int rc = kube_write_all(fd, text, strlen(text));
     if (rc == 0 && fsync(fd) != 0)
         rc = (what = "fsync", -1);
     int saved = errno;

@@ -11,8 +11,6 @@
  * a symlink) with the given mode; returns its fd (O_CLOEXEC) and sets *path (newly
  * allocated), or -1 with *err naming the prefix. */
 int agent_create_unique(const char *prefix, mode_t mode, char **path, char **err);
-/* Writes len bytes to fd, retrying short writes and EINTR. 0 ok, -1 with errno. */
-int agent_write_all(int fd, const char *buf, size_t len);
 /* Writes text to a fresh file <prefix>XXXXXX (mode), fsync'ed; sets *path. 0 ok, -1 with *err. */
 int agent_write_unique(const char *prefix, const char *text, mode_t mode, char **path, char **err);
 /* Replaces path atomically with text (mode): a unique temp file beside it, renamed over it,

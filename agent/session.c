@@ -46,7 +46,7 @@ char *agent_job_selector(const struct agent_session *s)
 {
     if (!s->o->job)
         return NULL;
-    return kube_strdup_printf("mpi_job_name=%s", s->o->job);
+    return kube_strdup_printf(MPIK8S_LABEL_JOB_NAME "=%s", s->o->job);
 }
 
 int agent_watch_start(struct agent_session *s, char **err)

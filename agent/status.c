@@ -88,7 +88,7 @@ static int print_reach(struct agent_session *s, char **skip)
         return (int)s->hosts.n;
     }
     printf("\nREACHABILITY (%s `true`)\n",
-           s->o->transport == AGENT_TRANSPORT_SSH ? "ssh handshake" : "exec");
+           s->o->transport == MPIK8S_TRANSPORT_SSH ? "ssh handshake" : "exec");
     int bad = 0;
     for (size_t i = 0; i < s->hosts.n; i++) {
         bad += !rr[i].ok;
@@ -150,7 +150,7 @@ int agent_cmd_status(struct agent_opts *o)
         goto out;
     }
     printf("JOB %s/%s: %zu worker(s), transport %s\n\n", s.ns, o->job ? o->job : "-", s.hosts.n,
-           o->transport == AGENT_TRANSPORT_SSH ? "ssh" : "exec");
+           mpik8s_transport_name(o->transport));
     char **skip = calloc(s.hosts.n + 1, sizeof(*skip));
     if (!skip) {
         fprintf(stderr, "mpi-agent status: out of memory\n");

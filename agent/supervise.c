@@ -113,14 +113,8 @@ static void pass_through(struct sup *u, int *fd, int out)
     }
     agent_phase_mark(&u->s->phases, AGENT_PHASE_FIRST_OUTPUT);
     u->last_output = kube_now_ms();
-    for (ssize_t off = 0; off < r;) {
-        ssize_t w = write(out, buf + off, (size_t)(r - off));
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break; /* our stdout is gone: keep draining so CMD never blocks */
-        off += w;
-    }
+    /* our stdout gone (-1): keep draining so CMD never blocks */
+    (void)kube_write_all(out, buf, (size_t)r);
 }
 
 /* Reaps CMD and any orphans we inherited as subreaper. */

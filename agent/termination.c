@@ -1,5 +1,6 @@
 /* termination.c - formatting and writing the termination message: a one-line
- * human summary and a `phases:` JSON line with RFC 3339 millisecond times. */
+ * human summary and a `phases:` JSON line with RFC 3339 millisecond times, in the
+ * format mpik8s/contract.h defines (the operator parses it with the same parser). */
 #include "termination.h"
 
 #include <errno.h>
@@ -10,10 +11,12 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "mpik8s/contract.h"
 #include "kube/util.h"
 
 static const char *const phase_keys[AGENT_PHASE_COUNT] = {
-    "workersReady", "workersReachable", "mpirunStarted", "firstOutput", "finished",
+    MPIK8S_PHASE_WORKERS_READY, MPIK8S_PHASE_WORKERS_REACHABLE, MPIK8S_PHASE_MPIRUN_STARTED,
+    MPIK8S_PHASE_FIRST_OUTPUT,  MPIK8S_PHASE_FINISHED,
 };
 
 const char *agent_phase_key(enum agent_phase p)
@@ -70,7 +73,7 @@ char *agent_termination_format(const char *summary, const struct agent_phases *p
             *p = ' ';
     if (sl > room && room > 3)
         memcpy(s + room - 3, "...", 3);
-    char *out = kube_strdup_printf("%s\nphases: %s\n", s, pj);
+    char *out = kube_strdup_printf("%s\n" MPIK8S_TERM_PHASES "%s\n", s, pj);
     free(s);
     free(pj);
     return out;
@@ -79,15 +82,12 @@ char *agent_termination_format(const char *summary, const struct agent_phases *p
 int agent_phases_parse(const char *line, struct agent_phases *ph)
 {
     memset(ph, 0, sizeof(*ph));
-    if (strncmp(line, "phases: ", 8) != 0)
+    char *summary = NULL;
+    json_t *o = NULL;
+    int rc = mpik8s_termination_parse(line, &summary, &o);
+    free(summary);
+    if (rc < 0 || !o)
         return -1;
-    json_error_t je;
-    json_t *o = json_loads(line + 8, JSON_DISABLE_EOF_CHECK, &je);
-    if (!json_is_object(o)) {
-        json_decref(o);
-        return -1;
-    }
-    int rc = 0;
     for (int i = 0; i < AGENT_PHASE_COUNT && rc == 0; i++) {
         const json_t *v = json_object_get(o, phase_keys[i]);
         if (v && (!json_is_string(v) ||
@@ -96,21 +96,6 @@ int agent_phases_parse(const char *line, struct agent_phases *ph)
     }
     json_decref(o);
     return rc;
-}
-
-/* Writes all of buf to fd; 0 ok, -1 with errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
 }
 
 int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph,
@@ -134,7 +119,7 @@ int agent_termination_write(const char *path, const char *summary, const struct 
         kube_set_err(err, "termination message %s: %s", path, strerror(e));
         return -1;
     }
-    int rc = write_all(fd, msg, strlen(msg));
+    int rc = kube_write_all(fd, msg, strlen(msg));
     int e = errno;
     free(msg);
     if (close(fd) != 0 && rc == 0) {

@@ -31,7 +31,8 @@ void agent_phase_mark(struct agent_phases *ph, enum agent_phase p);
 /* Formats the message: summary (newlines folded to spaces, cut to fit) + "\nphases: {...}\n".
  * Never longer than AGENT_TERMINATION_MAX. Newly allocated or NULL. */
 char *agent_termination_format(const char *summary, const struct agent_phases *ph);
-/* Parses a "phases: {...}" line back (for tests and status); 0 ok, -1 bad. */
+/* Parses the phases line of a termination message back (mpik8s_termination_parse; a whole
+ * message works too); 0 ok, -1 bad or absent. */
 int agent_phases_parse(const char *line, struct agent_phases *ph);
 /* Writes the message to path (MPI_AGENT_TERMINATION_LOG or /dev/termination-log when NULL);
  * a missing directory is not an error (not in a pod). 0 ok or skipped, -1 with *err. */

@@ -47,7 +47,7 @@ static int cmp_pods(const void *a, const void *b)
 /* Lists the job's worker pods by label, sorted by index. New array or NULL + *err. */
 json_t *agent_list_worker_pods(struct agent_session *s, char **err)
 {
-    char *sel = kube_strdup_printf("mpi_job_name=%s,mpi_role_type=worker", s->o->job);
+    char *sel = kube_strdup_printf(MPIK8S_LABEL_JOB_NAME "=%s," MPIK8S_LABEL_ROLE "=" MPIK8S_ROLE_WORKER, s->o->job);
     struct kube_list_opts lo = { 0 };
     lo.label_selector = sel;
     struct kube_error ke = KUBE_ERROR_INIT;

@@ -10,8 +10,11 @@
 #     the kubesim host namespace, workers already Ready): time until every rank
 #     has printed and total wall time, through mpi-rsh (exec API), kubexec.sh
 #     (`kubectl exec`, the seed's agent) and a direct nsenter agent (the floor).
-# Usage: bench/agent.sh [N...]   (default 2 8 32; BENCH_REPS=3; BENCH_ONLY=1a,1b,2 picks
-# sections). Needs root (netns).
+#  3. the launcher's two agent steps with N Ready workers: `mpi-agent init` (wait +
+#     exec reach check, records init-ready.json) then `mpi-agent run -- true`
+#     (trusts the record: no second wait or check), ms each and together.
+# Usage: bench/agent.sh [N...]   (default 2 8 32; BENCH_REPS=3; BENCH_ONLY=1a,1b,2,3 picks
+# sections; AGENT_BIN=path times another mpi-agent in section 3). Needs root (netns).
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 BINDIR=${BINDIR:-$ROOT/bin}
@@ -235,6 +238,36 @@ for n in $NS_LIST; do
     RES[$path,$n]="$(awk '{print $1}' "$D/r" | med) $(awk '{print $2}' "$D/r" | med) $bad"
   done
 done
+}
+N3=${*:-2 8 32}
+want 3 || N3=
+[ -z "$N3" ] || {
+echo "== 3. init then run (N Ready workers, exec reach check): ms for init / run / both, median of $REPS"
+AB=${AGENT_BIN:-$BINDIR/mpi-agent}
+max3=0; for n in $N3; do [ "$n" -gt $max3 ] && max3=$n; done
+: > "$D/il.yaml"
+for ((i = 0; i < max3; i++)); do wpod il-worker-$i il "" >> "$D/il.yaml"; echo --- >> "$D/il.yaml"; done
+k create -f "$D/il.yaml" >/dev/null
+k wait --for=condition=Ready pod -l mpi_job_name=il --timeout=240s >/dev/null || echo "   not all $max3 pods Ready"
+for n in $N3; do
+  for ((i = 0; i < n; i++)); do echo "il-worker-$i slots=1"; done > "$D/ilhf$n"
+  : > "$D/r3"
+  for r in $(seq "$REPS"); do
+    rm -rf "$D/il$n"; mkdir -p "$D/il$n"
+    # timed inside the simulator's namespace, so kubesim's own `run` start-up is not counted
+    MPI_JOB_NAME=il MPI_JOB_WORKER_CONTAINER=worker ksrun bash -c '
+      t0=$(date +%s%3N)
+      "$1" init --no-deliver --dest "$2" --hostfile "$3" --timeout 60s 2>>"$4" || echo "init failed" >&2
+      t1=$(date +%s%3N)
+      "$1" run --dest "$2" --hostfile "$3" --timeout 60s -- true 2>>"$4" || echo "run failed" >&2
+      t2=$(date +%s%3N)
+      echo "$((t1 - t0)) $((t2 - t1)) $((t2 - t0))"' _ "$AB" "$D/il$n" "$D/ilhf$n" "$D/il.log" >> "$D/r3"
+  done
+  echo "   N=$n: $(grep -c 'not waiting again' "$D/il.log") run(s) trusted init's record, $(grep -c 'not using mpi-agent init' "$D/il.log") did not"
+  : > "$D/il.log"
+  echo "   N=$n: init $(awk '{print $1}' "$D/r3" | med) / run $(awk '{print $2}' "$D/r3" | med) / both $(awk '{print $3}' "$D/r3" | med) ms (runs: $(awk '{printf "%s+%s ", $1, $2}' "$D/r3"))"
+done
+k delete pod -l mpi_job_name=il --grace-period=0 --force >/dev/null 2>&1 || true
 }
 printf '   %-10s' "path"; for n in $NS_LIST; do printf '%26s' "N=$n last-line/total"; done; echo
 for path in nsenter mpi-rsh kubexec; do

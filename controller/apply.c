@@ -12,7 +12,8 @@
  * ConfigMap, ServiceAccount and the workers exist. */
 #include "controller.h"
 #include "crds.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kinds.h"
 #include "kube/log.h"
 #include "kube/sshkey.h"
@@ -30,7 +31,7 @@
  * MPIJob version and the PodGroups of one gang scheduler from the other's; may be NULL). */
 static const struct kube_resource *resource_of(enum res_kind r, const json_t *obj)
 {
-    return kind_resource(r, ju_str(obj, "apiVersion"));
+    return kind_resource(r, kube_json_at_str(obj, "apiVersion"));
 }
 
 static json_t *ssh_secret(struct kube_client *c, const json_t *job, const char *name, struct kube_error *err)
@@ -59,14 +60,14 @@ static void report(const struct apply_sink *sink, const struct action *a, const 
 {
     if (!sink || a->kind == ACT_EVENT)
         return;
-    if (res && obj_name(res) && json_is_object(json_object_get(res, "metadata")) &&
-        strcmp(ju_str(res, "kind") ?: "", "Status") != 0) {
+    if (res && kube_obj_name(res) && json_is_object(json_object_get(res, "metadata")) &&
+        strcmp(kube_json_at_str(res, "kind") ?: "", "Status") != 0) {
         if (sink->stored)
             sink->stored(sink->ud, a->res, res);
     } else if (sink->gone && ((a->kind == ACT_DELETE && res) ||
                               (a->kind != ACT_CREATE && a->kind != ACT_SSH_SECRET && err->reason == KUBE_NOT_FOUND))) {
         /* deleted, or gone already (e.g. a status update of an MPIJob deleted meanwhile) */
-        const char *name = a->name ? a->name : obj_name(a->obj);
+        const char *name = a->name ? a->name : kube_obj_name(a->obj);
         if (name)
             sink->gone(sink->ud, a->res, name);
     }
@@ -76,7 +77,7 @@ static void report(const struct apply_sink *sink, const struct action *a, const 
 static int run_action(struct kube_client *c, const json_t *job, const struct action *a,
                       const struct apply_sink *sink)
 {
-    const char *ns = ju_str(job, "metadata", "namespace");
+    const char *ns = kube_json_at_str(job, "metadata", "namespace");
     const struct kube_resource *r = resource_of(a->res, a->obj);
     struct kube_error err = KUBE_ERROR_INIT;
     json_t *res = NULL;
@@ -96,7 +97,7 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     if (!res && !(err.reason == KUBE_ALREADY_EXISTS && (a->kind == ACT_CREATE || a->kind == ACT_SSH_SECRET)) &&
         !(err.reason == KUBE_NOT_FOUND && a->kind == ACT_DELETE)) {
         int quiet = err.reason == KUBE_CONFLICT;
-        kube_log(quiet ? KUBE_LOG_DEBUG : KUBE_LOG_WARN, "%s/%s: %s %s %s: %s", ns, obj_name(job),
+        kube_log(quiet ? KUBE_LOG_DEBUG : KUBE_LOG_WARN, "%s/%s: %s %s %s: %s", ns, kube_obj_name(job),
                  a->kind == ACT_CREATE ? "create" : a->kind == ACT_DELETE ? "delete" : "update",
                  res_kind_name(a->res), a->name ? a->name : "", err.message ? err.message : kube_reason_name(err.reason));
         rc = -1;
@@ -163,8 +164,8 @@ static int run_batch(struct kube_client *c, const json_t *job, const struct acti
         pthread_join(th[i], NULL);
     int failed = atomic_load(&b.failed);
     if (failed > 0)
-        KLOG_INFO("%s/%s: %d of %zu concurrent writes failed; the sync is retried", ju_str(job, "metadata", "namespace"),
-                  obj_name(job), failed, writes);
+        KLOG_INFO("%s/%s: %d of %zu concurrent writes failed; the sync is retried", kube_json_at_str(job, "metadata", "namespace"),
+                  kube_obj_name(job), failed, writes);
     return failed ? -1 : 0;
 }
 

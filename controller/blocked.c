@@ -6,7 +6,8 @@
  * timeout fails the job with its reason (the agent inside it cannot enforce that bound). */
 #include "plan_int.h"
 #include "status.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ static char *sched_block(const json_t *pod, const char **reason)
 {
     size_t i;
     json_t *cd;
-    json_array_foreach(ju_at(pod, "status", "conditions"), i, cd) {
+    json_array_foreach(kube_json_at(pod, "status", "conditions"), i, cd) {
         const char *t = json_string_value(json_object_get(cd, "type"));
         const char *s = json_string_value(json_object_get(cd, "status"));
         if (!t || !s || strcmp(t, "PodScheduled") != 0 || strcmp(s, "False") != 0)
@@ -61,11 +62,11 @@ static char *container_block(const json_t *pod, const char **reason)
     for (int l = 0; lists[l]; l++) {
         size_t i;
         json_t *cs;
-        json_array_foreach(ju_at(pod, "status", lists[l]), i, cs) {
-            const char *r = ju_str(cs, "state", "waiting", "reason");
+        json_array_foreach(kube_json_at(pod, "status", lists[l]), i, cs) {
+            const char *r = kube_json_at_str(cs, "state", "waiting", "reason");
             if (!blocking_wait(r))
                 continue;
-            const char *m = ju_str(cs, "state", "waiting", "message");
+            const char *m = kube_json_at_str(cs, "state", "waiting", "message");
             const char *img = json_string_value(json_object_get(cs, "image"));
             int name_img = img && *img && (!m || !strstr(m, img));
             /* ErrImagePull and ImagePullBackOff alternate on every retry: one reason for both */
@@ -93,7 +94,7 @@ static int pod_blocked(const json_t *pod, const char *role, struct blocked *b)
         d = container_block(pod, &reason);
     if (!d)
         return 0;
-    *b = (struct blocked){ .role = role, .pod = obj_name(pod), .reason = reason, .detail = d };
+    *b = (struct blocked){ .role = role, .pod = kube_obj_name(pod), .reason = reason, .detail = d };
     return b->pod != NULL;
 }
 
@@ -156,7 +157,7 @@ static void blocked_set(struct sync_ctx *c, const char *st, const char *reason, 
 static char *launcher_bound(struct sync_ctx *c, const struct blocked *b, const char *ltt)
 {
     int64_t since;
-    if (strcmp(b->role, "launcher") != 0 || ju_time_parse(ltt, &since) < 0)
+    if (strcmp(b->role, "launcher") != 0 || kube_time_parse_ms(ltt, &since) < 0)
         return NULL;
     int64_t due = since + c->j->agent_timeout_s * 1000;
     if (due > c->now_ms) {
@@ -165,7 +166,7 @@ static char *launcher_bound(struct sync_ctx *c, const struct blocked *b, const c
     }
     char *what = NULL;
     if (asprintf(&what, "has failed: launcher pod %s could not start within %llds (%s): %s", b->pod,
-                 c->j->agent_timeout_s, ANN_AGENT_TIMEOUT, b->detail) < 0)
+                 c->j->agent_timeout_s, MPIK8S_ANN_AGENT_TIMEOUT, b->detail) < 0)
         return NULL;
     return what;
 }

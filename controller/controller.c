@@ -11,10 +11,10 @@
 #include "launcher_memory.h"
 #include "metrics.h"
 #include "workqueue.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kube/informer.h"
 #include "kube/log.h"
-#include "kube/util.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -142,13 +142,6 @@ static void sink_gone(void *ud, enum res_kind r, const char *name)
         kube_informer_drop(s->ctl->inf[r], s->key, name);
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Reads the objects of kind r the job named name (group key, v1alpha2 or not) owns into their
  * slot of ob (kinds.c's table). */
 static void read_kind(struct controller *ctl, enum res_kind r, const char *key, const char *name, int v1alpha2,
@@ -162,9 +155,9 @@ static void read_kind(struct controller *ctl, enum res_kind r, const char *key, 
         *slot = kube_informer_group(ctl->inf[r], key);
         return;
     }
-    char *obj_name = kind_object_name(r, name, v1alpha2);
-    *slot = obj_name ? kube_informer_get_in(ctl->inf[r], key, obj_name) : NULL;
-    free(obj_name);
+    char *kube_obj_name = kind_object_name(r, name, v1alpha2);
+    *slot = kube_obj_name ? kube_informer_get_in(ctl->inf[r], key, kube_obj_name) : NULL;
+    free(kube_obj_name);
 }
 
 /* Releases what a sync read (every slot of the table's kinds, and the remembered launcher). */
@@ -176,7 +169,7 @@ static void observed_free(struct observed *ob)
     json_decref(ob->launcher_seen);
 }
 
-/* One sync of key, started at t0 (mono_s); returns 0 done, -1 retry with backoff;
+/* One sync of key, started at t0 (kube_now_ms() in seconds); returns 0 done, -1 retry with backoff;
  * *after_ms = requested requeue. */
 static int sync_key(struct controller *ctl, const char *key, double t0, int64_t *after_ms)
 {
@@ -198,7 +191,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
         read_kind(ctl, (enum res_kind)r, key, name, v1alpha2, &ob);
     ob.launcher_seen = lmem_get(ctl->lmem, key);
     struct plan p;
-    reconcile_plan(&ob, &ctl->o.build, ju_now_ms(), &p);
+    reconcile_plan(&ob, &ctl->o.build, kube_realtime_ms(), &p);
     struct sink_ctx sc = { ctl, key };
     struct apply_sink sink = { sink_stored, sink_gone, &sc };
     int rc = p.n ? apply_plan(ctl->c, ob.job, &p, &sink) : 0;
@@ -206,7 +199,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
         record_metrics(key, ns, &p);
     if (p.n)
         KLOG_DEBUG("synced %s: %zu actions%s in %.1f ms", key, p.n, rc ? " (retrying)" : "",
-                   (mono_s() - t0) * 1000);
+                   ((kube_now_ms() / 1000.0) - t0) * 1000);
     else
         KLOG_TRACE("synced %s: nothing to do", key);
     *after_ms = p.requeue_after_ms;
@@ -245,10 +238,10 @@ static void *worker(void *arg)
     char *key;
     while ((key = wq_get(ctl->q)) != NULL) {
         health_beat(H_WORKERS);
-        double t0 = mono_s();
+        double t0 = (kube_now_ms() / 1000.0);
         int64_t after = 0;
         int rc = sync_key(ctl, key, t0, &after);
-        metrics_reconcile(mono_s() - t0);
+        metrics_reconcile((kube_now_ms() / 1000.0) - t0);
         if (rc < 0) {
             wq_add_rate_limited(ctl->q, key);
         } else {
@@ -269,7 +262,7 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
     for (int i = 0; i < RK__COUNT; i++) {
         char *why = NULL;
         if (ctl->inf[i] && kube_informer_start(ctl->inf[i], &why) < 0) {
-            ju_err(err, "cannot start the %s informer: %s", kind_of((enum res_kind)i)->resource, why ? why : "?");
+            kube_set_err(err, "cannot start the %s informer: %s", kind_of((enum res_kind)i)->resource, why ? why : "?");
             free(why);
             return -1;
         }
@@ -283,21 +276,21 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
                 return -1;
         if (!kube_informer_wait_synced(ctl->inf[i], 0)) {
             char *why = kube_informer_last_error(ctl->inf[i]);
-            ju_err(err, "caches did not sync within 60 s: %s", why ? why : "no reply from the API server");
+            kube_set_err(err, "caches did not sync within 60 s: %s", why ? why : "no reply from the API server");
             free(why);
             return -1;
         }
     }
     if (events_async_start(ctl->c) < 0)
-        return ju_err(err, "cannot start the Event poster thread");
+        return kube_set_err(err, "cannot start the Event poster thread");
     metrics_set_ready(1);
     int n = ctl->o.threadiness > 0 ? ctl->o.threadiness : 1;
     ctl->workers = calloc((size_t)n, sizeof *ctl->workers);
     if (!ctl->workers)
-        return ju_err(err, "out of memory");
+        return kube_set_err(err, "out of memory");
     for (int i = 0; i < n; i++) {
         if (pthread_create(&ctl->workers[i], NULL, worker, ctl) != 0)
-            return ju_err(err, "cannot start worker thread %d", i);
+            return kube_set_err(err, "cannot start worker thread %d", i);
         ctl->nworkers++;
     }
     health_arm(H_WORKERS, WORKERS_STALL_MS);

@@ -5,7 +5,7 @@
  * client-go's recorder does), so a sync does not wait for its Events' round
  * trips; otherwise (tools, tests) they are posted at once. */
 #include "controller.h"
-#include "jsonutil.h"
+#include "kube/json.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -35,12 +35,12 @@ static struct {
 
 static void post(struct kube_client *c, json_t *ev)
 {
-    const char *ns = ju_str(ev, "metadata", "namespace");
+    const char *ns = kube_json_at_str(ev, "metadata", "namespace");
     struct kube_error err = KUBE_ERROR_INIT;
     json_t *r = kube_create(c, &KUBE_RES_EVENTS, ns, ev, &err);
     if (!r)
-        KLOG_DEBUG("event %s on %s/%s not recorded: %s", ju_str(ev, "reason"), ns,
-                   ju_str(ev, "involvedObject", "name"), err.message ? err.message : "error");
+        KLOG_DEBUG("event %s on %s/%s not recorded: %s", kube_json_at_str(ev, "reason"), ns,
+                   kube_json_at_str(ev, "involvedObject", "name"), err.message ? err.message : "error");
     json_decref(r);
     kube_error_clear(&err);
 }
@@ -117,8 +117,8 @@ static int enqueue(json_t *ev)
     }
     if (!it || Q.n >= EVQ_MAX) {
         pthread_mutex_unlock(&Q.mu);
-        KLOG_WARN("event %s on %s/%s dropped: %zu Events are waiting to be posted", ju_str(ev, "reason"),
-                  ju_str(ev, "metadata", "namespace"), ju_str(ev, "involvedObject", "name"), (size_t)EVQ_MAX);
+        KLOG_WARN("event %s on %s/%s dropped: %zu Events are waiting to be posted", kube_json_at_str(ev, "reason"),
+                  kube_json_at_str(ev, "metadata", "namespace"), kube_json_at_str(ev, "involvedObject", "name"), (size_t)EVQ_MAX);
         free(it);
         json_decref(ev);
         return 0;
@@ -137,15 +137,15 @@ static int enqueue(json_t *ev)
 
 void event_record(struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg)
 {
-    const char *ns = ju_str(job, "metadata", "namespace"), *name = obj_name(job);
+    const char *ns = kube_json_at_str(job, "metadata", "namespace"), *name = kube_obj_name(job);
     char now[40], gen[300];
-    ju_time_format(ju_now_ms(), now, sizeof now);
+    kube_time_format(kube_realtime_ms(), now, sizeof now);
     snprintf(gen, sizeof gen, "%s.", name ? name : "mpijob");
     json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s*, s:s*, s:s*, s:s*}, s:s, s:s, s:s, s:{s:s}, "
                            "s:s, s:s, s:i, s:s}",
                            "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace", ns ? ns : "default",
                            "involvedObject", "kind", "MPIJob", "name", name, "namespace", ns,
-                           "uid", ju_str(job, "metadata", "uid"), "apiVersion", ju_str(job, "apiVersion"),
+                           "uid", kube_json_at_str(job, "metadata", "uid"), "apiVersion", kube_json_at_str(job, "apiVersion"),
                            "type", type, "reason", reason, "message", msg ? msg : "", "source", "component", "mpi-operator",
                            "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent", "mpi-operator");
     if (!ev) {

@@ -1,5 +1,6 @@
 /* health.c - loop heartbeats behind /healthz (see health.h). */
 #include "health.h"
+#include "kube/util.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -11,13 +12,6 @@ static struct {
     int armed;
     int64_t bound_ms, last_ms;
 } loops[H__COUNT];
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 const char *health_loop_name(enum health_loop l)
 {
@@ -38,7 +32,7 @@ void health_arm_at(enum health_loop l, int64_t bound_ms, int64_t now_ms)
 
 void health_arm(enum health_loop l, int64_t bound_ms)
 {
-    health_arm_at(l, bound_ms, mono_ms());
+    health_arm_at(l, bound_ms, kube_now_ms());
 }
 
 void health_disarm(enum health_loop l)
@@ -62,7 +56,7 @@ void health_beat_at(enum health_loop l, int64_t now_ms)
 
 void health_beat(enum health_loop l)
 {
-    health_beat_at(l, mono_ms());
+    health_beat_at(l, kube_now_ms());
 }
 
 int health_alive_at(int64_t now_ms, char **why)
@@ -88,5 +82,5 @@ int health_alive_at(int64_t now_ms, char **why)
 
 int health_alive(char **why)
 {
-    return health_alive_at(mono_ms(), why);
+    return health_alive_at(kube_now_ms(), why);
 }

@@ -1,7 +1,8 @@
 /* kinds.c - the table of resource kinds (see kinds.h). */
 #include "kinds.h"
 #include "crds.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "mpijob.h"
 
 #include <stdio.h>
@@ -54,7 +55,7 @@ char *kind_object_name(enum res_kind r, const char *job, int v1alpha2)
 /* "ns/value" (new string), NULL when value is. */
 static char *group_key(const json_t *obj, const char *value)
 {
-    const char *ns = ju_str(obj, "metadata", "namespace");
+    const char *ns = kube_json_at_str(obj, "metadata", "namespace");
     char *s = NULL;
     if (!value || asprintf(&s, "%s/%s", ns ? ns : "", value) < 0)
         return NULL;
@@ -63,10 +64,10 @@ static char *group_key(const json_t *obj, const char *value)
 
 char *kind_owned_group(const json_t *obj)
 {
-    return group_key(obj, ju_str(obj, "metadata", "labels", LBL_T_JOB_NAME));
+    return group_key(obj, kube_json_at_str(obj, "metadata", "labels", LBL_T_JOB_NAME));
 }
 
 char *kind_job_group(const json_t *obj)
 {
-    return group_key(obj, obj_name(obj));
+    return group_key(obj, kube_obj_name(obj));
 }

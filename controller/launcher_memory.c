@@ -1,7 +1,8 @@
 /* launcher_memory.c - remembered launcher termination records (see launcher_memory.h). */
 #include "launcher_memory.h"
 #include "kinds.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "mpijob.h"
 
 #include <pthread.h>
@@ -34,8 +35,8 @@ static int has_termination(const json_t *statuses, int any_exit)
     size_t i;
     json_t *s;
     json_array_foreach(statuses, i, s) {
-        json_t *t = ju_at(s, "state", "terminated");
-        json_t *l = ju_at(s, "lastState", "terminated");
+        json_t *t = kube_json_at(s, "state", "terminated");
+        json_t *l = kube_json_at(s, "lastState", "terminated");
         if ((t && (any_exit || json_integer_value(json_object_get(t, "exitCode")) != 0)) ||
             (l && (any_exit || json_integer_value(json_object_get(l, "exitCode")) != 0)))
             return 1;
@@ -45,21 +46,21 @@ static int has_termination(const json_t *statuses, int any_exit)
 
 void lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
 {
-    const char *role = ju_str(pod, "metadata", "labels", LBL_T_ROLE);
-    if (!m || !key || !role || strcmp(role, "launcher") != 0 || !obj_name(pod))
+    const char *role = kube_json_at_str(pod, "metadata", "labels", LBL_T_ROLE);
+    if (!m || !key || !role || strcmp(role, "launcher") != 0 || !kube_obj_name(pod))
         return;
-    if (!has_termination(ju_at(pod, "status", "initContainerStatuses"), 0) &&
-        !has_termination(ju_at(pod, "status", "containerStatuses"), 1))
+    if (!has_termination(kube_json_at(pod, "status", "initContainerStatuses"), 0) &&
+        !has_termination(kube_json_at(pod, "status", "containerStatuses"), 1))
         return;
     json_t *copy = json_deep_copy(pod);
     if (!copy)
         return;
     prune_pod(copy);
-    const char *ct = ju_str(copy, "metadata", "creationTimestamp");
+    const char *ct = kube_json_at_str(copy, "metadata", "creationTimestamp");
     pthread_mutex_lock(&m->mu);
     json_t *old = json_object_get(m->pods, key);
-    const char *oct = ju_str(old, "metadata", "creationTimestamp");
-    int same = old && strcmp(obj_name(old) ?: "", obj_name(copy)) == 0;
+    const char *oct = kube_json_at_str(old, "metadata", "creationTimestamp");
+    int same = old && strcmp(kube_obj_name(old) ?: "", kube_obj_name(copy)) == 0;
     /* RFC 3339 UTC timestamps of one format compare as strings */
     if (!old || same || !oct || (ct && strcmp(ct, oct) >= 0))
         json_object_set(m->pods, key, copy);

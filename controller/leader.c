@@ -1,7 +1,8 @@
 /* leader.c - Lease-based leader election (see leader.h). */
 #include "leader.h"
 #include "health.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kube/log.h"
 #include "kube/resource.h"
 
@@ -25,17 +26,10 @@ struct leader {
     void *ud;
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void micro_now(char *buf, size_t n)
 {
     char tmp[40];
-    ju_time_format_ms(ju_now_ms(), tmp, sizeof tmp);
+    kube_time_format_ms(kube_realtime_ms(), tmp, sizeof tmp);
     size_t l = strlen(tmp); /* "...:02.123Z" -> "...:02.123000Z" */
     snprintf(buf, n, "%.*s000Z", (int)(l - 1), tmp);
 }
@@ -63,10 +57,10 @@ static json_t *lease_spec(struct leader *l, const json_t *old)
     micro_now(now, sizeof now);
     json_t *spec = json_pack("{s:s, s:i, s:s}", "holderIdentity", l->id, "leaseDurationSeconds", l->lease_s,
                              "renewTime", now);
-    const char *holder = ju_str(old, "spec", "holderIdentity");
-    long long tr = json_integer_value(ju_at(old, "spec", "leaseTransitions"));
-    if (holder && strcmp(holder, l->id) == 0 && ju_str(old, "spec", "acquireTime")) {
-        json_object_set(spec, "acquireTime", ju_at(old, "spec", "acquireTime"));
+    const char *holder = kube_json_at_str(old, "spec", "holderIdentity");
+    long long tr = json_integer_value(kube_json_at(old, "spec", "leaseTransitions"));
+    if (holder && strcmp(holder, l->id) == 0 && kube_json_at_str(old, "spec", "acquireTime")) {
+        json_object_set(spec, "acquireTime", kube_json_at(old, "spec", "acquireTime"));
     } else {
         json_object_set_new(spec, "acquireTime", json_string(now));
         if (old)
@@ -91,21 +85,21 @@ static int try_once(struct leader *l, struct kube_client *c)
         rc = made ? 1 : err.reason == KUBE_ALREADY_EXISTS ? 0 : -1;
         json_decref(made);
     } else if (cur) {
-        const char *holder = ju_str(cur, "spec", "holderIdentity");
-        const char *renew = ju_str(cur, "spec", "renewTime");
+        const char *holder = kube_json_at_str(cur, "spec", "holderIdentity");
+        const char *renew = kube_json_at_str(cur, "spec", "renewTime");
         char *seen = NULL;
         if (asprintf(&seen, "%s|%s", holder ? holder : "", renew ? renew : "") < 0)
             seen = NULL;
         if (seen && (!l->seen || strcmp(seen, l->seen) != 0)) {
             free(l->seen);
             l->seen = seen;
-            l->seen_at = mono_ms();
+            l->seen_at = kube_now_ms();
         } else {
             free(seen);
         }
         int mine = holder && strcmp(holder, l->id) == 0;
         int free_lease = !holder || !*holder;
-        int expired = mono_ms() - l->seen_at > (int64_t)l->lease_s * 1000;
+        int expired = kube_now_ms() - l->seen_at > (int64_t)l->lease_s * 1000;
         if (mine || free_lease || expired) {
             json_t *upd = json_deep_copy(cur);
             json_object_set_new(upd, "spec", lease_spec(l, cur));
@@ -122,7 +116,7 @@ static int try_once(struct leader *l, struct kube_client *c)
         KLOG_WARN("leader election on lease %s/%s: %s", l->ns, l->name, err.message ? err.message : "error");
     kube_error_clear(&err);
     if (rc == 1)
-        l->last_renew = mono_ms();
+        l->last_renew = kube_now_ms();
     return rc;
 }
 
@@ -160,7 +154,7 @@ static void *renew_loop(void *arg)
             wait = (int64_t)l->retry_s * 1000;
             continue;
         }
-        if (rc == 0 || mono_ms() - l->last_renew > (int64_t)l->renew_s * 1000) {
+        if (rc == 0 || kube_now_ms() - l->last_renew > (int64_t)l->renew_s * 1000) {
             KLOG_ERROR("lost the leader lease %s/%s (%s)", l->ns, l->name,
                        rc == 0 ? "another process holds it" : "renew deadline passed");
             l->held = 0;
@@ -197,7 +191,7 @@ void leader_release(struct leader *l)
         return;
     struct kube_error err = KUBE_ERROR_INIT;
     json_t *cur = kube_get(l->c, &KUBE_RES_LEASES, l->ns, l->name, &err);
-    const char *holder = ju_str(cur, "spec", "holderIdentity");
+    const char *holder = kube_json_at_str(cur, "spec", "holderIdentity");
     if (cur && holder && strcmp(holder, l->id) == 0) {
         json_t *upd = json_deep_copy(cur);
         json_t *spec = json_object_get(upd, "spec");

@@ -1,6 +1,7 @@
 /* metrics.c - metric registry and exposition (see metrics.h). */
 #include "metrics.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <jansson.h>
 #include <math.h>

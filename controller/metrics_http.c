@@ -3,7 +3,8 @@
  * for the leader lease). One short request per connection, bounded reads. */
 #include "metrics.h"
 #include "health.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kube/log.h"
 
 #include <errno.h>
@@ -118,7 +119,7 @@ int metrics_serve(int port, char **err)
         lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     }
     if (lfd < 0)
-        return ju_err(err, "--monitoring-port %d: socket: %s", port, strerror(errno));
+        return kube_set_err(err, "--monitoring-port %d: socket: %s", port, strerror(errno));
     int one = 1, zero = 0;
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     int rc;
@@ -134,10 +135,10 @@ int metrics_serve(int port, char **err)
         int e = errno;
         close(lfd);
         lfd = -1;
-        return ju_err(err, "--monitoring-port %d: cannot listen: %s", port, strerror(e));
+        return kube_set_err(err, "--monitoring-port %d: cannot listen: %s", port, strerror(e));
     }
     if (pthread_create(&th, NULL, loop, NULL) != 0)
-        return ju_err(err, "--monitoring-port %d: cannot start the server thread", port);
+        return kube_set_err(err, "--monitoring-port %d: cannot start the server thread", port);
     running = 1;
     KLOG_INFO("serving /metrics, /healthz and /readyz on port %d", port);
     return 0;

@@ -8,25 +8,22 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "mpik8s/contract.h"
+
 #define MPIJOB_GROUP "kubeflow.org"
 #define MPIJOB_KIND "MPIJob"
 #define MPIJOB_OPERATOR_NAME "mpi-operator"
 #define MPIJOB_MANAGED_BY_US "kubeflow.org/mpi-operator"
 #define MPIJOB_MANAGED_BY_KUEUE "kueue.x-k8s.io/multikueue"
 
-/* Annotations that change how a job is run (documented in docs/controller.md). */
-#define ANN_TRANSPORT "mpi-k8s.io/transport"              /* exec | ssh */
-#define ANN_AGENT_RUN "mpi-k8s.io/agent-run"              /* "false" = don't wrap the command */
-#define ANN_AGENT_TIMEOUT "mpi-k8s.io/worker-timeout"     /* seconds the agent waits for workers */
-#define ANN_PROGRESS_TIMEOUT "mpi-k8s.io/progress-timeout" /* seconds of silence = hang */
-#define ANN_SSH_PORT "mpi-k8s.io/ssh-port"                /* workers' sshd port (default 2222) */
+/* Annotations that change how a job is run (documented in docs/controller.md): MPIK8S_ANN_*
+ * in mpik8s/contract.h, with the pod labels the agent relies on (MPIK8S_LABEL_*). */
 
 /* Default sshAuthMountPath, the only one whose Secret files get mode 0600 (as upstream). */
 #define ROOT_SSH_PATH "/root/.ssh"
 
-/* Labels put on every owned pod (seed + training-operator conventions). */
-#define LBL_JOB_NAME "mpi_job_name"
-#define LBL_ROLE "mpi_role_type"
+/* Labels put on every owned pod: the seed's (MPIK8S_LABEL_JOB_NAME, MPIK8S_LABEL_ROLE) and
+ * the training-operator's. */
 #define LBL_T_OPERATOR "training.kubeflow.org/operator-name"
 #define LBL_T_JOB_NAME "training.kubeflow.org/job-name"
 #define LBL_T_ROLE "training.kubeflow.org/job-role"
@@ -38,7 +35,6 @@
 enum mpijob_version { MPIJOB_V1ALPHA2, MPIJOB_V2BETA1 };
 enum mpi_impl { MPI_IMPL_OPENMPI, MPI_IMPL_INTEL, MPI_IMPL_MPICH };
 enum clean_pod_policy { CLEAN_NONE, CLEAN_RUNNING, CLEAN_ALL };
-enum transport { TRANSPORT_EXEC, TRANSPORT_SSH };
 enum launcher_creation { LAUNCH_AT_STARTUP, LAUNCH_WAIT_FOR_WORKERS_READY };
 
 struct replica_spec {
@@ -66,7 +62,7 @@ struct mpijob {
     int run_launcher_as_worker;
     const char *main_container;   /* v1alpha2 mainContainer, or NULL */
     struct replica_spec launcher, worker;
-    enum transport transport;
+    enum mpik8s_transport transport;
     int agent_run;                /* wrap the launcher command in mpi-agent run */
     long long agent_timeout_s;    /* MPI_AGENT_TIMEOUT (default 900) */
     long long progress_timeout_s; /* MPI_AGENT_PROGRESS_TIMEOUT (default 0 = off) */
@@ -92,6 +88,5 @@ int mpijob_object_is_v1alpha2(const json_t *obj);
 /* The API's spelling of each enum value (for messages, labels and env). */
 const char *mpi_impl_name(enum mpi_impl i);
 const char *clean_policy_name(enum clean_pod_policy p);
-const char *transport_name(enum transport t);
 
 #endif

@@ -2,7 +2,7 @@
  * internal struct mpijob: detects the shape (v1alpha2 top-level policies vs
  * v2beta1 runPolicy), type-checks every field it reads, applies defaults. */
 #include "mpijob.h"
-#include "jsonutil.h"
+#include "kube/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,19 +36,19 @@ static int read_replica(json_t *specs, const char *key, long long dflt_replicas,
     if (!rs || json_is_null(rs))
         return 0;
     if (!json_is_object(rs))
-        return ju_type_err(err, path, "an object", rs);
+        return kube_json_type_err(err, path, "an object", rs);
     r->present = 1;
-    if (ju_get_int(rs, "replicas", path, &r->replicas, err) < 0)
+    if (kube_json_get_int(rs, "replicas", path, &r->replicas, err) < 0)
         return -1;
     const char *rp = NULL;
-    if (ju_get_str(rs, "restartPolicy", path, &rp, err) < 0)
+    if (kube_json_get_str(rs, "restartPolicy", path, &rp, err) < 0)
         return -1;
     if (rp)
         r->restart_policy = rp;
     json_t *t = json_object_get(rs, "template");
     if (t && !json_is_null(t)) {
         if (!json_is_object(t))
-            return ju_type_errk(err, path, "template", "an object", t);
+            return kube_json_type_errk(err, path, "template", "an object", t);
         r->template = t;
     }
     return 0;
@@ -58,15 +58,15 @@ static int read_replicas(json_t *spec, struct mpijob *j, char **err)
 {
     json_t *specs = json_object_get(spec, "mpiReplicaSpecs");
     if (!specs || json_is_null(specs))
-        return ju_err(err, "spec.mpiReplicaSpecs: required (Launcher and Worker replica specs)");
+        return kube_set_err(err, "spec.mpiReplicaSpecs: required (Launcher and Worker replica specs)");
     if (!json_is_object(specs))
-        return ju_type_err(err, "spec.mpiReplicaSpecs", "an object", specs);
+        return kube_json_type_err(err, "spec.mpiReplicaSpecs", "an object", specs);
     const char *k;
     json_t *v;
     char q[96];
     json_object_foreach(specs, k, v) {
         if (strcmp(k, "Launcher") != 0 && strcmp(k, "Worker") != 0)
-            return ju_err(err, "spec.mpiReplicaSpecs.%s: unknown replica type (expected Launcher or Worker)",
+            return kube_set_err(err, "spec.mpiReplicaSpecs.%s: unknown replica type (expected Launcher or Worker)",
                           kube_excerpt(k, q, sizeof q));
     }
     if (read_replica(specs, "Launcher", 1, "OnFailure", &j->launcher, err) < 0)
@@ -83,7 +83,7 @@ static int read_enum(json_t *o, const char *key, const char *path, const char *c
                      const char *expected, int *out, char **err)
 {
     const char *s = NULL;
-    if (ju_get_str(o, key, path, &s, err) < 0)
+    if (kube_json_get_str(o, key, path, &s, err) < 0)
         return -1;
     if (!s)
         return 0;
@@ -93,7 +93,7 @@ static int read_enum(json_t *o, const char *key, const char *path, const char *c
             return 0;
         }
     char q[96];
-    return ju_err(err, "%s.%s: expected one of %s, got \"%s\"", path, key, expected,
+    return kube_set_err(err, "%s.%s: expected one of %s, got \"%s\"", path, key, expected,
                   kube_excerpt(s, q, sizeof q));
 }
 
@@ -108,27 +108,27 @@ static int read_policies(json_t *spec, struct mpijob *j, char **err)
     if (read_enum(spec, "cleanPodPolicy", "spec", clean_names, "None, Running, All", &e, err) < 0)
         return -1;
     j->clean_policy = e;
-    if (ju_get_int(spec, "backoffLimit", "spec", &j->backoff_limit, err) < 0 ||
-        ju_get_int(spec, "activeDeadlineSeconds", "spec", &j->active_deadline_s, err) < 0)
+    if (kube_json_get_int(spec, "backoffLimit", "spec", &j->backoff_limit, err) < 0 ||
+        kube_json_get_int(spec, "activeDeadlineSeconds", "spec", &j->active_deadline_s, err) < 0)
         return -1;
     json_t *rp = json_object_get(spec, "runPolicy");
     if (!rp || json_is_null(rp))
         return 0;
     if (!json_is_object(rp))
-        return ju_type_err(err, "spec.runPolicy", "an object", rp);
+        return kube_json_type_err(err, "spec.runPolicy", "an object", rp);
     e = j->clean_policy;
     if (read_enum(rp, "cleanPodPolicy", "spec.runPolicy", clean_names, "None, Running, All", &e, err) < 0)
         return -1;
     j->clean_policy = e;
-    if (ju_get_int(rp, "backoffLimit", "spec.runPolicy", &j->backoff_limit, err) < 0 ||
-        ju_get_int(rp, "activeDeadlineSeconds", "spec.runPolicy", &j->active_deadline_s, err) < 0 ||
-        ju_get_int(rp, "ttlSecondsAfterFinished", "spec.runPolicy", &j->ttl_after_finished_s, err) < 0 ||
-        ju_get_bool(rp, "suspend", "spec.runPolicy", &j->suspend, err) < 0 ||
-        ju_get_str(rp, "managedBy", "spec.runPolicy", &j->managed_by, err) < 0)
+    if (kube_json_get_int(rp, "backoffLimit", "spec.runPolicy", &j->backoff_limit, err) < 0 ||
+        kube_json_get_int(rp, "activeDeadlineSeconds", "spec.runPolicy", &j->active_deadline_s, err) < 0 ||
+        kube_json_get_int(rp, "ttlSecondsAfterFinished", "spec.runPolicy", &j->ttl_after_finished_s, err) < 0 ||
+        kube_json_get_bool(rp, "suspend", "spec.runPolicy", &j->suspend, err) < 0 ||
+        kube_json_get_str(rp, "managedBy", "spec.runPolicy", &j->managed_by, err) < 0)
         return -1;
     json_t *sp = json_object_get(rp, "schedulingPolicy");
     if (sp && !json_is_null(sp) && !json_is_object(sp))
-        return ju_type_err(err, "spec.runPolicy.schedulingPolicy", "an object", sp);
+        return kube_json_type_err(err, "spec.runPolicy.schedulingPolicy", "an object", sp);
     return 0;
 }
 
@@ -144,10 +144,10 @@ static int read_flavour(json_t *spec, struct mpijob *j, char **err)
                   &e, err) < 0)
         return -1;
     j->launcher_creation = e;
-    if (ju_get_int(spec, "slotsPerWorker", "spec", &j->slots_per_worker, err) < 0 ||
-        ju_get_bool(spec, "runLauncherAsWorker", "spec", &j->run_launcher_as_worker, err) < 0 ||
-        ju_get_str(spec, "sshAuthMountPath", "spec", &j->ssh_auth_mount_path, err) < 0 ||
-        ju_get_str(spec, "mainContainer", "spec", &j->main_container, err) < 0)
+    if (kube_json_get_int(spec, "slotsPerWorker", "spec", &j->slots_per_worker, err) < 0 ||
+        kube_json_get_bool(spec, "runLauncherAsWorker", "spec", &j->run_launcher_as_worker, err) < 0 ||
+        kube_json_get_str(spec, "sshAuthMountPath", "spec", &j->ssh_auth_mount_path, err) < 0 ||
+        kube_json_get_str(spec, "mainContainer", "spec", &j->main_container, err) < 0)
         return -1;
     return 0;
 }
@@ -161,7 +161,7 @@ static int ann_int(json_t *ann, const char *key, long long min, long long max, l
     char *end = NULL;
     long long v = s ? strtoll(s, &end, 10) : 0;
     if (!s || !*s || *end || v < min || v > max)
-        return ju_err(err, "metadata.annotations[%s]: expected an integer string from %lld to %lld",
+        return kube_set_err(err, "metadata.annotations[%s]: expected an integer string from %lld to %lld",
                       key, min, max);
     *out = v;
     return 0;
@@ -172,19 +172,15 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
     json_t *ann = json_object_get(meta, "annotations");
     if (!json_is_object(ann))
         return 0;
-    json_t *t = json_object_get(ann, ANN_TRANSPORT);
+    json_t *t = json_object_get(ann, MPIK8S_ANN_TRANSPORT);
     if (t) {
         const char *s = json_string_value(t);
         char q[96];
-        if (s && strcmp(s, "exec") == 0)
-            j->transport = TRANSPORT_EXEC;
-        else if (s && strcmp(s, "ssh") == 0)
-            j->transport = TRANSPORT_SSH;
-        else
-            return ju_err(err, "metadata.annotations[%s]: expected \"exec\" or \"ssh\", got \"%s\"",
-                          ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
+        if (mpik8s_transport_parse(s, &j->transport) < 0)
+            return kube_set_err(err, "metadata.annotations[%s]: expected \"exec\" or \"ssh\", got \"%s\"",
+                          MPIK8S_ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
     }
-    json_t *a = json_object_get(ann, ANN_AGENT_RUN);
+    json_t *a = json_object_get(ann, MPIK8S_ANN_AGENT_RUN);
     if (a) {
         const char *s = json_string_value(a);
         if (s && strcmp(s, "true") == 0)
@@ -192,11 +188,11 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
         else if (s && strcmp(s, "false") == 0)
             j->agent_run = 0;
         else
-            return ju_err(err, "metadata.annotations[%s]: expected \"true\" or \"false\"", ANN_AGENT_RUN);
+            return kube_set_err(err, "metadata.annotations[%s]: expected \"true\" or \"false\"", MPIK8S_ANN_AGENT_RUN);
     }
-    if (ann_int(ann, ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, err) < 0 ||
-        ann_int(ann, ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, err) < 0 ||
-        ann_int(ann, ANN_SSH_PORT, 1, 65535, &j->ssh_port, err) < 0)
+    if (ann_int(ann, MPIK8S_ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, err) < 0 ||
+        ann_int(ann, MPIK8S_ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, err) < 0 ||
+        ann_int(ann, MPIK8S_ANN_SSH_PORT, 1, 65535, &j->ssh_port, err) < 0)
         return -1;
     return 0;
 }
@@ -223,25 +219,25 @@ int mpijob_normalize(json_t *obj, struct mpijob *j, char **err)
     set_defaults(j);
     j->obj = obj;
     if (!json_is_object(obj))
-        return ju_err(err, "MPIJob: expected a JSON object");
+        return kube_set_err(err, "MPIJob: expected a JSON object");
     json_t *meta = json_object_get(obj, "metadata");
     if (!json_is_object(meta))
-        return ju_err(err, "metadata: required");
+        return kube_set_err(err, "metadata: required");
     j->name = json_string_value(json_object_get(meta, "name"));
     j->ns = json_string_value(json_object_get(meta, "namespace"));
     j->uid = json_string_value(json_object_get(meta, "uid"));
     j->api_version = json_string_value(json_object_get(obj, "apiVersion"));
     if (!j->name || !*j->name)
-        return ju_err(err, "metadata.name: required");
+        return kube_set_err(err, "metadata.name: required");
     if (!j->ns)
         j->ns = "default";
     json_t *spec = json_object_get(obj, "spec");
     if (!spec || json_is_null(spec))
-        return ju_err(err, "spec: required");
+        return kube_set_err(err, "spec: required");
     if (!json_is_object(spec))
-        return ju_type_err(err, "spec", "an object", spec);
+        return kube_json_type_err(err, "spec", "an object", spec);
     j->version = detect_version(j->api_version, spec);
-    j->transport = j->version == MPIJOB_V1ALPHA2 ? TRANSPORT_EXEC : TRANSPORT_SSH;
+    j->transport = j->version == MPIJOB_V1ALPHA2 ? MPIK8S_TRANSPORT_EXEC : MPIK8S_TRANSPORT_SSH;
     if (j->version == MPIJOB_V1ALPHA2)
         j->backoff_limit = 6;
     if (read_policies(spec, j, err) < 0 || read_flavour(spec, j, err) < 0 ||
@@ -261,7 +257,7 @@ const char *mpijob_worker_container(const struct mpijob *j)
 {
     if (j->main_container)
         return j->main_container;
-    json_t *c0 = json_array_get(ju_at(j->worker.template, "spec", "containers"), 0);
+    json_t *c0 = json_array_get(kube_json_at(j->worker.template, "spec", "containers"), 0);
     return json_string_value(json_object_get(c0, "name"));
 }
 
@@ -273,7 +269,7 @@ int mpijob_object_is_v1alpha2(const json_t *obj)
 
 int mpijob_fqdn_hosts(const struct mpijob *j)
 {
-    return j->version == MPIJOB_V2BETA1 || j->transport == TRANSPORT_SSH;
+    return j->version == MPIJOB_V2BETA1 || j->transport == MPIK8S_TRANSPORT_SSH;
 }
 
 const char *mpi_impl_name(enum mpi_impl i)
@@ -284,9 +280,4 @@ const char *mpi_impl_name(enum mpi_impl i)
 const char *clean_policy_name(enum clean_pod_policy p)
 {
     return clean_names[p];
-}
-
-const char *transport_name(enum transport t)
-{
-    return t == TRANSPORT_SSH ? "ssh" : "exec";
 }

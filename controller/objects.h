@@ -14,8 +14,6 @@ struct build_opts {
 };
 
 #define DEFAULT_AGENT_IMAGE "mpik8s/mpi-agent:latest"
-#define AGENT_DIR "/opt/kube"
-#define CONFIG_DIR "/etc/mpi"
 
 /* Fills o with the defaults. */
 void build_opts_default(struct build_opts *o);

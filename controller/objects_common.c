@@ -1,7 +1,8 @@
 /* objects_common.c - names, metadata, owner references and labels shared by
  * every object an MPIJob owns. */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kinds.h"
 
 #include <stdio.h>
@@ -27,7 +28,7 @@ char *name_secret(const struct mpijob *j) { return owned_name(j, RK_SECRET); }
 
 const char *launcher_user_sa(const struct mpijob *j)
 {
-    const char *sa = json_string_value(ju_at(j->launcher.template, "spec", "serviceAccountName"));
+    const char *sa = json_string_value(kube_json_at(j->launcher.template, "spec", "serviceAccountName"));
     return sa && *sa ? sa : NULL;
 }
 
@@ -55,7 +56,7 @@ json_t *obj_owner_ref(const struct mpijob *j)
 
 int obj_owned_by(const json_t *obj, const struct mpijob *j)
 {
-    json_t *refs = ju_at(obj, "metadata", "ownerReferences");
+    json_t *refs = kube_json_at(obj, "metadata", "ownerReferences");
     size_t i;
     json_t *r;
     json_array_foreach(refs, i, r) {
@@ -78,7 +79,7 @@ json_t *obj_meta(const struct mpijob *j, const char *name)
 
 json_t *obj_pod_labels(const struct mpijob *j, const char *role, long long index)
 {
-    json_t *l = json_pack("{s:s, s:s, s:s, s:s, s:s}", LBL_JOB_NAME, j->name, LBL_ROLE, role,
+    json_t *l = json_pack("{s:s, s:s, s:s, s:s, s:s}", MPIK8S_LABEL_JOB_NAME, j->name, MPIK8S_LABEL_ROLE, role,
                           LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name, LBL_T_ROLE, role);
     if (l && index >= 0) {
         char buf[32];

@@ -1,43 +1,49 @@
 /* objects_config.c - the ConfigMap <job>-config: the hostfile in the job's MPI
  * flavour's format and discover_hosts.sh (Horovod elastic host discovery). */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Writes the host name of worker i (i < 0: the launcher), names from the name helpers; sets
- * *oom when one cannot be made. */
-static void put_host(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i, int *oom)
+/* The host name of worker i (i < 0: the launcher), from the name helpers; new string or NULL. */
+static char *host_name(const struct mpijob *j, const struct build_opts *o, long long i)
 {
-    char *host = i < 0 ? name_launcher(j) : name_worker(j, i);
-    char *svc = mpijob_fqdn_hosts(j) ? name_service(j) : NULL;
-    if (!host || (mpijob_fqdn_hosts(j) && !svc))
-        *oom = 1;
-    else
-        fputs(host, f);
-    if (svc) {
-        fprintf(f, ".%s.%s.svc", svc, j->ns);
-        if (o->cluster_domain && *o->cluster_domain)
-            fprintf(f, ".%s", o->cluster_domain);
-    }
-    free(host);
+    char *pod = i < 0 ? name_launcher(j) : name_worker(j, i);
+    if (!pod || !mpijob_fqdn_hosts(j))
+        return pod;
+    char *svc = name_service(j);
+    int dom = o->cluster_domain && *o->cluster_domain;
+    char *h = svc ? kube_strdup_printf("%s.%s.%s.svc%s%s", pod, svc, j->ns, dom ? "." : "",
+                                       dom ? o->cluster_domain : "")
+                  : NULL;
+    free(pod);
     free(svc);
+    return h;
 }
 
-static void put_line(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i, int *oom)
+/* Writes worker i's line in the shared hostfile syntax (mpik8s_hostfile_line) or, for
+ * discover_hosts.sh, as "echo host:N". -1 on allocation failure. */
+static int put_line(FILE *f, const struct mpijob *j, const struct build_opts *o, long long i, int echo)
 {
-    put_host(f, j, o, i, oom);
-    if (j->impl == MPI_IMPL_OPENMPI)
-        fprintf(f, " slots=%lld\n", j->slots_per_worker);
-    else
-        fprintf(f, ":%lld\n", j->slots_per_worker);
+    char *h = host_name(j, o, i);
+    if (!h)
+        return -1;
+    enum mpik8s_hostfile_syntax syn = j->impl == MPI_IMPL_OPENMPI && !echo ? MPIK8S_HOSTFILE_SLOTS_EQ
+                                                                           : MPIK8S_HOSTFILE_COLON;
+    if (echo)
+        fputs("echo ", f);
+    mpik8s_hostfile_line(f, syn, h, j->slots_per_worker);
+    free(h);
+    return 0;
 }
 
-/* fclose sets *buf (open_memstream), so it is read only afterwards; NULL when oom. */
-static char *close_stream(FILE *f, char **buf, int oom)
+/* fclose sets *buf (open_memstream), so it is read only afterwards; failed: a put_line ran
+ * out of memory. */
+static char *close_stream(FILE *f, char **buf, int failed)
 {
-    if (fclose(f) != 0 || oom) {
+    if (fclose(f) != 0 || failed) {
         free(*buf);
         return NULL;
     }
@@ -51,12 +57,12 @@ char *obj_hostfile(const struct mpijob *j, const struct build_opts *o)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    int oom = 0;
+    int failed = 0;
     if (j->run_launcher_as_worker)
-        put_line(f, j, o, -1, &oom);
-    for (long long i = 0; i < j->worker.replicas && !oom; i++)
-        put_line(f, j, o, i, &oom);
-    return close_stream(f, &buf, oom);
+        failed |= put_line(f, j, o, -1, 0);
+    for (long long i = 0; i < j->worker.replicas && !failed; i++)
+        failed |= put_line(f, j, o, i, 0);
+    return close_stream(f, &buf, failed);
 }
 
 char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)
@@ -66,21 +72,14 @@ char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, con
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    int oom = 0;
     fputs("#!/bin/sh\n", f);
-    if (j->run_launcher_as_worker) {
-        fputs("echo ", f);
-        put_host(f, j, o, -1, &oom);
-        fprintf(f, ":%lld\n", j->slots_per_worker);
-    }
-    for (long long i = 0; running && i < j->worker.replicas; i++) {
-        if (!running[i])
-            continue;
-        fputs("echo ", f);
-        put_host(f, j, o, i, &oom);
-        fprintf(f, ":%lld\n", j->slots_per_worker);
-    }
-    return close_stream(f, &buf, oom);
+    int failed = 0;
+    if (j->run_launcher_as_worker)
+        failed |= put_line(f, j, o, -1, 1);
+    for (long long i = 0; running && i < j->worker.replicas && !failed; i++)
+        if (running[i])
+            failed |= put_line(f, j, o, i, 1);
+    return close_stream(f, &buf, failed);
 }
 
 json_t *obj_configmap(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)

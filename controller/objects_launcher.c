@@ -4,7 +4,8 @@
  * transport's credentials, the MPI flavour's environment, and the user's
  * command wrapped in `mpi-agent run --` so the agent supervises mpirun. */
 #include "objects_pods.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,23 +14,23 @@
 #define VOL_AGENT "mpi-job-agent"
 #define VOL_CONFIG "mpi-job-config"
 
-/* The variables mpi-agent and mpi-rsh read (COMMON contract). */
+/* The variables mpi-agent and mpi-rsh read (mpik8s/contract.h). */
 static void agent_env(const struct mpijob *j, json_t *c)
 {
-    env_add(c, "MPI_JOB_NAME", j->name);
-    env_add(c, "MPI_JOB_NAMESPACE", j->ns);
-    env_add(c, "MPI_JOB_TRANSPORT", transport_name(j->transport));
-    env_add(c, "MPI_JOB_MPI_IMPLEMENTATION", mpi_impl_name(j->impl)); /* hostfile format, launch env */
+    env_add(c, MPIK8S_ENV_JOB_NAME, j->name);
+    env_add(c, MPIK8S_ENV_JOB_NAMESPACE, j->ns);
+    env_add(c, MPIK8S_ENV_TRANSPORT, mpik8s_transport_name(j->transport));
+    env_add(c, MPIK8S_ENV_MPI_IMPLEMENTATION, mpi_impl_name(j->impl)); /* hostfile format, launch env */
     const char *wc = mpijob_worker_container(j);
     if (wc)
-        env_add(c, "MPI_JOB_WORKER_CONTAINER", wc);
-    env_add_int(c, "MPI_JOB_WORKERS", j->worker.replicas);
-    env_add_int(c, "MPI_JOB_SLOTS", j->slots_per_worker);
-    env_add_int(c, "MPI_AGENT_TIMEOUT", j->agent_timeout_s);
-    env_add_int(c, "MPI_AGENT_PROGRESS_TIMEOUT", j->progress_timeout_s);
-    if (j->transport == TRANSPORT_SSH) {
-        env_add(c, "MPI_JOB_SSH_DIR", j->ssh_auth_mount_path);
-        env_add_int(c, "MPI_JOB_SSH_PORT", j->ssh_port);
+        env_add(c, MPIK8S_ENV_WORKER_CONTAINER, wc);
+    env_add_int(c, MPIK8S_ENV_WORKERS, j->worker.replicas);
+    env_add_int(c, MPIK8S_ENV_SLOTS, j->slots_per_worker);
+    env_add_int(c, MPIK8S_ENV_AGENT_TIMEOUT, j->agent_timeout_s);
+    env_add_int(c, MPIK8S_ENV_PROGRESS_TIMEOUT, j->progress_timeout_s);
+    if (j->transport == MPIK8S_TRANSPORT_SSH) {
+        env_add(c, MPIK8S_ENV_SSH_DIR, j->ssh_auth_mount_path);
+        env_add_int(c, MPIK8S_ENV_SSH_PORT, j->ssh_port);
     }
 }
 
@@ -41,8 +42,8 @@ static void flavour_env(const struct mpijob *j, json_t *c)
     case MPI_IMPL_OPENMPI:
         /* ": false": mpirun hands this to every orted, whose rsh component insists the agent
          * exists even though it never launches (no tree spawn); workers fall back to `false`. */
-        env_add(c, "OMPI_MCA_plm_rsh_agent", AGENT_DIR "/mpi-rsh : false");
-        env_add(c, "OMPI_MCA_orte_default_hostfile", CONFIG_DIR "/hostfile");
+        env_add(c, "OMPI_MCA_plm_rsh_agent", MPIK8S_AGENT_DIR "/mpi-rsh : false");
+        env_add(c, "OMPI_MCA_orte_default_hostfile", MPIK8S_CONFIG_DIR "/hostfile");
         env_add(c, "OMPI_MCA_plm_rsh_no_tree_spawn", "1");
         env_add(c, "OMPI_MCA_orte_leave_session_attached", "1");
         env_add_int(c, "OMPI_MCA_plm_rsh_num_concurrent", conc);
@@ -52,13 +53,13 @@ static void flavour_env(const struct mpijob *j, json_t *c)
         break;
     case MPI_IMPL_MPICH:
         env_add(c, "HYDRA_LAUNCHER", "rsh");
-        env_add(c, "HYDRA_LAUNCHER_EXEC", AGENT_DIR "/mpi-rsh");
-        env_add(c, "HYDRA_HOST_FILE", CONFIG_DIR "/hostfile");
+        env_add(c, "HYDRA_LAUNCHER_EXEC", MPIK8S_AGENT_DIR "/mpi-rsh");
+        env_add(c, "HYDRA_HOST_FILE", MPIK8S_CONFIG_DIR "/hostfile");
         break;
     case MPI_IMPL_INTEL:
         env_add(c, "I_MPI_HYDRA_BOOTSTRAP", "rsh");
-        env_add(c, "I_MPI_HYDRA_BOOTSTRAP_EXEC", AGENT_DIR "/mpi-rsh");
-        env_add(c, "I_MPI_HYDRA_HOST_FILE", CONFIG_DIR "/hostfile");
+        env_add(c, "I_MPI_HYDRA_BOOTSTRAP_EXEC", MPIK8S_AGENT_DIR "/mpi-rsh");
+        env_add(c, "I_MPI_HYDRA_HOST_FILE", MPIK8S_CONFIG_DIR "/hostfile");
         env_add_int(c, "I_MPI_PERHOST", j->slots_per_worker);
         break;
     }
@@ -69,9 +70,9 @@ static long long launcher_uid(const struct mpijob *j)
 {
     json_t *spec = json_object_get(j->launcher.template, "spec");
     json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
-    json_t *u = ju_at(c, "securityContext", "runAsUser");
+    json_t *u = kube_json_at(c, "securityContext", "runAsUser");
     if (!json_is_integer(u))
-        u = ju_at(spec, "securityContext", "runAsUser");
+        u = kube_json_at(spec, "securityContext", "runAsUser");
     return json_is_integer(u) && json_integer_value(u) >= 0 ? json_integer_value(u) : -1;
 }
 
@@ -84,7 +85,7 @@ static json_t *init_security_context(const struct mpijob *j, long long uid)
 {
     json_t *sc = json_pack("{s:b, s:{s:[s]}, s:{s:s}}", "allowPrivilegeEscalation", 0, "capabilities", "drop",
                            "ALL", "seccompProfile", "type", "RuntimeDefault");
-    json_t *pu = ju_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
+    json_t *pu = kube_json_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
     int pod_root = json_is_integer(pu) && json_integer_value(pu) == 0;
     if (sc && uid > 0)
         json_object_set_new(sc, "runAsUser", json_integer(uid));
@@ -103,17 +104,17 @@ static json_t *init_container(const struct mpijob *j, const struct build_opts *o
         return NULL;
     agent_env(j, c);
     long long uid = launcher_uid(j);
-    if (j->transport == TRANSPORT_SSH && uid >= 0)
-        env_add_int(c, "MPI_JOB_LAUNCHER_UID", uid); /* SSH login names are the launcher image's */
+    if (j->transport == MPIK8S_TRANSPORT_SSH && uid >= 0)
+        env_add_int(c, MPIK8S_ENV_LAUNCHER_UID, uid); /* SSH login names are the launcher image's */
     json_t *sc = init_security_context(j, uid);
     if (!sc) {
         json_decref(c);
         return NULL;
     }
     json_object_set_new(c, "securityContext", sc);
-    mount_add(c, VOL_AGENT, AGENT_DIR, 0);
-    mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
-    if (j->transport == TRANSPORT_SSH)
+    mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
+    mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
+    if (j->transport == MPIK8S_TRANSPORT_SSH)
         mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
     return c;
 }
@@ -124,7 +125,7 @@ static void wrap_command(json_t *c)
     json_t *cmd = json_object_get(c, "command");
     if (!json_is_array(cmd) || json_array_size(cmd) == 0)
         return;
-    json_t *w = json_pack("[s, s, s]", AGENT_DIR "/mpi-agent", "run", "--");
+    json_t *w = json_pack("[s, s, s]", MPIK8S_AGENT_DIR "/mpi-agent", "run", "--");
     json_array_extend(w, cmd);
     json_t *args = json_object_get(c, "args");
     if (json_is_array(args))
@@ -146,9 +147,9 @@ static void edit_containers(const struct mpijob *j, json_t *spec)
             env_add(c, "NVIDIA_VISIBLE_DEVICES", "");
             env_add(c, "NVIDIA_DRIVER_CAPABILITIES", "");
         }
-        mount_add(c, VOL_AGENT, AGENT_DIR, 0);
-        mount_add(c, VOL_CONFIG, CONFIG_DIR, 1);
-        if (j->transport == TRANSPORT_SSH)
+        mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
+        mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
+        if (j->transport == MPIK8S_TRANSPORT_SSH)
             mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
         if (i == main && j->agent_run)
             wrap_command(c);
@@ -158,13 +159,13 @@ static void edit_containers(const struct mpijob *j, json_t *spec)
 static void add_volumes(const struct mpijob *j, json_t *spec)
 {
     char *cm = name_config(j);
-    json_t *vols = ju_arr(spec, "volumes");
+    json_t *vols = kube_json_arr(spec, "volumes");
     json_array_append_new(vols, json_pack("{s:s, s:{}}", "name", VOL_AGENT, "emptyDir"));
     json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}]}}",
         "name", VOL_CONFIG, "configMap", "name", cm ? cm : "", "items",
         "key", "hostfile", "path", "hostfile", "mode", 0444,
         "key", "discover_hosts.sh", "path", "discover_hosts.sh", "mode", 0555));
-    if (j->transport == TRANSPORT_SSH)
+    if (j->transport == MPIK8S_TRANSPORT_SSH)
         json_array_append_new(vols, ssh_volume(j));
     free(cm);
 }
@@ -180,11 +181,11 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
         return NULL;
     }
     json_t *spec = json_object_get(pod, "spec");
-    ju_set_str(spec, "hostname", name);
-    ju_set_str(spec, "subdomain", svc);
+    kube_json_set_str(spec, "hostname", name);
+    kube_json_set_str(spec, "subdomain", svc);
     if (!launcher_user_sa(j))
-        ju_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
-    ju_set_str(spec, "restartPolicy", j->launcher.restart_policy);
+        kube_json_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
+    kube_json_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));
     json_t *user_inits = json_object_get(spec, "initContainers");
     if (json_is_array(user_inits))
@@ -194,11 +195,11 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     add_volumes(j, spec);
     pod_gang(j, o, pod);
     /* `kubectl logs` on the launcher shows the MPI program without naming a container */
-    const char *main_name = ju_str(json_array_get(json_object_get(spec, "containers"),
+    const char *main_name = kube_json_at_str(json_array_get(json_object_get(spec, "containers"),
                                                   main_container_index(j, spec)), "name");
     json_t *meta = json_object_get(pod, "metadata");
     if (main_name && json_is_object(meta))
-        ju_set_str(ju_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
+        kube_json_set_str(kube_json_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
     free(name);
     free(svc);
     return pod;
@@ -215,7 +216,7 @@ json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o)
         json_decref(meta);
         return NULL;
     }
-    json_object_update(json_object_get(meta, "labels"), ju_at(tmpl, "metadata", "labels"));
+    json_object_update(json_object_get(meta, "labels"), kube_json_at(tmpl, "metadata", "labels"));
     /* podReplacementPolicy Failed (as upstream): a terminating launcher pod is not
      * replaced until it is gone, so two launchers never run at once (kubernetes#115844) */
     json_t *spec = json_pack("{s:b, s:o, s:s}", "suspend", j->suspend, "template", tmpl,

@@ -2,7 +2,8 @@
  * (scheduling.volcano.sh/v1beta1) or scheduler-plugins' (scheduling.x-k8s.io), with
  * minMember and minResources computed as upstream's operator does. */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "quantity.h"
 
 #include <stdio.h>
@@ -58,8 +59,8 @@ static void sum_template(struct res_sum *r, const json_t *tmpl, long long replic
 {
     size_t i;
     json_t *c;
-    json_array_foreach(ju_at(tmpl, "spec", "containers"), i, c) {
-        json_t *req = ju_at(c, "resources", "requests"), *lim = ju_at(c, "resources", "limits");
+    json_array_foreach(kube_json_at(tmpl, "spec", "containers"), i, c) {
+        json_t *req = kube_json_at(c, "resources", "requests"), *lim = kube_json_at(c, "resources", "limits");
         const char *k;
         json_t *v;
         json_object_foreach(req, k, v)
@@ -101,15 +102,15 @@ static json_t *min_resources(const struct mpijob *j, json_t *sp, long long min_m
 
 static const char *priority_class(const struct mpijob *j)
 {
-    const char *p = ju_str(j->launcher.template, "spec", "priorityClassName");
-    return p ? p : ju_str(j->worker.template, "spec", "priorityClassName");
+    const char *p = kube_json_at_str(j->launcher.template, "spec", "priorityClassName");
+    return p ? p : kube_json_at_str(j->worker.template, "spec", "priorityClassName");
 }
 
 json_t *obj_podgroup(const struct mpijob *j, const struct build_opts *o)
 {
     if (!o->gang || !*o->gang)
         return NULL;
-    json_t *sp = ju_at(j->obj, "spec", "runPolicy", "schedulingPolicy");
+    json_t *sp = kube_json_at(j->obj, "spec", "runPolicy", "schedulingPolicy");
     long long min = j->worker.replicas + 1;
     json_t *ma = json_object_get(sp, "minAvailable");
     if (json_is_integer(ma) && json_integer_value(ma) > 0)
@@ -126,11 +127,11 @@ json_t *obj_podgroup(const struct mpijob *j, const struct build_opts *o)
     if (volcano) {
         const char *q = json_string_value(json_object_get(sp, "queue"));
         if (!q)
-            q = ju_str(j->obj, "metadata", "annotations", "scheduling.volcano.sh/queue-name");
+            q = kube_json_at_str(j->obj, "metadata", "annotations", "scheduling.volcano.sh/queue-name");
         if (q)
-            ju_set_str(spec, "queue", q);
+            kube_json_set_str(spec, "queue", q);
         if (pc)
-            ju_set_str(spec, "priorityClassName", pc);
+            kube_json_set_str(spec, "priorityClassName", pc);
     } else {
         json_t *t = json_object_get(sp, "scheduleTimeoutSeconds");
         json_object_set_new(spec, "scheduleTimeoutSeconds", json_integer(json_is_integer(t) ? json_integer_value(t) : 0));

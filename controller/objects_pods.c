@@ -2,7 +2,8 @@
  * builders: env and mount edits that never override the user's values,
  * the SSH volume, gang-scheduling marks. */
 #include "objects_pods.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +11,9 @@
 
 void env_add(json_t *c, const char *name, const char *value)
 {
-    json_t *env = ju_arr(c, "env");
-    size_t i;
-    json_t *e;
-    json_array_foreach(env, i, e) {
-        const char *n = json_string_value(json_object_get(e, "name"));
-        if (n && strcmp(n, name) == 0)
-            return;
-    }
+    json_t *env = kube_json_arr(c, "env");
+    if (kube_json_find(env, "name", name))
+        return;
     json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
 }
 
@@ -33,7 +29,7 @@ void mount_add(json_t *c, const char *name, const char *path, int read_only)
     json_t *m = json_pack("{s:s, s:s}", "name", name, "mountPath", path);
     if (m && read_only)
         json_object_set_new(m, "readOnly", json_true());
-    json_array_append_new(ju_arr(c, "volumeMounts"), m);
+    json_array_append_new(kube_json_arr(c, "volumeMounts"), m);
 }
 
 /* Upstream's file names (id_rsa, id_rsa.pub, authorized_keys) and ours; mode 0600
@@ -67,12 +63,12 @@ json_t *pod_from_template(const struct mpijob *j, const struct replica_spec *r, 
         json_decref(labels);
         return NULL;
     }
-    json_t *tl = ju_at(t, "metadata", "labels");
+    json_t *tl = kube_json_at(t, "metadata", "labels");
     json_t *all = json_is_object(tl) ? json_deep_copy(tl) : json_object();
     json_object_update(all, labels);
     json_decref(labels);
     json_object_set_new(meta, "labels", all);
-    json_t *ta = ju_at(t, "metadata", "annotations");
+    json_t *ta = kube_json_at(t, "metadata", "annotations");
     if (json_is_object(ta) && json_object_size(ta) > 0)
         json_object_set_new(meta, "annotations", json_deep_copy(ta));
     (void)j;
@@ -83,14 +79,14 @@ void pod_gang(const struct mpijob *j, const struct build_opts *o, json_t *pod)
 {
     if (!o->gang || !*o->gang)
         return;
-    json_t *meta = ju_obj(pod, "metadata");
-    json_t *spec = ju_obj(pod, "spec");
+    json_t *meta = kube_json_obj(pod, "metadata");
+    json_t *spec = kube_json_obj(pod, "spec");
     if (strcmp(o->gang, "volcano") == 0) {
-        ju_set_str(spec, "schedulerName", "volcano");
-        ju_set_str(ju_obj(meta, "annotations"), "scheduling.k8s.io/group-name", j->name);
+        kube_json_set_str(spec, "schedulerName", "volcano");
+        kube_json_set_str(kube_json_obj(meta, "annotations"), "scheduling.k8s.io/group-name", j->name);
     } else {
-        ju_set_str(spec, "schedulerName", o->gang);
-        ju_set_str(ju_obj(meta, "labels"), "scheduling.x-k8s.io/pod-group", j->name);
+        kube_json_set_str(spec, "schedulerName", o->gang);
+        kube_json_set_str(kube_json_obj(meta, "labels"), "scheduling.x-k8s.io/pod-group", j->name);
     }
 }
 

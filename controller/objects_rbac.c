@@ -4,7 +4,8 @@
  * The binding's subject is the launcher template's serviceAccountName when the
  * user set one (kept on the pod), else our ServiceAccount. */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdlib.h>
 
@@ -39,7 +40,7 @@ json_t *obj_role(const struct mpijob *j)
     char *name = name_launcher(j);
     json_t *rules = json_pack("[{s:[s], s:[s], s:[s,s,s]}]", "apiGroups", "", "resources", "pods",
                               "verbs", "get", "list", "watch");
-    if (rules && j->transport == TRANSPORT_EXEC && j->worker.replicas > 0)
+    if (rules && j->transport == MPIK8S_TRANSPORT_EXEC && j->worker.replicas > 0)
         json_array_append_new(rules, exec_rule(j));
     json_t *o = name && rules ? json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "rbac.authorization.k8s.io/v1",
                                           "kind", "Role", "metadata", obj_meta(j, name), "rules", rules)

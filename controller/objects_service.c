@@ -2,9 +2,11 @@
  * <job>-worker for v1alpha2) that gives every pod of the job a DNS name
  * <pod>.<service>.<ns>.svc, and the SSH Secret <job>-ssh. */
 #include "objects.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 json_t *obj_service(const struct mpijob *j)
 {
@@ -24,8 +26,8 @@ json_t *obj_ssh_secret(const struct mpijob *j, const char *private_pem, const ch
     char *priv = NULL, *pub = NULL;
     json_t *o = NULL;
     /* Secret data is base64; stringData would be echoed back in every read. */
-    priv = ju_base64(private_pem);
-    pub = ju_base64(public_line);
+    priv = kube_base64_encode(private_pem, strlen(private_pem));
+    pub = kube_base64_encode(public_line, strlen(public_line));
     if (name && priv && pub)
         o = json_pack("{s:s, s:s, s:o, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Secret",
                       "metadata", obj_meta(j, name), "type", "kubernetes.io/ssh-auth",

@@ -3,7 +3,8 @@
  * command that keeps the pod available for the transport (sleep for exec,
  * sshd with the job's key for SSH) when the template has none. */
 #include "objects_pods.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,7 @@ static void default_command(const struct mpijob *j, json_t *c)
     json_t *args = json_object_get(c, "args");
     if ((json_is_array(cmd) && json_array_size(cmd) > 0) || (json_is_array(args) && json_array_size(args) > 0))
         return;
-    if (j->transport == TRANSPORT_SSH) {
+    if (j->transport == MPIK8S_TRANSPORT_SSH) {
         json_object_set_new(c, "command", sshd_command(j));
     } else {
         json_object_set_new(c, "command", json_pack("[s]", "sleep"));
@@ -86,17 +87,17 @@ json_t *obj_worker_pod(const struct mpijob *j, const struct build_opts *o, long 
     json_object_set_new(meta, "name", json_string(name));
     json_object_set_new(meta, "namespace", json_string(j->ns));
     json_object_set_new(meta, "ownerReferences", json_pack("[o]", obj_owner_ref(j)));
-    ju_set_str(spec, "hostname", name);
-    ju_set_str(spec, "subdomain", svc);
-    ju_set_str(spec, "restartPolicy", j->worker.restart_policy);
+    kube_json_set_str(spec, "hostname", name);
+    kube_json_set_str(spec, "subdomain", svc);
+    kube_json_set_str(spec, "restartPolicy", j->worker.restart_policy);
     if (json_is_true(json_object_get(spec, "hostNetwork")))
-        ju_set_str(spec, "dnsPolicy", "ClusterFirstWithHostNet");
+        kube_json_set_str(spec, "dnsPolicy", "ClusterFirstWithHostNet");
     json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
     default_command(j, c);
     env_add(c, "K_MPI_JOB_ROLE", "worker");
-    if (j->transport == TRANSPORT_SSH) {
+    if (j->transport == MPIK8S_TRANSPORT_SSH) {
         mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
-        json_array_append_new(ju_arr(spec, "volumes"), ssh_volume(j));
+        json_array_append_new(kube_json_arr(spec, "volumes"), ssh_volume(j));
     }
     pod_gang(j, o, pod);
     json_t *out = json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", meta,

@@ -7,7 +7,8 @@
  * usual ones (-v, -alsologtostderr, -logtostderr, -stderrthreshold) and ours
  * (--kubeconfig, --context, --agent-image, leader election). */
 #include "controller.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -120,7 +121,7 @@ static int parse_bool(const char *flag, const char *v, int *out, char **err)
         if (strcmp(v, f[i]) == 0)
             return *out = 0, 0;
     }
-    return ju_err(err, "--%s: expected true or false, got \"%s\"", flag, v);
+    return kube_set_err(err, "--%s: expected true or false, got \"%s\"", flag, v);
 }
 
 static int parse_int(const struct flag *f, const char *v, int *out, char **err)
@@ -128,7 +129,7 @@ static int parse_int(const struct flag *f, const char *v, int *out, char **err)
     char *end;
     long n = strtol(v, &end, 10);
     if (!*v || *end || n < f->min || n > f->max)
-        return ju_err(err, "--%s: expected an integer from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
+        return kube_set_err(err, "--%s: expected an integer from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
     *out = (int)n;
     return 0;
 }
@@ -138,7 +139,7 @@ static int parse_double(const struct flag *f, const char *v, double *out, char *
     char *end;
     double d = strtod(v, &end);
     if (!*v || *end || !(d >= f->min && d <= f->max))
-        return ju_err(err, "--%s: expected a number from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
+        return kube_set_err(err, "--%s: expected a number from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
     *out = d;
     return 0;
 }
@@ -152,7 +153,7 @@ static int parse_severity(const char *v, int *out, char **err)
         if (strcasecmp(v, names[i]) == 0 || strcmp(v, num) == 0)
             return *out = i, 0;
     }
-    return ju_err(err, "--stderrthreshold: expected INFO, WARNING, ERROR or FATAL (or 0-3), got \"%s\"", v);
+    return kube_set_err(err, "--stderrthreshold: expected INFO, WARNING, ERROR or FATAL (or 0-3), got \"%s\"", v);
 }
 
 /* Flags with their own checks or effects; 1 = exit 0 (help/version printed). */
@@ -166,7 +167,7 @@ static int set_special(struct options *o, const char *name, const char *v, char 
         o->build.gang = v;
     } else if (strcmp(name, "master") == 0) {
         if (*v && strncmp(v, "https://", 8) != 0 && strncmp(v, "http://", 7) != 0)
-            return ju_err(err, "--master: expected an http:// or https:// URL, got \"%s\"", v);
+            return kube_set_err(err, "--master: expected an http:// or https:// URL, got \"%s\"", v);
         o->master = *v ? v : NULL;
     } else if (strcmp(name, "stderrthreshold") == 0) {
         return parse_severity(v, &o->stderrthreshold, err);
@@ -214,19 +215,19 @@ static int parse_one(struct options *o, int argc, char **argv, int *i, char **er
         }
     }
     if (*name == '-' || *name == '=')
-        return ju_err(err, "bad flag syntax: %s", s);
+        return kube_set_err(err, "bad flag syntax: %s", s);
     const char *eq = strchr(name, '=');
     size_t n = eq ? (size_t)(eq - name) : strlen(name);
     const struct flag *f = lookup(name, n);
     if (!f)
-        return ju_err(err, "unknown flag %.*s (see --help)", (int)(name - s + n), s);
+        return kube_set_err(err, "unknown flag %.*s (see --help)", (int)(name - s + n), s);
     (*i)++;
     const char *v = eq ? eq + 1 : NULL;
     if (!v && is_boolish(f))
         v = "true";
     if (!v) {
         if (*i >= argc)
-            return ju_err(err, "--%s: missing value", f->name);
+            return kube_set_err(err, "--%s: missing value", f->name);
         v = argv[(*i)++];
     }
     if (f->type == F_SPECIAL && is_boolish(f)) {
@@ -247,8 +248,8 @@ int options_parse(int argc, char **argv, struct options *o, char **err)
     if (rc < 0 || rc == 1)
         return rc;
     if (i < argc)
-        return ju_err(err, "unexpected argument \"%s\" (see --help)", argv[i]);
+        return kube_set_err(err, "unexpected argument \"%s\" (see --help)", argv[i]);
     if (o->renew_deadline_s >= o->lease_s)
-        return ju_err(err, "--renew-deadline (%d) must be shorter than --lease-duration (%d)", o->renew_deadline_s, o->lease_s);
+        return kube_set_err(err, "--renew-deadline (%d) must be shorter than --lease-duration (%d)", o->renew_deadline_s, o->lease_s);
     return 0;
 }

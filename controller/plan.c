@@ -1,7 +1,7 @@
-/* plan.c - building and freeing reconcile plans, and parsing the agent's
- * termination message (summary line + "phases: {json}"). */
+/* plan.c - building and freeing reconcile plans. */
 #include "plan_int.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kinds.h"
 
 #include <stdlib.h>
@@ -42,7 +42,7 @@ void plan_obj(struct plan *p, enum act_kind k, enum res_kind r, json_t *obj)
         return;
     }
     a->obj = obj;
-    const char *n = ju_str(obj, "metadata", "name");
+    const char *n = kube_json_at_str(obj, "metadata", "name");
     a->name = n ? strdup(n) : NULL;
 }
 
@@ -89,30 +89,4 @@ void plan_free(struct plan *p)
     json_decref(p->new_phases);
     free(p->launcher_pod);
     memset(p, 0, sizeof *p);
-}
-
-int termination_parse(const char *msg, char **summary, json_t **phases)
-{
-    *summary = NULL;
-    *phases = NULL;
-    if (!msg)
-        return 0;
-    const char *nl = strchr(msg, '\n');
-    size_t n = nl ? (size_t)(nl - msg) : strlen(msg);
-    *summary = strndup(msg, n);
-    for (const char *line = msg; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, "phases:", 7) != 0)
-            continue;
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) - 7 : strlen(line) - 7;
-        json_error_t je;
-        json_t *v = json_loadb(line + 7, len, 0, &je);
-        if (!json_is_object(v)) {
-            json_decref(v);
-            return -1;
-        }
-        *phases = v;
-        return 0;
-    }
-    return 0;
 }

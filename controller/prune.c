@@ -7,7 +7,8 @@
  * Nothing is written back from a pruned copy: updates are built from the
  * desired object (reconcile.c ensure()). */
 #include "kinds.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "mpijob.h"
 
 #include <string.h>
@@ -99,7 +100,7 @@ static json_t *slim_statuses(json_t *arr)
     json_t *s;
     json_array_foreach(arr, i, s) {
         json_t *o = json_pack("{s:O*}", "name", json_object_get(s, "name"));
-        json_t *t = ju_at(s, "state", "terminated"), *w = ju_at(s, "state", "waiting");
+        json_t *t = kube_json_at(s, "state", "terminated"), *w = kube_json_at(s, "state", "waiting");
         const char *wr = json_string_value(json_object_get(w, "reason"));
         if (t)
             json_object_set_new(o, "state", json_pack("{s:O}", "terminated", t));
@@ -108,7 +109,7 @@ static json_t *slim_statuses(json_t *arr)
             if (json_object_get(s, "image"))
                 json_object_set(o, "image", json_object_get(s, "image"));
         }
-        json_t *lt = ju_at(s, "lastState", "terminated");
+        json_t *lt = kube_json_at(s, "lastState", "terminated");
         if (lt)
             json_object_set_new(o, "lastState", json_pack("{s:O}", "terminated", lt));
         json_array_append_new(out, o);
@@ -170,7 +171,7 @@ void prune_job(json_t *obj)
         return;
     json_t *slim = json_pack("{s:O*}", "suspend", json_object_get(spec, "suspend"));
     /* the resume patch removes the node selector keys the MPIJob no longer has */
-    json_t *ns = ju_at(spec, "template", "spec", "nodeSelector");
+    json_t *ns = kube_json_at(spec, "template", "spec", "nodeSelector");
     if (slim && json_is_object(ns) && json_object_size(ns) > 0)
         json_object_set_new(slim, "template", json_pack("{s:{s:O}}", "spec", "nodeSelector", ns));
     json_object_set_new(obj, "spec", slim);

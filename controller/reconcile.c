@@ -4,7 +4,8 @@
  * activeDeadlineSeconds, then the status update when anything changed. */
 #include "plan_int.h"
 #include "status.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kinds.h"
 
 #include <stdio.h>
@@ -13,27 +14,20 @@
 
 int pod_terminating(const json_t *pod)
 {
-    return ju_at(pod, "metadata", "deletionTimestamp") != NULL;
+    return kube_json_at(pod, "metadata", "deletionTimestamp") != NULL;
 }
 
 const char *pod_phase(const json_t *pod)
 {
-    const char *s = ju_str(pod, "status", "phase");
+    const char *s = kube_json_at_str(pod, "status", "phase");
     return s ? s : "";
 }
 
 int pod_ready(const json_t *pod)
 {
-    json_t *conds = ju_at(pod, "status", "conditions");
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        if (t && s && strcmp(t, "Ready") == 0)
-            return strcmp(s, "True") == 0;
-    }
-    return 0;
+    json_t *c = kube_json_find(kube_json_at(pod, "status", "conditions"), "type", "Ready");
+    const char *s = json_string_value(json_object_get(c, "status"));
+    return s && strcmp(s, "True") == 0;
 }
 
 int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *reason, const char *what,
@@ -63,7 +57,7 @@ static json_t *field_patch(const json_t *have, const json_t *want, const char *f
         }
     json_t *patch = json_object();
     json_object_set_new(patch, field, val ? val : json_null());
-    json_t *rv = ju_at(have, "metadata", "resourceVersion");
+    json_t *rv = kube_json_at(have, "metadata", "resourceVersion");
     if (rv)
         json_object_set_new(patch, "metadata", json_pack("{s:O}", "resourceVersion", rv));
     return patch;
@@ -86,14 +80,14 @@ static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *wan
     if (!obj_owned_by(have, c->j)) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s %s/%s already exists and is not controlled by MPIJob %s",
-                 res_kind_name(r), c->j->ns, ju_str(want, "metadata", "name"), c->j->name);
+                 res_kind_name(r), c->j->ns, kube_json_at_str(want, "metadata", "name"), c->j->name);
         plan_event(c->p, "Warning", "ErrResourceExists", msg);
         c->p->retry = 1;
         json_decref(want);
         return -1;
     }
-    if (field && !ju_equal(json_object_get(have, field), json_object_get(want, field))) {
-        plan_named(c->p, ACT_PATCH, r, ju_str(want, "metadata", "name"), field_patch(have, want, field));
+    if (field && !kube_json_equal(json_object_get(have, field), json_object_get(want, field))) {
+        plan_named(c->p, ACT_PATCH, r, kube_json_at_str(want, "metadata", "name"), field_patch(have, want, field));
         json_decref(want);
         return 0;
     }
@@ -104,8 +98,8 @@ static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *wan
 /* Index of a worker pod from its replica-index label (or -1). */
 static long long worker_index(const json_t *pod)
 {
-    const char *role = json_string_value(ju_at(pod, "metadata", "labels", LBL_T_ROLE));
-    const char *idx = json_string_value(ju_at(pod, "metadata", "labels", LBL_T_INDEX));
+    const char *role = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_ROLE));
+    const char *idx = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_INDEX));
     if (!role || strcmp(role, "worker") != 0 || !idx)
         return -1;
     char *end;
@@ -121,9 +115,9 @@ static void classify_pods(struct sync_ctx *c)
     json_t *pod;
     const char *newest = NULL;
     json_array_foreach(c->obs->pods, i, pod) {
-        const char *role = json_string_value(ju_at(pod, "metadata", "labels", LBL_T_ROLE));
+        const char *role = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_ROLE));
         if (role && strcmp(role, "launcher") == 0) {
-            const char *ct = ju_str(pod, "metadata", "creationTimestamp");
+            const char *ct = kube_json_at_str(pod, "metadata", "creationTimestamp");
             if (!c->launcher_pod || (ct && newest && strcmp(ct, newest) >= 0)) {
                 c->launcher_pod = pod;
                 newest = ct;
@@ -137,7 +131,7 @@ static void classify_pods(struct sync_ctx *c)
             continue;
         if (idx >= c->j->worker.replicas) {
             if (!pod_terminating(pod))
-                plan_named(c->p, ACT_DELETE, RK_POD, obj_name(pod), NULL);
+                plan_named(c->p, ACT_DELETE, RK_POD, kube_obj_name(pod), NULL);
             continue;
         }
         c->workers[idx] = pod;
@@ -149,10 +143,10 @@ static void classify_pods(struct sync_ctx *c)
 static void delete_podgroup(struct sync_ctx *c)
 {
     json_t *pg = c->obs->podgroup;
-    if (!pg || !obj_owned_by(pg, c->j) || ju_at(pg, "metadata", "deletionTimestamp"))
+    if (!pg || !obj_owned_by(pg, c->j) || kube_json_at(pg, "metadata", "deletionTimestamp"))
         return;
     int volcano = c->o->gang && strcmp(c->o->gang, "volcano") == 0;
-    plan_named(c->p, ACT_DELETE, RK_PODGROUP, obj_name(pg),
+    plan_named(c->p, ACT_DELETE, RK_PODGROUP, kube_obj_name(pg),
                json_pack("{s:s}", "apiVersion", volcano ? "scheduling.volcano.sh/v1beta1" : "scheduling.x-k8s.io/v1alpha1"));
 }
 
@@ -166,22 +160,22 @@ static void cleanup_finished(struct sync_ctx *c)
         const char *ph = pod_phase(w);
         int done = strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0;
         if (c->j->clean_policy == CLEAN_ALL || (c->j->clean_policy == CLEAN_RUNNING && !done))
-            plan_named(c->p, ACT_DELETE, RK_POD, obj_name(w), NULL);
+            plan_named(c->p, ACT_DELETE, RK_POD, kube_obj_name(w), NULL);
     }
     delete_podgroup(c);
     /* Failed for a reason of ours (a worker, the deadline) while the launcher still runs:
      * suspending its Job stops the launcher pod and keeps the Job for inspection. */
     json_t *lj = c->obs->launcher_job;
     if (c->j->clean_policy != CLEAN_NONE && lj && obj_owned_by(lj, c->j) && !job_finished(lj) &&
-        !json_is_true(ju_at(lj, "spec", "suspend")))
-        plan_named(c->p, ACT_PATCH, RK_JOB, obj_name(lj), json_pack("{s:{s:b}}", "spec", "suspend", 1));
+        !json_is_true(kube_json_at(lj, "spec", "suspend")))
+        plan_named(c->p, ACT_PATCH, RK_JOB, kube_obj_name(lj), json_pack("{s:{s:b}}", "spec", "suspend", 1));
 }
 
 static void ttl_after_finished(struct sync_ctx *c)
 {
     int64_t done;
     if (c->j->ttl_after_finished_s == MPIJOB_UNSET ||
-        ju_time_parse(json_string_value(json_object_get(c->status, "completionTime")), &done) < 0)
+        kube_time_parse_ms(json_string_value(json_object_get(c->status, "completionTime")), &done) < 0)
         return;
     int64_t due = done + c->j->ttl_after_finished_s * 1000;
     if (due <= c->now_ms)
@@ -199,7 +193,7 @@ static void ttl_after_finished(struct sync_ctx *c)
 static json_t *resume_patch(const struct sync_ctx *c)
 {
     json_t *want = obj_launcher_job(c->j, c->o);
-    json_t *wt = ju_at(want, "spec", "template");
+    json_t *wt = kube_json_at(want, "spec", "template");
     if (!json_is_object(wt)) {
         json_decref(want);
         return NULL;
@@ -207,18 +201,18 @@ static json_t *resume_patch(const struct sync_ctx *c)
     json_t *spec = json_object();
     static const char *const fields[] = { "nodeSelector", "tolerations", "schedulingGates" };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        json_t *v = ju_at(wt, "spec", fields[i]);
+        json_t *v = kube_json_at(wt, "spec", fields[i]);
         json_object_set_new(spec, fields[i], v ? json_deep_copy(v) : json_null());
     }
     /* a merge patch merges objects: the live selector's other keys go (null) */
     json_t *ns = json_object_get(spec, "nodeSelector");
     const char *k;
     json_t *v;
-    json_object_foreach(ju_at(c->obs->launcher_job, "spec", "template", "spec", "nodeSelector"), k, v)
+    json_object_foreach(kube_json_at(c->obs->launcher_job, "spec", "template", "spec", "nodeSelector"), k, v)
         if (json_is_object(ns) && !json_object_get(ns, k))
             json_object_set_new(ns, k, json_null());
     json_t *meta = json_object();
-    json_t *labels = ju_at(wt, "metadata", "labels"), *ann = ju_at(wt, "metadata", "annotations");
+    json_t *labels = kube_json_at(wt, "metadata", "labels"), *ann = kube_json_at(wt, "metadata", "annotations");
     if (json_is_object(labels))
         json_object_set_new(meta, "labels", json_deep_copy(labels));
     if (json_is_object(ann))
@@ -234,7 +228,7 @@ static void suspend_resume(struct sync_ctx *c)
         ctx_cond(c, COND_RUNNING, "False", R_SUSPENDED, "is suspended.", NULL);
         for (long long i = 0; i < c->j->worker.replicas; i++)
             if (c->workers[i] && !pod_terminating(c->workers[i]))
-                plan_named(c->p, ACT_DELETE, RK_POD, obj_name(c->workers[i]), NULL);
+                plan_named(c->p, ACT_DELETE, RK_POD, kube_obj_name(c->workers[i]), NULL);
         /* as upstream: the gang goes with its pods, and is created anew on resume */
         delete_podgroup(c);
     } else if (cond_true(c->status, COND_SUSPENDED)) {
@@ -243,13 +237,13 @@ static void suspend_resume(struct sync_ctx *c)
         json_object_del(c->status, ST_LAUNCHER_FAILURE); /* a resumed run fails on its own */
     }
     json_t *lj = c->obs->launcher_job;
-    if (lj && obj_owned_by(lj, c->j) && json_is_true(ju_at(lj, "spec", "suspend")) != c->j->suspend) {
+    if (lj && obj_owned_by(lj, c->j) && json_is_true(kube_json_at(lj, "spec", "suspend")) != c->j->suspend) {
         json_t *patch = c->j->suspend ? json_pack("{s:{s:b}}", "spec", "suspend", 1) : resume_patch(c);
         if (!patch) {
             c->p->retry = 1;
             return;
         }
-        plan_named(c->p, ACT_PATCH, RK_JOB, obj_name(lj), patch);
+        plan_named(c->p, ACT_PATCH, RK_JOB, kube_obj_name(lj), patch);
     }
 }
 
@@ -268,7 +262,7 @@ static int ensure_objects(struct sync_ctx *c)
         ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j)) < 0 ||
         ensure(c, RK_SERVICE, ob->service, obj_service(c->j)) < 0)
         return -1;
-    if (c->j->transport == TRANSPORT_SSH) {
+    if (c->j->transport == MPIK8S_TRANSPORT_SSH) {
         char *sn = name_secret(c->j);
         if (!ob->secret && sn)
             plan_named(c->p, ACT_SSH_SECRET, RK_SECRET, sn, NULL);
@@ -319,7 +313,7 @@ static void active_deadline(struct sync_ctx *c)
 {
     int64_t start;
     if (c->j->active_deadline_s == MPIJOB_UNSET || c->j->suspend || status_finished(c->status) ||
-        ju_time_parse(json_string_value(json_object_get(c->status, "startTime")), &start) < 0)
+        kube_time_parse_ms(json_string_value(json_object_get(c->status, "startTime")), &start) < 0)
         return;
     int64_t due = start + c->j->active_deadline_s * 1000;
     if (due > c->now_ms) {
@@ -353,11 +347,11 @@ static void invalid_job(struct sync_ctx *c, const char *ns, const char *name, co
 static void update_status(struct sync_ctx *c)
 {
     json_t *old = json_object_get(c->obs->job, "status");
-    if (old ? ju_equal(old, c->status) : json_object_size(c->status) == 0)
+    if (old ? kube_json_equal(old, c->status) : json_object_size(c->status) == 0)
         return;
     json_t *upd = json_deep_copy(c->obs->job);
     json_object_set(upd, "status", c->status);
-    plan_named(c->p, ACT_STATUS, RK_MPIJOB, obj_name(c->obs->job), upd);
+    plan_named(c->p, ACT_STATUS, RK_MPIJOB, kube_obj_name(c->obs->job), upd);
 }
 
 static void sync_valid(struct sync_ctx *c)
@@ -392,17 +386,17 @@ void reconcile_plan(const struct observed *obs, const struct build_opts *o, int6
 {
     memset(p, 0, sizeof *p);
     p->launch_latency_s = -1;
-    if (!obs->job || ju_at(obs->job, "metadata", "deletionTimestamp"))
+    if (!obs->job || kube_json_at(obs->job, "metadata", "deletionTimestamp"))
         return;
     struct mpijob j;
     struct sync_ctx c = { .obs = obs, .o = o, .j = &j, .p = p, .now_ms = now_ms };
-    ju_time_format(now_ms, c.now, sizeof c.now);
+    kube_time_format(now_ms, c.now, sizeof c.now);
     json_t *old = json_object_get(obs->job, "status");
     c.status = json_is_object(old) ? json_deep_copy(old) : json_object();
     char *err = NULL;
     if (mpijob_load(obs->job, &j, &err) < 0) {
-        const char *ns = ju_str(obs->job, "metadata", "namespace");
-        const char *name = obj_name(obs->job);
+        const char *ns = kube_json_at_str(obs->job, "metadata", "namespace");
+        const char *name = kube_obj_name(obs->job);
         invalid_job(&c, ns ? ns : "default", name ? name : "?", err ? err : "invalid");
         free(err);
         update_status(&c);

@@ -60,8 +60,5 @@ void plan_free(struct plan *p);
 /* Name of a resource kind ("configmaps", "pods", ...), for logs. */
 const char *res_kind_name(enum res_kind r);
 
-/* Parses an agent termination message: *summary = first line (new string), *phases = the
- * "phases:" JSON object (new reference) or NULL. Returns 0, -1 on a malformed phases line. */
-int termination_parse(const char *msg, char **summary, json_t **phases);
 
 #endif

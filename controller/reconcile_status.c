@@ -4,7 +4,8 @@
  * phase timeline (status.launchPhases). */
 #include "plan_int.h"
 #include "status.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,21 +19,15 @@ static void set_count(json_t *o, const char *k, long long v)
 
 static int job_cond(const json_t *job, const char *type, const char **reason, const char **msg)
 {
-    json_t *conds = ju_at(job, "status", "conditions");
-    size_t i;
-    json_t *cd;
-    json_array_foreach(conds, i, cd) {
-        const char *t = json_string_value(json_object_get(cd, "type"));
-        const char *s = json_string_value(json_object_get(cd, "status"));
-        if (t && s && strcmp(t, type) == 0 && strcmp(s, "True") == 0) {
-            if (reason)
-                *reason = json_string_value(json_object_get(cd, "reason"));
-            if (msg)
-                *msg = json_string_value(json_object_get(cd, "message"));
-            return 1;
-        }
-    }
-    return 0;
+    json_t *cd = kube_json_find(kube_json_at(job, "status", "conditions"), "type", type);
+    const char *s = json_string_value(json_object_get(cd, "status"));
+    if (!s || strcmp(s, "True") != 0)
+        return 0;
+    if (reason)
+        *reason = json_string_value(json_object_get(cd, "reason"));
+    if (msg)
+        *msg = json_string_value(json_object_get(cd, "message"));
+    return 1;
 }
 
 int job_finished(const json_t *job)
@@ -44,8 +39,8 @@ static void replica_statuses(struct sync_ctx *c, const json_t *lj)
 {
     json_t *l = json_object(), *w = json_object();
     set_count(l, "active", c->launchers_running);
-    set_count(l, "succeeded", json_integer_value(ju_at(lj, "status", "succeeded")));
-    set_count(l, "failed", json_integer_value(ju_at(lj, "status", "failed")));
+    set_count(l, "succeeded", json_integer_value(kube_json_at(lj, "status", "succeeded")));
+    set_count(l, "failed", json_integer_value(kube_json_at(lj, "status", "failed")));
     long long run = 0, ok = 0, bad = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++) {
         json_t *p = c->workers[i];
@@ -70,22 +65,22 @@ static json_t *terminated(json_t *statuses, const char *name)
         if (!pick || (name && n && strcmp(n, name) == 0))
             pick = s;
     }
-    json_t *t = ju_at(pick, "state", "terminated");
-    return t ? t : ju_at(pick, "lastState", "terminated");
+    json_t *t = kube_json_at(pick, "state", "terminated");
+    return t ? t : kube_json_at(pick, "lastState", "terminated");
 }
 
 /* pod's termination record: the init container's when it failed, else the main one's
  * (NULL when neither has terminated yet, or only a successful init did). */
 static json_t *pod_terminated(struct sync_ctx *c, json_t *pod)
 {
-    json_t *it = terminated(ju_at(pod, "status", "initContainerStatuses"), "mpi-agent-init");
+    json_t *it = terminated(kube_json_at(pod, "status", "initContainerStatuses"), "mpi-agent-init");
     if (it && json_integer_value(json_object_get(it, "exitCode")) != 0)
         return it;
     json_t *cs = json_object_get(json_object_get(c->j->launcher.template, "spec"), "containers");
     const char *main = json_string_value(json_object_get(json_array_get(cs, 0), "name"));
     if (c->j->main_container)
         main = c->j->main_container;
-    return terminated(ju_at(pod, "status", "containerStatuses"), main);
+    return terminated(kube_json_at(pod, "status", "containerStatuses"), main);
 }
 
 /* The remembered launcher pod (obs->launcher_seen) when it is no longer cached and belongs to
@@ -93,13 +88,13 @@ static json_t *pod_terminated(struct sync_ctx *c, json_t *pod)
 static json_t *launcher_gone(struct sync_ctx *c)
 {
     json_t *g = c->obs->launcher_seen, *p;
-    const char *gn = obj_name(g), *gct = ju_str(g, "metadata", "creationTimestamp");
-    const char *jct = ju_str(c->obs->job, "metadata", "creationTimestamp");
+    const char *gn = kube_obj_name(g), *gct = kube_json_at_str(g, "metadata", "creationTimestamp");
+    const char *jct = kube_json_at_str(c->obs->job, "metadata", "creationTimestamp");
     size_t i;
     if (!gn || (gct && jct && strcmp(gct, jct) < 0))
         return NULL;
     json_array_foreach(c->obs->pods, i, p) {
-        if (strcmp(obj_name(p) ?: "", gn) == 0)
+        if (strcmp(kube_obj_name(p) ?: "", gn) == 0)
             return NULL; /* still cached: the cache's copy is at least as new */
     }
     return g;
@@ -118,8 +113,8 @@ static json_t *launcher_terminated_pod(struct sync_ctx *c, json_t **pod)
     json_t *gone = launcher_gone(c);
     for (i = 0; i <= n; i++) {
         json_t *p = i < n ? json_array_get(c->obs->pods, i) : gone, *pt;
-        const char *role = json_string_value(ju_at(p, "metadata", "labels", LBL_T_ROLE));
-        const char *ct = ju_str(p, "metadata", "creationTimestamp");
+        const char *role = json_string_value(kube_json_at(p, "metadata", "labels", LBL_T_ROLE));
+        const char *ct = kube_json_at_str(p, "metadata", "creationTimestamp");
         if (!p || !role || strcmp(role, "launcher") != 0 || p == c->launcher_pod || !(pt = pod_terminated(c, p)))
             continue;
         if (!best || (ct && strcmp(ct, best) > 0)) {
@@ -146,13 +141,13 @@ static char *launcher_detail(struct sync_ctx *c)
         return NULL;
     char *summary = NULL, *out = NULL;
     json_t *ph = NULL;
-    termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
+    mpik8s_termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
     json_decref(ph);
     int rc;
     if (summary && *summary)
-        rc = asprintf(&out, "launcher pod %s: %s", obj_name(pod), summary);
+        rc = asprintf(&out, "launcher pod %s: %s", kube_obj_name(pod), summary);
     else
-        rc = asprintf(&out, "launcher pod %s: exit code %lld (%s)", obj_name(pod),
+        rc = asprintf(&out, "launcher pod %s: exit code %lld (%s)", kube_obj_name(pod),
                       (long long)json_integer_value(json_object_get(t, "exitCode")),
                       json_string_value(json_object_get(t, "reason")) ?: "no reason");
     free(summary);
@@ -203,7 +198,7 @@ static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *re
     if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed",
                  jmsg ? ": " : "", jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0)
         finish(c, COND_FAILED, reason ? reason : R_FAILED, what,
-               json_string_value(ju_at(lj, "status", "completionTime")));
+               json_string_value(kube_json_at(lj, "status", "completionTime")));
     free(what);
     free(detail);
 }
@@ -216,7 +211,7 @@ static int workers_not_ready(struct sync_ctx *c)
 {
     json_t *pod = NULL;
     json_t *t = launcher_terminated_pod(c, &pod);
-    json_t *it = pod ? terminated(ju_at(pod, "status", "initContainerStatuses"), "mpi-agent-init") : NULL;
+    json_t *it = pod ? terminated(kube_json_at(pod, "status", "initContainerStatuses"), "mpi-agent-init") : NULL;
     if (!t || t != it || json_integer_value(json_object_get(t, "exitCode")) != AGENT_EXIT_WORKERS_NOT_READY)
         return 0;
     char *detail = launcher_detail(c), *what = NULL;
@@ -236,7 +231,7 @@ static int workers_failed(struct sync_ctx *c)
         json_t *p = c->workers[i];
         if (!p || strcmp(pod_phase(p), "Failed") != 0)
             continue;
-        const char *r = ju_str(p, "status", "reason");
+        const char *r = kube_json_at_str(p, "status", "reason");
         if (r && strcmp(r, "Evicted") == 0)
             evicted++;
         else if (!failed)
@@ -251,15 +246,15 @@ static int workers_failed(struct sync_ctx *c)
     }
     if (!failed)
         return 0;
-    json_t *t = terminated(ju_at(failed, "status", "containerStatuses"), mpijob_worker_container(c->j));
-    const char *why = ju_str(failed, "status", "message");
+    json_t *t = terminated(kube_json_at(failed, "status", "containerStatuses"), mpijob_worker_container(c->j));
+    const char *why = kube_json_at_str(failed, "status", "message");
     char tmp[128];
     if (!why && t) {
         snprintf(tmp, sizeof tmp, "exit code %lld (%s)", (long long)json_integer_value(json_object_get(t, "exitCode")),
                  json_string_value(json_object_get(t, "reason")) ?: "no reason");
         why = tmp;
     }
-    snprintf(what, sizeof what, "has failed: worker pod %s failed: %s", obj_name(failed), why ? why : "phase Failed");
+    snprintf(what, sizeof what, "has failed: worker pod %s failed: %s", kube_obj_name(failed), why ? why : "phase Failed");
     finish(c, COND_FAILED, R_FAILED, what, NULL);
     return 1;
 }
@@ -269,14 +264,14 @@ static int64_t all_workers_cond(struct sync_ctx *c, const char *type)
 {
     int64_t max = -1;
     for (long long i = 0; i < c->j->worker.replicas; i++) {
-        json_t *p = c->workers[i], *conds = ju_at(p, "status", "conditions"), *cd;
+        json_t *p = c->workers[i], *conds = kube_json_at(p, "status", "conditions"), *cd;
         int64_t t = -1;
         size_t k;
         json_array_foreach(conds, k, cd) {
             const char *ty = json_string_value(json_object_get(cd, "type"));
             const char *st = json_string_value(json_object_get(cd, "status"));
             if (ty && st && strcmp(ty, type) == 0 && strcmp(st, "True") == 0 &&
-                ju_time_parse(json_string_value(json_object_get(cd, "lastTransitionTime")), &t) < 0)
+                kube_time_parse_ms(json_string_value(json_object_get(cd, "lastTransitionTime")), &t) < 0)
                 t = c->now_ms;
         }
         if (t < 0)
@@ -293,14 +288,14 @@ static void phase_set(struct sync_ctx *c, json_t *ph, const char *key, int64_t m
         return;
     char buf[40];
     if (!s)
-        s = ju_time_format_ms(ms, buf, sizeof buf);
+        s = kube_time_format_ms(ms, buf, sizeof buf);
     json_t *old = json_object_get(ph, key);
     if (old && strcmp(json_string_value(old) ?: "", s) == 0)
         return;
     json_object_set_new(ph, key, json_string(s));
     int64_t created, at;
-    if (old || ju_time_parse(ju_str(c->obs->job, "metadata", "creationTimestamp"), &created) < 0 ||
-        ju_time_parse(s, &at) < 0)
+    if (old || kube_time_parse_ms(kube_json_at_str(c->obs->job, "metadata", "creationTimestamp"), &created) < 0 ||
+        kube_time_parse_ms(s, &at) < 0)
         return;
     if (!c->p->new_phases)
         c->p->new_phases = json_object();
@@ -314,7 +309,7 @@ static void launch_phases(struct sync_ctx *c)
         json_decref(ph);
         ph = json_object();
     }
-    const char *created = ju_str(c->obs->job, "metadata", "creationTimestamp");
+    const char *created = kube_json_at_str(c->obs->job, "metadata", "creationTimestamp");
     if (created)
         phase_set(c, ph, "created", 0, created, 0);
     int64_t t;
@@ -322,18 +317,18 @@ static void launch_phases(struct sync_ctx *c)
         phase_set(c, ph, "workersScheduled", t, NULL, 0);
     if (c->j->worker.replicas > 0 && (t = all_workers_cond(c, "Ready")) >= 0)
         phase_set(c, ph, "workersReady", t, NULL, 0);
-    const char *ls = ju_str(c->launcher_pod, "status", "startTime");
+    const char *ls = kube_json_at_str(c->launcher_pod, "status", "startTime");
     if (ls)
         phase_set(c, ph, "launcherStarted", 0, ls, 0);
     json_t *term = launcher_terminated(c);
     char *summary = NULL;
     json_t *agent = NULL;
-    if (term && termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 && agent) {
+    if (term && mpik8s_termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 && agent) {
         const char *k;
         json_t *v;
         json_object_foreach(agent, k, v) {
             if (json_is_string(v))
-                phase_set(c, ph, strcmp(k, "workersReady") == 0 ? "agentWorkersReady" : k, 0,
+                phase_set(c, ph, strcmp(k, MPIK8S_PHASE_WORKERS_READY) == 0 ? "agentWorkersReady" : k, 0,
                           json_string_value(v), 1);
         }
     }
@@ -346,8 +341,8 @@ static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
 {
     /* every new launcher failure the Job retries is a restart, even when the next
      * launcher pod is already running by the time we look */
-    long long was = json_integer_value(ju_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
-    long long now = json_integer_value(ju_at(lj, "status", "failed"));
+    long long was = json_integer_value(kube_json_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
+    long long now = json_integer_value(kube_json_at(lj, "status", "failed"));
     if (now > was && ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, "is restarting.", "Warning"))
         c->p->restarted = 1;
     long long running = 0;
@@ -357,7 +352,7 @@ static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
     if (c->launchers_running > 0 && running == c->j->worker.replicas &&
         ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") && !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
         int64_t created;
-        if (ju_time_parse(ju_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
+        if (kube_time_parse_ms(kube_json_at_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
             c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;
     }
 }
@@ -369,7 +364,7 @@ void status_from_observed(struct sync_ctx *c)
         lj = NULL;
     replica_statuses(c, lj);
     if (c->launcher_pod)
-        c->p->launcher_pod = strdup(obj_name(c->launcher_pod));
+        c->p->launcher_pod = strdup(kube_obj_name(c->launcher_pod));
     launch_phases(c);
     if (status_finished(c->status))
         return;
@@ -379,7 +374,7 @@ void status_from_observed(struct sync_ctx *c)
         return;
     if (lj && job_cond(lj, "Complete", NULL, NULL)) {
         finish(c, COND_SUCCEEDED, R_SUCCEEDED, "successfully completed.",
-               json_string_value(ju_at(lj, "status", "completionTime")));
+               json_string_value(kube_json_at(lj, "status", "completionTime")));
         return;
     }
     if (lj && job_cond(lj, "Failed", &reason, &msg)) {

@@ -1,7 +1,8 @@
 /* status.c - condition bookkeeping exactly as upstream's setCondition /
  * filterOutCondition: see status.h for the rules. */
 #include "status.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,15 +10,7 @@
 
 json_t *cond_get(const json_t *status, const char *type)
 {
-    json_t *conds = json_object_get(status, "conditions");
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        if (t && strcmp(t, type) == 0)
-            return c;
-    }
-    return NULL;
+    return kube_json_find(json_object_get(status, "conditions"), "type", type);
 }
 
 int cond_true(const json_t *status, const char *type)

@@ -2,7 +2,8 @@
  * Sets are jansson objects used as hash sets; the FIFO is a ring of strings;
  * delayed keys are a small unsorted list scanned when a worker waits. */
 #include "workqueue.h"
-#include "jsonutil.h"
+#include "kube/json.h"
+#include "kube/util.h"
 #include "kube/timer.h"
 #include "kube/util.h"
 

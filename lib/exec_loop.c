@@ -95,31 +95,6 @@ static int flush(struct sess *s)
     return 0;
 }
 
-#define SINK_CHUNK 4096 /* PIPE_BUF: a pipe that polls writable takes this much without blocking */
-
-/* Writes all of buf to fd, never blocking in write(): it waits in poll() for fd to take more
- * or for cancel_fd (mpi-rsh's signal pipe) to become readable, so a signal ends a write to a
- * stalled reader at once. 0 ok, -1 on a hard error (EPIPE...), -2 cancelled. */
-static int write_all(int fd, int cancel_fd, const uint8_t *buf, size_t len)
-{
-    while (len > 0) {
-        struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = cancel_fd, .events = POLLIN}};
-        int r = poll(p, cancel_fd > 0 ? 2 : 1, 1000);
-        if (r < 0 && errno != EINTR) return -1;
-        if (cancel_fd > 0 && (p[1].revents & POLLIN)) return -2;
-        if (r <= 0) continue;
-        if (p[0].revents & (POLLERR | POLLNVAL)) { errno = EPIPE; return -1; }
-        ssize_t w = write(fd, buf, len < SINK_CHUNK ? len : SINK_CHUNK);
-        if (w < 0) {
-            if (errno == EINTR || errno == EAGAIN) continue;
-            return -1;
-        }
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Delivers output to its fd or capture buffer. -1 when the fd's reader has gone (EPIPE). */
 static int sink_put(struct sink *k, const uint8_t *data, size_t len)
 {
@@ -140,7 +115,7 @@ static int sink_put(struct sink *k, const uint8_t *data, size_t len)
         return 0;
     }
     if (k->dead || k->fd < 0 || len == 0) return 0;
-    int wr = write_all(k->fd, k->cancel_fd, data, len);
+    int wr = kube_write_all_cancel(k->fd, k->cancel_fd, data, len);
     if (wr == -2) return -2;
     if (wr < 0) {
         int e = errno;

@@ -75,15 +75,7 @@ void kube_vlog(int level, const char *fmt, va_list ap)
                                     msg ? msg : "(log message allocation failed)");
     free(msg);
     if (line) {
-        size_t len = strlen(line), off = 0;
-        while (off < len) {
-            ssize_t w = write(g_fd, line + off, len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            off += (size_t)w;
-        }
+        (void)kube_write_all(g_fd, line, strlen(line)); /* a log line that cannot go is dropped */
         free(line);
     }
     errno = saved;

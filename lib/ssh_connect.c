@@ -37,10 +37,10 @@ static int connect_one(int fd, const struct addrinfo *ai, int timeout_ms)
         return 0;
     if (errno != EINPROGRESS)
         return errno;
-    int64_t deadline = kube_sshi_now_ms() + timeout_ms;
+    int64_t deadline = kube_now_ms() + timeout_ms;
     for (;;) {
         struct pollfd p = { .fd = fd, .events = POLLOUT };
-        int64_t left = deadline - kube_sshi_now_ms();
+        int64_t left = deadline - kube_now_ms();
         if (left <= 0)
             return ETIMEDOUT;
         int r = poll(&p, 1, (int)left);
@@ -82,7 +82,7 @@ int kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepal
     int gai = getaddrinfo(host, portstr, &hints, &res);
     if (gai != 0) {
         *retry = dns_retryable(gai);
-        kube_sshi_err(errmsg, "DNS: cannot resolve host %s: %s", host,
+        kube_set_err(errmsg, "DNS: cannot resolve host %s: %s", host,
                       gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
         return KUBE_SSH_ERR_DNS;
     }
@@ -105,7 +105,7 @@ int kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepal
     }
     freeaddrinfo(res);
     *retry = 1;
-    kube_sshi_err(errmsg, "connect: %s port %d (%s): %s", host, port, addr,
+    kube_set_err(errmsg, "connect: %s port %d (%s): %s", host, port, addr,
                   err == ETIMEDOUT ? "timed out" : strerror(err));
     return KUBE_SSH_ERR_CONNECT;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "kube/ssh.h"
+#include "kube/util.h"
 
 struct kube_sshi_pin {
     char *type;              /* "ssh-ed25519", ... */
@@ -35,7 +36,7 @@ struct kube_sshi_conn {
     int cancel_fd;
     int handshaken;          /* 1 once the SSH handshake completed */
     int no_auth;             /* stop after the host key check (kube_ssh_check's no_auth) */
-    int64_t last_rx_ms;      /* when the socket last delivered bytes (kube_sshi_now_ms) */
+    int64_t last_rx_ms;      /* when the socket last delivered bytes (kube_now_ms) */
     char user[256];
 };
 
@@ -58,11 +59,7 @@ int kube_sshi_open(const struct kube_ssh_opts *o, const char *host,
 /* Disconnects (bounded wait) and frees the session and socket. */
 void kube_sshi_close(struct kube_sshi_conn *c, const char *reason);
 
-/* Sets *errmsg (if errmsg) to a newly allocated formatted message. */
-void kube_sshi_err(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* libssh2's last error message for s ("" if none). */
 const char *kube_sshi_lasterr(LIBSSH2_SESSION *s);
-/* Monotonic milliseconds. */
-int64_t kube_sshi_now_ms(void);
 
 #endif

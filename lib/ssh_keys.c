@@ -63,7 +63,7 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
     ssize_t n;
     int rc = 0;
     if (!f) {
-        kube_sshi_err(errmsg, "config: cannot read pinned host key %s: %s", k->pinned_path,
+        kube_set_err(errmsg, "config: cannot read pinned host key %s: %s", k->pinned_path,
                       strerror(errno));
         return -1;
     }
@@ -74,20 +74,20 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
         lineno++;
         int r = kube_sshkey_parse_line(line, (size_t)n, &type, &blob, &len);
         if (r < 0) {
-            kube_sshi_err(errmsg, "config: %s line %zu: expected \"ssh-ed25519 BASE64\" "
+            kube_set_err(errmsg, "config: %s line %zu: expected \"ssh-ed25519 BASE64\" "
                           "(an OpenSSH public key)", k->pinned_path, lineno);
             rc = -1;
         } else if (r > 0 && add_pin(k, type, blob, len) < 0) {
             free(type);
             free(blob);
-            kube_sshi_err(errmsg, "config: out of memory reading %s", k->pinned_path);
+            kube_set_err(errmsg, "config: out of memory reading %s", k->pinned_path);
             rc = -1;
         }
     }
     free(line);
     fclose(f);
     if (rc == 0 && k->npins == 0) {
-        kube_sshi_err(errmsg, "config: %s holds no public key to pin host keys to",
+        kube_set_err(errmsg, "config: %s holds no public key to pin host keys to",
                       k->pinned_path);
         rc = -1;
     }
@@ -101,19 +101,19 @@ int kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg
     static const char *const pins[] = { "ssh-publickey", "id_ed25519.pub", "id_rsa.pub", "known_hosts" };
     memset(k, 0, sizeof(*k));
     if (!dir || !*dir) {
-        kube_sshi_err(errmsg, "config: no SSH key directory given (sshAuthMountPath)");
+        kube_set_err(errmsg, "config: no SSH key directory given (sshAuthMountPath)");
         return KUBE_SSH_ERR_CONFIG;
     }
     k->identity = first_existing(dir, ids, 3);
     if (!k->identity || access(k->identity, R_OK) != 0) {
-        kube_sshi_err(errmsg, "config: no readable private key in %s (expected ssh-privatekey, "
+        kube_set_err(errmsg, "config: no readable private key in %s (expected ssh-privatekey, "
                       "id_ed25519 or id_rsa)", dir);
         kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }
     k->pinned_path = first_existing(dir, pins, 4);
     if (!k->pinned_path) {
-        kube_sshi_err(errmsg, "config: no host key to pin in %s (expected ssh-publickey, "
+        kube_set_err(errmsg, "config: no host key to pin in %s (expected ssh-publickey, "
                       "id_ed25519.pub, id_rsa.pub or known_hosts); refusing to trust unknown hosts", dir);
         kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
@@ -154,14 +154,14 @@ int kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s,
     int type = 0;
     const unsigned char *key = (const unsigned char *)libssh2_session_hostkey(s, &len, &type);
     if (!key || !len) {
-        kube_sshi_err(errmsg, "host key: %s:%d sent no host key", host, port);
+        kube_set_err(errmsg, "host key: %s:%d sent no host key", host, port);
         return KUBE_SSH_ERR_HOSTKEY;
     }
     for (size_t i = 0; i < k->npins; i++)
         if (k->pins[i].len == len && memcmp(k->pins[i].blob, key, len) == 0)
             return KUBE_SSH_OK;
     char *fp = kube_sshkey_fingerprint(key, len), *tn = blob_type(key, len);
-    kube_sshi_err(errmsg, "host key: %s:%d presented %s key %s, which is not the key pinned "
+    kube_set_err(errmsg, "host key: %s:%d presented %s key %s, which is not the key pinned "
                   "in %s; refusing to connect (wrong host, or the pod does not use this "
                   "job's key)", host, port, tn ? tn : "?", fp ? fp : "?", k->pinned_path);
     free(fp);

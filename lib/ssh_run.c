@@ -5,6 +5,7 @@
  * unsent (block direction OUTBOUND), the very same call must be repeated before any
  * other that sends, or libssh2 fails with LIBSSH2_ERROR_BAD_USE; `stuck` tracks it. */
 #include "ssh_int.h"
+#include "kube/util.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -38,27 +39,6 @@ static void note_eagain(struct bridge *b, enum op op)
                    ? op : OP_NONE;
 }
 
-/* Writes all of buf to fd, waiting if fd is non-blocking; 0 ok, -1 errno set. */
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && errno == EAGAIN) {
-            struct pollfd p = { .fd = fd, .events = POLLOUT };
-            if (poll(&p, 1, -1) < 0 && errno != EINTR)
-                return -1;
-            continue;
-        }
-        if (w < 0)
-            return -1;
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Drains one remote stream to fd; >0 progress, 0 nothing now, -1 error. */
 static int pump_remote(struct bridge *b, int stream, int fd)
 {
@@ -70,15 +50,15 @@ static int pump_remote(struct bridge *b, int stream, int fd)
             return progress;
         }
         if (n < 0) {
-            kube_sshi_err(b->errmsg, "session: connection to %s lost: %s", b->c->host,
+            kube_set_err(b->errmsg, "session: connection to %s lost: %s", b->c->host,
                           kube_sshi_lasterr(b->c->s));
             return -1;
         }
         b->stuck = OP_NONE;
         if (n == 0)
             return progress;
-        if (fd >= 0 && write_all(fd, b->outbuf, (size_t)n) < 0) {
-            kube_sshi_err(b->errmsg, "session: writing remote %s from %s: %s",
+        if (fd >= 0 && kube_write_all(fd, b->outbuf, (size_t)n) < 0) {
+            kube_set_err(b->errmsg, "session: writing remote %s from %s: %s",
                           stream ? "stderr" : "stdout", b->c->host, strerror(errno));
             return -1;
         }
@@ -121,7 +101,7 @@ static int pump_stdin(struct bridge *b)
         return 1;
     }
     if (w < 0) {
-        kube_sshi_err(b->errmsg, "session: sending stdin to %s: %s", b->c->host,
+        kube_set_err(b->errmsg, "session: sending stdin to %s: %s", b->c->host,
                       kube_sshi_lasterr(b->c->s));
         return -1;
     }
@@ -143,7 +123,7 @@ static int pump_eof(struct bridge *b)
     }
     b->stuck = OP_NONE;
     if (rc < 0 && rc != LIBSSH2_ERROR_CHANNEL_CLOSED) {
-        kube_sshi_err(b->errmsg, "session: sending EOF to %s: %s", b->c->host,
+        kube_set_err(b->errmsg, "session: sending EOF to %s: %s", b->c->host,
                       kube_sshi_lasterr(b->c->s));
         return -1;
     }
@@ -160,7 +140,7 @@ static int pump_close(struct bridge *b)
     if (rc == LIBSSH2_ERROR_EAGAIN)
         return 0;
     if (rc < 0 && rc != LIBSSH2_ERROR_INVAL) {
-        kube_sshi_err(b->errmsg, "session: connection to %s lost before the exit status: %s",
+        kube_set_err(b->errmsg, "session: connection to %s lost before the exit status: %s",
                       b->c->host, kube_sshi_lasterr(b->c->s));
         return -1;
     }
@@ -221,7 +201,7 @@ static int wait_io(struct bridge *b, int progress)
         p[n++] = (struct pollfd){ .fd = b->c->cancel_fd, .events = POLLIN };
     int r = poll(p, (nfds_t)n, timeout);
     if (r < 0 && errno != EINTR) {
-        kube_sshi_err(b->errmsg, "session: poll: %s", strerror(errno));
+        kube_set_err(b->errmsg, "session: poll: %s", strerror(errno));
         return -1;
     }
     if (r <= 0)
@@ -253,10 +233,10 @@ static void cancel_remote(struct bridge *b)
 static int peer_silent(struct bridge *b, int64_t max_ms)
 {
     int pending = 0;
-    if (kube_sshi_now_ms() - b->c->last_rx_ms <= max_ms)
+    if (kube_now_ms() - b->c->last_rx_ms <= max_ms)
         return 0;
     if (ioctl(b->c->fd, FIONREAD, &pending) == 0 && pending > 0) {
-        b->c->last_rx_ms = kube_sshi_now_ms();
+        b->c->last_rx_ms = kube_now_ms();
         return 0;
     }
     return 1;
@@ -270,7 +250,7 @@ static int bridge_loop(struct bridge *b)
     if (b->fd_in < 0)
         b->in_eof = 1;
     int64_t silent_max = (int64_t)b->c->keepalive_s * 4000 + 1000;
-    b->c->last_rx_ms = kube_sshi_now_ms();
+    b->c->last_rx_ms = kube_now_ms();
     while (!b->closed) {
         int w = wait_io(b, progress);
         if (w < 0)
@@ -278,14 +258,14 @@ static int bridge_loop(struct bridge *b)
 
         if (w > 0) {
             cancel_remote(b);
-            kube_sshi_err(b->errmsg, "cancelled: closed the session on %s", b->c->host);
+            kube_set_err(b->errmsg, "cancelled: closed the session on %s", b->c->host);
             return KUBE_SSH_ERR_CANCELLED;
         }
         progress = pump_all(b);
         if (progress < 0)
             return KUBE_SSH_ERR_SESSION;
         if (peer_silent(b, silent_max)) {   /* ServerAliveCountMax=4 */
-            kube_sshi_err(b->errmsg, "session: %s sent nothing for %lld s (4 keepalives "
+            kube_set_err(b->errmsg, "session: %s sent nothing for %lld s (4 keepalives "
                           "unanswered); giving up", b->c->host, (long long)silent_max / 1000);
             return KUBE_SSH_ERR_SESSION;
         }
@@ -299,12 +279,12 @@ static int start_command(struct kube_sshi_conn *c, const char *command, LIBSSH2_
 {
     *ch = libssh2_channel_open_session(c->s);
     if (!*ch) {
-        kube_sshi_err(errmsg, "session: %s refused a session channel: %s", c->host,
+        kube_set_err(errmsg, "session: %s refused a session channel: %s", c->host,
                       kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_SESSION;
     }
     if (libssh2_channel_exec(*ch, command) != 0) {
-        kube_sshi_err(errmsg, "session: %s refused to run the command: %s", c->host,
+        kube_set_err(errmsg, "session: %s refused to run the command: %s", c->host,
                       kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_SESSION;
     }
@@ -317,7 +297,7 @@ static int collect_status(struct bridge *b, int *exit_code)
     char *sig = NULL;
     size_t siglen = 0;
     if (libssh2_channel_get_exit_signal(b->ch, &sig, &siglen, NULL, NULL, NULL, NULL) == 0 && sig) {
-        kube_sshi_err(b->errmsg, "exit status: the command on %s was killed by signal %.*s "
+        kube_set_err(b->errmsg, "exit status: the command on %s was killed by signal %.*s "
                       "(exit code 255, as ssh reports it)", b->c->host, (int)siglen, sig);
         libssh2_free(b->c->s, sig);
         *exit_code = 255;
@@ -335,11 +315,11 @@ int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *co
                         .errmsg = errmsg };
     *exit_code = 255;
     if (!command) {
-        kube_sshi_err(errmsg, "config: no command to run");
+        kube_set_err(errmsg, "config: no command to run");
         return KUBE_SSH_ERR_CONFIG;
     }
     if (strlen(command) > MAX_COMMAND) {   /* libssh2 1.10 sends packets < 35000-256 bytes */
-        kube_sshi_err(errmsg, "config: the command for %s is %zu bytes; libssh2 sends at most %d "
+        kube_set_err(errmsg, "config: the command for %s is %zu bytes; libssh2 sends at most %d "
                       "in one exec request", host ? host : "?", strlen(command), MAX_COMMAND);
         return KUBE_SSH_ERR_CONFIG;
     }
@@ -352,7 +332,7 @@ int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *co
     b.inbuf = malloc(IOBUF);
     b.outbuf = malloc(IOBUF);
     if (!b.inbuf || !b.outbuf) {
-        kube_sshi_err(errmsg, "session: out of memory");
+        kube_set_err(errmsg, "session: out of memory");
         rc = KUBE_SSH_ERR_SESSION;
     } else {
         rc = start_command(&c, command, &b.ch, errmsg);

@@ -27,19 +27,6 @@ static void lib_init(void)
     init_rc = libssh2_init(0);
 }
 
-void kube_sshi_err(char **errmsg, const char *fmt, ...)
-{
-    if (!errmsg)
-        return;
-    free(*errmsg);
-    *errmsg = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(errmsg, fmt, ap) < 0)
-        *errmsg = NULL;
-    va_end(ap);
-}
-
 const char *kube_sshi_lasterr(LIBSSH2_SESSION *s)
 {
     char *msg = NULL;
@@ -47,13 +34,6 @@ const char *kube_sshi_lasterr(LIBSSH2_SESSION *s)
     if (!s || libssh2_session_last_error(s, &msg, &len, 0) == 0 || !msg)
         return "";
     return msg;
-}
-
-int64_t kube_sshi_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 const char *kube_ssh_stage_name(int result)
@@ -87,11 +67,11 @@ static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_ss
     c->cancel_fd = o->cancel_fd > 0 ? o->cancel_fd : -1;
     c->no_auth = o->no_auth;
     if (!host || !*host || strpbrk(host, " \t\r\n")) {
-        kube_sshi_err(errmsg, "config: bad host name \"%s\"", host ? host : "");
+        kube_set_err(errmsg, "config: bad host name \"%s\"", host ? host : "");
         return KUBE_SSH_ERR_CONFIG;
     }
     if (c->port < 1 || c->port > 65535) {
-        kube_sshi_err(errmsg, "config: port %d out of range 1-65535", c->port);
+        kube_set_err(errmsg, "config: port %d out of range 1-65535", c->port);
         return KUBE_SSH_ERR_CONFIG;
     }
     char pwbuf[4096];
@@ -101,13 +81,13 @@ static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_ss
     if (!user || !*user)
         user = getenv("USER");
     if (!user || !*user || strlen(user) >= sizeof(c->user)) {
-        kube_sshi_err(errmsg, "config: no usable remote user name");
+        kube_set_err(errmsg, "config: no usable remote user name");
         return KUBE_SSH_ERR_CONFIG;
     }
     strcpy(c->user, user);
     pthread_once(&init_once, lib_init);
     if (init_rc != 0) {
-        kube_sshi_err(errmsg, "config: libssh2_init failed");
+        kube_set_err(errmsg, "config: libssh2_init failed");
         return KUBE_SSH_ERR_CONFIG;
     }
     return KUBE_SSH_OK;
@@ -128,7 +108,7 @@ static LIBSSH2_RECV_FUNC(recv_stamped)
     ssize_t n = recv(socket, buffer, length, flags);
     if (n < 0)
         return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-    c->last_rx_ms = kube_sshi_now_ms();
+    c->last_rx_ms = kube_now_ms();
     return n;
 }
 
@@ -144,21 +124,21 @@ static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_ke
     if (c->s)
         libssh2_session_callback_set(c->s, LIBSSH2_CALLBACK_RECV, (void *)recv_stamped);
     if (!c->s) {
-        kube_sshi_err(errmsg, "handshake: out of memory creating an SSH session");
+        kube_set_err(errmsg, "handshake: out of memory creating an SSH session");
         return KUBE_SSH_ERR_HANDSHAKE;
     }
     libssh2_session_set_blocking(c->s, 1);
     libssh2_session_set_timeout(c->s, c->timeout_ms);
     if (libssh2_session_method_pref(c->s, LIBSSH2_METHOD_KEX, KEX_PREF) != 0 ||
         libssh2_session_method_pref(c->s, LIBSSH2_METHOD_HOSTKEY, k->hostkey_methods) != 0) {
-        kube_sshi_err(errmsg, "config: libssh2 supports none of the pinned host key types (%s)",
+        kube_set_err(errmsg, "config: libssh2 supports none of the pinned host key types (%s)",
                       k->hostkey_methods);
         return KUBE_SSH_ERR_CONFIG;
     }
     int rc = libssh2_session_handshake(c->s, fd);
     if (rc != 0) {
         *retry = handshake_retryable(rc);
-        kube_sshi_err(errmsg, "handshake: with %s port %d failed: %s", c->host, c->port,
+        kube_set_err(errmsg, "handshake: with %s port %d failed: %s", c->host, c->port,
                       kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_HANDSHAKE;
     }
@@ -173,11 +153,11 @@ static int authenticate(struct kube_sshi_conn *c, const struct kube_sshi_keys *k
     if (rc == 0)
         return KUBE_SSH_OK;
     if (rc == LIBSSH2_ERROR_FILE) {
-        kube_sshi_err(errmsg, "config: cannot use private key %s: %s (expected an unencrypted "
+        kube_set_err(errmsg, "config: cannot use private key %s: %s (expected an unencrypted "
                       "OpenSSH ed25519 key)", k->identity, kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_CONFIG;
     }
-    kube_sshi_err(errmsg, "auth: %s@%s port %d refused the key %s: %s", c->user, c->host,
+    kube_set_err(errmsg, "auth: %s@%s port %d refused the key %s: %s", c->user, c->host,
                   c->port, k->identity, kube_sshi_lasterr(c->s));
     return KUBE_SSH_ERR_AUTH;
 }
@@ -185,9 +165,9 @@ static int authenticate(struct kube_sshi_conn *c, const struct kube_sshi_keys *k
 /* Sleeps ms unless cancel_fd becomes readable first (then returns 1). */
 static int backoff_sleep(int cancel_fd, int64_t ms)
 {
-    int64_t deadline = kube_sshi_now_ms() + ms;
+    int64_t deadline = kube_now_ms() + ms;
     for (;;) {
-        int64_t left = deadline - kube_sshi_now_ms();
+        int64_t left = deadline - kube_now_ms();
         if (left <= 0)
             return 0;
         struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
@@ -221,7 +201,7 @@ int kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_
     if (rc != KUBE_SSH_OK || (rc = kube_sshi_keys_load(o->key_dir, &k, errmsg)) != KUBE_SSH_OK)
         return rc;
     int attempts = o->attempts > 0 ? o->attempts : 10;
-    int64_t start = kube_sshi_now_ms(), delay = 250;
+    int64_t start = kube_now_ms(), delay = 250;
     for (int i = 1;; i++) {
         int retry = 0;
         rc = try_once(c, &k, &retry, errmsg);
@@ -229,14 +209,14 @@ int kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_
             if (rc != KUBE_SSH_OK && i > 1 && errmsg && *errmsg) {
                 char *first = *errmsg;
                 *errmsg = NULL;
-                kube_sshi_err(errmsg, "%s (%d attempts over %.1f s)", first, i,
-                              (double)(kube_sshi_now_ms() - start) / 1000.0);
+                kube_set_err(errmsg, "%s (%d attempts over %.1f s)", first, i,
+                              (double)(kube_now_ms() - start) / 1000.0);
                 free(first);
             }
             break;
         }
         if (backoff_sleep(c->cancel_fd, delay)) {
-            kube_sshi_err(errmsg, "cancelled: while connecting to %s", host);
+            kube_set_err(errmsg, "cancelled: while connecting to %s", host);
             rc = KUBE_SSH_ERR_CANCELLED;
             break;
         }

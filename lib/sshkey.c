@@ -3,6 +3,7 @@
  * PROTOCOL.key) and the one-line public key. Used by the controller to fill the
  * per-job Secret; OpenSSH accepts the result as identity and as host key. */
 #include "kube/sshkey.h"
+#include "kube/util.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -69,19 +70,6 @@ static void kb_free(struct kbuf *b)
         free(b->p);
     }
     memset(b, 0, sizeof(*b));
-}
-
-static void set_err(char **errmsg, const char *fmt, ...)
-{
-    if (!errmsg)
-        return;
-    free(*errmsg);
-    *errmsg = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(errmsg, fmt, ap) < 0)
-        *errmsg = NULL;
-    va_end(ap);
 }
 
 /* Base64 of n bytes, optionally wrapped every `wrap` characters with '\n' (0 = one line). */
@@ -185,7 +173,7 @@ static int keygen(unsigned char *sk, unsigned char *pk, char **errmsg)
     EVP_PKEY_free(key);
     EVP_PKEY_CTX_free(ctx);
     if (!ok)
-        set_err(errmsg, "sshkey: OpenSSL could not generate an Ed25519 key");
+        kube_set_err(errmsg, "sshkey: OpenSSL could not generate an Ed25519 key");
     return ok ? 0 : -1;
 }
 
@@ -198,7 +186,7 @@ int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line,
     if (!comment)
         comment = "";
     if (strpbrk(comment, "\r\n")) {
-        set_err(errmsg, "sshkey: comment must be a single line");
+        kube_set_err(errmsg, "sshkey: comment must be a single line");
         return -1;
     }
     if (keygen(sk, pk, errmsg) < 0)
@@ -212,7 +200,7 @@ int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line,
         free(*private_openssh);
         free(*public_line);
         *private_openssh = *public_line = NULL;
-        set_err(errmsg, "sshkey: out of memory formatting the key pair");
+        kube_set_err(errmsg, "sshkey: out of memory formatting the key pair");
         return -1;
     }
     return 0;

@@ -15,6 +15,7 @@
  * TLS 1.3 servers send their tickets after the handshake: OpenSSL's new-session callback
  * saves them whenever they arrive. */
 #include "tls_conn.h"
+#include "kube/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,7 +214,7 @@ static void save_file(const unsigned char key[32], const unsigned char *blob, si
         return;
     }
     int fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
-    int ok = fd >= 0 && write(fd, blob, n) == (ssize_t)n;
+    int ok = fd >= 0 && kube_write_all(fd, blob, n) == 0;
     if (fd >= 0 && close(fd) < 0) ok = 0;
     if (fd >= 0 && (!ok || rename(tmp, path) < 0)) unlink(tmp);
     free(tmp);

@@ -1,8 +1,10 @@
-/* util.c - formatted allocation, clocks, RFC 3339 times, file reads, base64. */
+/* util.c - formatted allocation, the error setter, clocks, RFC 3339 times, file reads,
+ * whole writes, base64. */
 #include "kube/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +33,10 @@ const char *kube_excerpt(const char *s, char *buf, size_t bufsz)
     return buf;
 }
 
-void kube_set_err(char **errmsg, const char *fmt, ...)
+int kube_set_err(char **errmsg, const char *fmt, ...)
 {
     if (!errmsg)
-        return;
+        return -1;
     va_list ap;
     char *s = NULL;
     va_start(ap, fmt);
@@ -42,6 +44,7 @@ void kube_set_err(char **errmsg, const char *fmt, ...)
     va_end(ap);
     free(*errmsg);
     *errmsg = n < 0 ? NULL : s;
+    return -1;
 }
 
 int64_t kube_now_ms(void)
@@ -56,6 +59,15 @@ int64_t kube_realtime_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *kube_time_format(int64_t epoch_ms, char *buf, size_t bufsz)
+{
+    kube_time_format_ms(epoch_ms, buf, bufsz);
+    char *dot = strrchr(buf, '.');
+    if (dot)
+        memcpy(dot, "Z", 2); /* "...:02.123Z" -> "...:02Z" */
+    return buf;
 }
 
 char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz)
@@ -198,6 +210,43 @@ fail:
     close(fd);
     free(buf);
     return -1;
+}
+
+#define WRITE_CHUNK 4096 /* PIPE_BUF: a pipe that polls writable takes this much without blocking */
+
+int kube_write_all_cancel(int fd, int cancel_fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        struct pollfd pf[2] = {{.fd = fd, .events = POLLOUT}, {.fd = cancel_fd, .events = POLLIN}};
+        int r = poll(pf, cancel_fd > 0 ? 2 : 1, 1000);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (cancel_fd > 0 && (pf[1].revents & POLLIN))
+            return -2;
+        if (r <= 0)
+            continue;
+        if (pf[0].revents & (POLLERR | POLLNVAL)) {
+            errno = (pf[0].revents & POLLNVAL) ? EBADF : EPIPE;
+            return -1;
+        }
+        ssize_t w = write(fd, p, len < WRITE_CHUNK ? len : WRITE_CHUNK);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int kube_write_all(int fd, const void *buf, size_t len)
+{
+    return kube_write_all_cancel(fd, 0, buf, len);
 }
 
 static int b64val(unsigned char c)

@@ -101,9 +101,7 @@ static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **er
     case 2: o->kubeconfig = val; break;
     case 3: o->context = val; break;
     case 4:
-        if (strcmp(val, "exec") == 0) o->transport = RSH_EXEC;
-        else if (strcmp(val, "ssh") == 0) o->transport = RSH_SSH;
-        else { kube_set_err(errmsg, "--transport: expected exec or ssh, got \"%s\"", val); return -1; }
+        if (mpik8s_transport_parse(val, &o->transport) < 0) { kube_set_err(errmsg, "--transport: expected exec or ssh, got \"%s\"", val); return -1; }
         o->transport_set = 1;
         break;
     case 5: o->ssh_dir = val; break;

@@ -4,10 +4,10 @@
 #ifndef RSH_H
 #define RSH_H
 
+#include "mpik8s/contract.h"
 #include <signal.h>
 #include <stdint.h>
 
-enum rsh_transport { RSH_EXEC = 0, RSH_SSH = 1 };
 
 struct rsh_opts {
     /* ssh-compatible */
@@ -28,7 +28,7 @@ struct rsh_opts {
     const char *context;     /* --context */
     const char *ssh_dir;     /* --ssh-dir / MPI_JOB_SSH_DIR */
     int transport_set;       /* --transport given */
-    enum rsh_transport transport;
+    enum mpik8s_transport transport;
     int proto;               /* --protocol v4|v5 (0 = auto) */
     int no_session_tag;      /* --no-session-tag: no remote kill possible */
     /* positional */

@@ -83,16 +83,17 @@ static const char *env_str(const char *name)
 
 int rsh_apply_env(struct rsh_opts *o, char **errmsg)
 {
-    if (!o->namespace) o->namespace = env_str("MPI_JOB_NAMESPACE");
-    if (!o->container) o->container = env_str("MPI_JOB_WORKER_CONTAINER");
-    if (!o->ssh_dir) o->ssh_dir = env_str("MPI_JOB_SSH_DIR");
-    if (!o->transport_set && env_str("MPI_JOB_TRANSPORT")) {
-        const char *t = env_str("MPI_JOB_TRANSPORT");
-        if (strcmp(t, "exec") == 0) o->transport = RSH_EXEC;
-        else if (strcmp(t, "ssh") == 0) o->transport = RSH_SSH;
-        else { kube_set_err(errmsg, "MPI_JOB_TRANSPORT: expected exec or ssh, got \"%s\"", t); return -1; }
+    if (!o->namespace) o->namespace = env_str(MPIK8S_ENV_JOB_NAMESPACE);
+    if (!o->container) o->container = env_str(MPIK8S_ENV_WORKER_CONTAINER);
+    if (!o->ssh_dir) o->ssh_dir = env_str(MPIK8S_ENV_SSH_DIR);
+    if (!o->transport_set && env_str(MPIK8S_ENV_TRANSPORT)) {
+        const char *t = env_str(MPIK8S_ENV_TRANSPORT);
+        if (mpik8s_transport_parse(t, &o->transport) < 0) {
+            kube_set_err(errmsg, MPIK8S_ENV_TRANSPORT ": expected exec or ssh, got \"%s\"", t);
+            return -1;
+        }
     }
-    if (!o->port && env_int("MPI_JOB_SSH_PORT", 1, 65535, &o->port, errmsg) < 0) return -1;
+    if (!o->port && env_int(MPIK8S_ENV_SSH_PORT, 1, 65535, &o->port, errmsg) < 0) return -1;
     if (!o->attempts && env_int("MPI_RSH_ATTEMPTS", 1, 1000, &o->attempts, errmsg) < 0) return -1;
     if (env_int("MPI_RSH_PING_MS", 10, 3600000, &o->ping_ms, errmsg) < 0) return -1;
     return 0;

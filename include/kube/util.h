@@ -1,5 +1,6 @@
 /* util.h - small helpers shared by the library and the programs: formatted
- * allocation, clocks, RFC 3339 timestamps, whole-file reads, base64. */
+ * allocation, the one error setter, clocks, RFC 3339 timestamps, whole-file reads
+ * and writes, base64. */
 #ifndef KUBE_UTIL_H
 #define KUBE_UTIL_H
 
@@ -9,8 +10,9 @@
 
 /* Like asprintf but returns the string (NULL on allocation failure). */
 char *kube_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Sets *errmsg (if errmsg != NULL) to a newly allocated formatted message; frees any previous one. */
-void kube_set_err(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sets *errmsg (if errmsg != NULL) to a newly allocated formatted message; frees any previous one.
+ * Returns -1, so a failing function can `return kube_set_err(err, ...);`. */
+int kube_set_err(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Copies s into buf (bufsz >= 4) for quoting in a one-line message: control characters become
  * '?', and a string longer than bufsz - 1 is cut with "..."; returns buf ("" for NULL s). */
 const char *kube_excerpt(const char *s, char *buf, size_t bufsz);
@@ -18,12 +20,21 @@ const char *kube_excerpt(const char *s, char *buf, size_t bufsz);
 int64_t kube_now_ms(void);
 /* Wall clock in milliseconds since the epoch. */
 int64_t kube_realtime_ms(void);
+/* Formats epoch milliseconds as "2026-11-30T06:01:02Z" (whole seconds) into buf (>= 32 bytes); returns buf. */
+char *kube_time_format(int64_t epoch_ms, char *buf, size_t bufsz);
 /* Formats epoch milliseconds as "2026-11-30T06:01:02.123Z" into buf (>= 32 bytes); returns buf. */
 char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz);
 /* Parses an RFC 3339 time ("...Z" or "+hh:mm", optional fraction) into epoch ms; 0 ok, -1 bad. */
 int kube_time_parse_ms(const char *s, int64_t *epoch_ms);
 /* Reads a whole file (at most max_len bytes, NUL-terminated) into *out; 0 ok, -1 with *errmsg naming path. */
 int kube_read_file(const char *path, size_t max_len, char **out, size_t *len, char **errmsg);
+/* Writes all len bytes of buf to fd, waiting in poll() when fd is non-blocking; 0 ok, -1 errno set. */
+int kube_write_all(int fd, const void *buf, size_t len);
+/* Like kube_write_all, but never blocks in write(): it waits in poll() for fd to take more (at most
+ * PIPE_BUF bytes a write) or for cancel_fd (> 0) to become readable, so a signal pipe ends a write
+ * to a stalled reader at once. 0 ok, -1 hard error (errno set; EPIPE when fd's reader is gone),
+ * -2 cancelled. */
+int kube_write_all_cancel(int fd, int cancel_fd, const void *buf, size_t len);
 /* Decodes standard base64 (whitespace ignored, padding optional); 0 ok, -1 invalid. *out is NUL-terminated. */
 int kube_base64_decode(const char *in, size_t in_len, char **out, size_t *out_len);
 /* Encodes bytes as standard base64 (NUL-terminated, newly allocated) or NULL on allocation failure. */

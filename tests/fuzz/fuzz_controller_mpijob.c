@@ -41,7 +41,7 @@ static void check_job(const struct mpijob *j)
         abort();
     (void)mpi_impl_name(j->impl);
     (void)clean_policy_name(j->clean_policy);
-    (void)transport_name(j->transport);
+    (void)mpik8s_transport_name(j->transport);
     (void)mpijob_fqdn_hosts(j);
     struct build_opts o;
     build_opts_default(&o);

@@ -70,6 +70,8 @@ ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=pi,mpi_role_type=worker -o name
 PODNAME=$(kc get pods -l mpi_job_name=pi,mpi_role_type=launcher -o name)
 kc logs "$PODNAME" | tee "$KS_DIR/launcher.log" | tail -3
 grep -q 'pi is approximately 3.14' "$KS_DIR/launcher.log" || ks_fail "launcher log lacks the program's output"
+# the launch waited once: mpi-agent run trusted what the init container recorded
+grep -q 'as mpi-agent init found them' "$KS_DIR/launcher.log" || ks_fail "mpi-agent run waited for the workers again"
 
 m=$(ks_run curl -sf "http://$OPIP:8080/metrics") || ks_fail "no /metrics on the operator pod"
 echo "$m" | promtool check metrics || ks_fail "promtool check metrics"

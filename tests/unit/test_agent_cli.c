@@ -72,7 +72,7 @@ static void test_env_then_flags(void **s)
     assert_int_equal(agent_opts_parse(&o, "run", 12, argv), 0);
     assert_string_equal(o.namespace, "flagns");
     assert_string_equal(o.job, "pi");
-    assert_int_equal(o.transport, AGENT_TRANSPORT_SSH);
+    assert_int_equal(o.transport, MPIK8S_TRANSPORT_SSH);
     assert_int_equal(o.workers, 8);
     assert_true(o.timeout_s == 5);
     assert_true(o.progress_timeout_s == 30);

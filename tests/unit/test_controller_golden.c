@@ -46,7 +46,7 @@ static json_t *build_all(json_t *in)
                             "launcher", obj_launcher_job(&j, &o), "workers");
     for (long long i = 0; i < j.worker.replicas; i++)
         json_array_append_new(json_object_get(out, "workers"), obj_worker_pod(&j, &o, i));
-    if (j.transport == TRANSPORT_SSH)
+    if (j.transport == MPIK8S_TRANSPORT_SSH)
         json_object_set_new(out, "secret", obj_ssh_secret(&j, "-----BEGIN OPENSSH PRIVATE KEY-----\ntest\n-----END OPENSSH PRIVATE KEY-----\n",
                                                           "ssh-ed25519 AAAAtest mpi-k8s\n"));
     json_t *pg = obj_podgroup(&j, &o);

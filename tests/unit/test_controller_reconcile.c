@@ -15,7 +15,8 @@
 
 #include "../../controller/reconcile.h"
 #include "../../controller/status.h"
-#include "../../controller/jsonutil.h"
+#include "../../include/kube/json.h"
+#include "../../include/kube/util.h"
 #include "../../controller/launcher_memory.h"
 
 #define T0 1780000000000LL /* epoch ms of the job's creation */
@@ -619,16 +620,16 @@ static void test_configmap_patch_keeps_foreign_metadata(void **state)
     for (size_t i = 0; i < p.n; i++)
         if (p.a[i].kind == ACT_PATCH && p.a[i].res == RK_CONFIGMAP) {
             json_t *patch = p.a[i].obj;
-            assert_string_equal(json_string_value(ju_at(patch, "metadata", "resourceVersion")), "41");
-            assert_null(ju_at(patch, "metadata", "labels"));
-            assert_true(json_is_null(ju_at(patch, "data", "stale")));
+            assert_string_equal(json_string_value(kube_json_at(patch, "metadata", "resourceVersion")), "41");
+            assert_null(kube_json_at(patch, "metadata", "labels"));
+            assert_true(json_is_null(kube_json_at(patch, "data", "stale")));
         }
     plan_free(&p);
     cm = get(&w, RK_CONFIGMAP, "pi-config");
-    assert_string_equal(json_string_value(ju_at(cm, "metadata", "annotations", "team")), "ml");
-    assert_string_equal(json_string_value(ju_at(cm, "metadata", "labels", "cost-center")), "42");
-    assert_null(ju_at(cm, "data", "stale"));
-    assert_non_null(ju_at(cm, "data", "hostfile"));
+    assert_string_equal(json_string_value(kube_json_at(cm, "metadata", "annotations", "team")), "ml");
+    assert_string_equal(json_string_value(kube_json_at(cm, "metadata", "labels", "cost-center")), "42");
+    assert_null(kube_json_at(cm, "data", "stale"));
+    assert_non_null(kube_json_at(cm, "data", "hostfile"));
     sync_at(&w, T0 + 2000, &p);
     assert_int_equal(count(&p, ACT_PATCH, RK_CONFIGMAP), 0); /* converged */
     plan_free(&p);

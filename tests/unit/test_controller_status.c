@@ -88,18 +88,18 @@ static void test_termination_parse(void **state)
     (void)state;
     char *sum = NULL;
     json_t *ph = NULL;
-    assert_int_equal(termination_parse("mpirun exited with code 1: rank 0 on pi-worker-1 failed\n"
+    assert_int_equal(mpik8s_termination_parse("mpirun exited with code 1: rank 0 on pi-worker-1 failed\n"
                                        "phases: {\"workersReady\":\"2026-11-30T06:00:01.000Z\",\"mpirunStarted\":\"2026-11-30T06:00:02.500Z\"}\n",
                                        &sum, &ph), 0);
     assert_string_equal(sum, "mpirun exited with code 1: rank 0 on pi-worker-1 failed");
     assert_string_equal(json_string_value(json_object_get(ph, "mpirunStarted")), "2026-11-30T06:00:02.500Z");
     free(sum);
     json_decref(ph);
-    assert_int_equal(termination_parse("just a line", &sum, &ph), 0);
+    assert_int_equal(mpik8s_termination_parse("just a line", &sum, &ph), 0);
     assert_string_equal(sum, "just a line");
     assert_null(ph);
     free(sum);
-    assert_int_equal(termination_parse("x\nphases: {broken", &sum, &ph), -1);
+    assert_int_equal(mpik8s_termination_parse("x\nphases: {broken", &sum, &ph), -1);
     free(sum);
 }
 

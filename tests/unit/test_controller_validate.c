@@ -129,7 +129,7 @@ static void test_v1alpha2_defaults(void **state)
     char *err = NULL;
     assert_int_equal(mpijob_load(o, &j, &err), 0);
     assert_int_equal(j.version, MPIJOB_V1ALPHA2);
-    assert_int_equal(j.transport, TRANSPORT_EXEC);
+    assert_int_equal(j.transport, MPIK8S_TRANSPORT_EXEC);
     assert_int_equal(j.backoff_limit, 6);
     assert_int_equal(j.clean_policy, CLEAN_RUNNING);
     assert_int_equal(j.slots_per_worker, 2);
@@ -160,7 +160,7 @@ static void test_shape_detection(void **state)
     json_object_set_new(o, "apiVersion", json_string("kubeflow.org/v2beta1"));
     assert_int_equal(mpijob_load(o, &j, NULL), 0);
     assert_int_equal(j.version, MPIJOB_V2BETA1);
-    assert_int_equal(j.transport, TRANSPORT_SSH);
+    assert_int_equal(j.transport, MPIK8S_TRANSPORT_SSH);
     assert_int_equal(j.backoff_limit, MPIJOB_UNSET);
     assert_string_equal(j.ssh_auth_mount_path, "/root/.ssh");
     assert_true(mpijob_fqdn_hosts(&j));
@@ -187,7 +187,7 @@ static void test_annotations(void **state)
                         "\"mpi-k8s.io/worker-timeout\":\"60\",\"mpi-k8s.io/progress-timeout\":\"120\",\"mpi-k8s.io/ssh-port\":\"22\"}");
     struct mpijob j;
     assert_int_equal(mpijob_load(o, &j, NULL), 0);
-    assert_int_equal(j.transport, TRANSPORT_SSH);
+    assert_int_equal(j.transport, MPIK8S_TRANSPORT_SSH);
     assert_false(j.agent_run);
     assert_int_equal(j.agent_timeout_s, 60);
     assert_int_equal(j.progress_timeout_s, 120);

@@ -1,6 +1,7 @@
 /* test_lib_parsers.c - unit tests for the library's pure parsers: URL/query
  * encoding, resource paths, Status decoding, label selectors, base64, times,
- * JSON paths, retry/backoff decisions and the log line format. */
+ * JSON paths and typed field reads, whole writes, retry/backoff decisions and the
+ * log line format. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -239,6 +242,83 @@ static void test_base64_time(void **st)
     assert_int_equal(kube_time_parse_ms("2026-11-30T06:01:02", &ms), -1);
     assert_int_equal(kube_time_parse_ms("2026-11-30T06:01:02Zjunk", &ms), -1);
     assert_int_equal(kube_time_parse_ms("", &ms), -1);
+    assert_int_equal(kube_time_parse_ms("2026-11-30T06:01:02.999Z", &ms), 0);
+    assert_string_equal(kube_time_format(ms, buf, sizeof buf), "2026-11-30T06:01:02Z");
+}
+
+/* The typed reads name the field in their errors; the key-list and array lookups. */
+static void test_json_fields(void **st)
+{
+    (void)st;
+    json_t *o = json_loads("{\"metadata\":{\"labels\":{\"a.b/c\":\"v\"}},\"n\":2.0,\"f\":2.5,"
+                           "\"s\":\"x\",\"b\":true,\"z\":null,"
+                           "\"conds\":[{\"type\":\"A\"},{\"type\":\"Ready\",\"status\":\"True\"}]}",
+                           0, NULL);
+    assert_non_null(o);
+    assert_string_equal(kube_json_at_str(o, "metadata", "labels", "a.b/c"), "v");
+    assert_null(kube_json_at(o, "metadata", "missing", "x"));
+    long long n = -1;
+    char *err = NULL;
+    assert_int_equal(kube_json_get_int(o, "n", "spec", &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(kube_json_get_int(o, "z", "spec", &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(kube_json_get_int(o, "f", "spec", &n, &err), -1);
+    assert_string_equal(err, "spec.f: expected an integer, got a number with a fraction");
+    int b = 0;
+    assert_int_equal(kube_json_get_bool(o, "s", "spec", &b, &err), -1);
+    assert_string_equal(err, "spec.s: expected a boolean, got a string");
+    const char *s = NULL;
+    assert_int_equal(kube_json_get_str(o, "s", "spec", &s, &err), 0);
+    assert_string_equal(s, "x");
+    assert_int_equal(kube_json_type_err(&err, "spec.x", "an object", NULL), -1);
+    assert_string_equal(err, "spec.x: expected an object, got nothing");
+    assert_int_equal(kube_set_err(&err, "%s=%d", "k", 7), -1);
+    assert_string_equal(err, "k=7");
+    free(err);
+    json_t *c = kube_json_find(json_object_get(o, "conds"), "type", "Ready");
+    assert_string_equal(json_string_value(json_object_get(c, "status")), "True");
+    assert_null(kube_json_find(json_object_get(o, "conds"), "type", "B"));
+    assert_true(kube_json_equal(NULL, NULL));
+    assert_false(kube_json_equal(o, NULL));
+    kube_json_set_str(kube_json_obj(o, "s"), "k", NULL); /* "s" was a string: becomes an object */
+    assert_string_equal(kube_json_at_str(o, "s", "k"), "");
+    assert_int_equal(json_array_size(kube_json_arr(o, "conds")), 2);
+    json_decref(o);
+}
+
+/* kube_write_all delivers more than a pipe holds; the cancel form stops at the cancel fd. */
+static void test_write_all(void **st)
+{
+    (void)st;
+    int p[2], c[2];
+    signal(SIGPIPE, SIG_IGN);
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(pipe(c), 0);
+    size_t len = 40000; /* < 64 KiB pipe buffer: fits without a reader */
+    char *buf = malloc(len);
+    assert_non_null(buf);
+    memset(buf, 'x', len);
+    assert_int_equal(kube_write_all(p[1], buf, len), 0);
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(p[0], buf, len - got);
+        assert_true(r > 0);
+        got += (size_t)r;
+    }
+    assert_int_equal(write(c[1], "!", 1), 1);
+    /* 1 MiB into a 64 KiB pipe nobody reads: only the cancel fd can end it */
+    char *big = calloc(1, 1 << 20);
+    assert_non_null(big);
+    assert_int_equal(kube_write_all_cancel(p[1], c[0], big, 1 << 20), -2);
+    close(p[0]);
+    assert_int_equal(kube_write_all(p[1], "y", 1), -1);
+    assert_int_equal(errno, EPIPE);
+    free(big);
+    free(buf);
+    close(p[1]);
+    close(c[0]);
+    close(c[1]);
 }
 
 static void test_json_path(void **st)
@@ -379,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_selector),     cmocka_unit_test(test_base64_time),
         cmocka_unit_test(test_json_path),    cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_log_format),   cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_json_fields),  cmocka_unit_test(test_write_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

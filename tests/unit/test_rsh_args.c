@@ -73,7 +73,7 @@ static void test_ssh_options(void **s)
     assert_int_equal(rsh_parse_args(ARGC(argv2), argv2, &o, &err), 0);
     assert_string_equal(o.namespace, "ns2");
     assert_string_equal(o.container, "main");
-    assert_int_equal(o.transport, RSH_SSH);
+    assert_int_equal(o.transport, MPIK8S_TRANSPORT_SSH);
     assert_string_equal(o.user, "user");
     assert_int_equal(o.verbose, 1);
     assert_int_equal(o.port, 22);
@@ -155,7 +155,7 @@ static void test_env(void **s)
     assert_int_equal(rsh_apply_env(&o, &err), 0);
     assert_string_equal(o.namespace, "flagns");
     assert_string_equal(o.container, "worker");
-    assert_int_equal(o.transport, RSH_SSH);
+    assert_int_equal(o.transport, MPIK8S_TRANSPORT_SSH);
     assert_int_equal(o.port, 2200);
     rsh_opts_free(&o);
     setenv("MPI_JOB_TRANSPORT", "carrier-pigeon", 1);
