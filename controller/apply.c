@@ -5,9 +5,10 @@
  * Independent writes run concurrently (a creating sync is ~10 round trips one
  * after the other otherwise): a run of consecutive creates of the job's
  * objects (ConfigMap, RBAC, Service, Secret, PodGroup), then a run of pod
- * creates/deletes, each on up to APPLY_PARALLEL threads; every action of a run
- * is attempted, every failure logged, and the sync stops after a run with a
- * failure. The launcher Job, patches and the status stay sequential
+ * creates/deletes, each on up to APPLY_PARALLEL threads; every object create
+ * of a run is attempted, pod writes go in slow-start batches (1, 2, 4, ...:
+ * a failed batch ends the run), every failure is logged, and the sync stops
+ * after a run with a failure. The launcher Job, patches and the status stay sequential
  * and after the runs before them: the launcher Job is created only once its
  * ConfigMap, ServiceAccount and the workers exist. */
 #include "controller.h"
@@ -181,6 +182,36 @@ static int run_batch(struct kube_client *c, const json_t *job, const struct acti
     return failed ? -1 : 0;
 }
 
+/* Runs the pod run a[0..n) in slow-start batches of 1, 2, 4, 8, ... actions (each batch
+ * concurrent as run_batch, at most APPLY_PARALLEL at once), as Kubernetes' Job controller
+ * creates pods: a batch with a failure ends the run, so a refused pod (quota, PodSecurity,
+ * admission) costs one failed request per sync, not one per worker. 0 ok, -1 retry. */
+static int run_slow_start(struct kube_client *c, const json_t *job, const struct action *a, size_t n,
+                          const struct apply_sink *sink)
+{
+    size_t done = 0, size = 1;
+    while (done < n) {
+        size_t m = n - done < size ? n - done : size, writes = 0, one = done;
+        for (size_t i = done; i < done + m; i++)
+            if (a[i].kind != ACT_EVENT && writes++ == 0)
+                one = i;
+        int rc = writes > 1 ? run_batch(c, job, a + done, m, writes, sink)
+                 : writes ? run_action(c, job, &a[one], sink) : 0;
+        done += m;
+        if (rc < 0) {
+            size_t left = 0;
+            for (size_t i = done; i < n; i++)
+                left += a[i].kind != ACT_EVENT;
+            if (left)
+                KLOG_INFO("%s/%s: pod writes stopped after a failed batch of %zu; %zu not attempted (slow start)",
+                          ju_str(job, "metadata", "namespace"), obj_name(job), writes, left);
+            return -1;
+        }
+        size *= 2;
+    }
+    return 0;
+}
+
 int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, const struct apply_sink *sink)
 {
     /* API changes first; Events only once they all went through, so that a retried sync
@@ -194,7 +225,9 @@ int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, c
         if (cls)
             for (; j < p->n && (p->a[j].kind == ACT_EVENT || run_class(&p->a[j]) == cls); j++)
                 writes += p->a[j].kind != ACT_EVENT;
-        if (cls && writes > 1)
+        if (cls == 2 && writes > 1)
+            rc = run_slow_start(c, job, a, j - i, sink);
+        else if (cls && writes > 1)
             rc = run_batch(c, job, a, j - i, writes, sink);
         else if (a->kind != ACT_EVENT)
             rc = run_action(c, job, a, sink);

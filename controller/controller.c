@@ -34,9 +34,21 @@ struct controller {
 
 static const struct kube_resource RES_SP_PODGROUPS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", 1 };
 
+/* How long pod events for a job are gathered before its sync (as Kubernetes' Job
+ * controller batches pod updates for 1 s): N workers starting yield a sync, a status write
+ * and a ConfigMap patch per batch, not per pod event. */
+#define POD_EVENT_BATCH_MS 1000
+
 static void notify(const char *key, void *ud)
 {
     wq_add(((struct controller *)ud)->q, key);
+}
+
+/* A pod changed: sync its job once the batch period has passed (a job already due earlier,
+ * e.g. after its own change, keeps that time). */
+static void notify_batched(const char *key, void *ud)
+{
+    wq_add_after(((struct controller *)ud)->q, key, POD_EVENT_BATCH_MS);
 }
 
 static void observe_pod(const char *key, const json_t *pod, void *ud)
@@ -71,7 +83,7 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
             continue;
         struct cache_opts co = { .res = spec[i].r, .ns = o->ns, .label_selector = i == C_MPIJOB ? NULL : sel,
                                  .group_label = i == C_MPIJOB ? NULL : LBL_T_JOB_NAME, .prune = spec[i].prune,
-                                 .notify = notify, .observe = i == C_POD ? observe_pod : NULL, .ud = ctl };
+                                 .notify = i == C_POD ? notify_batched : notify, .observe = i == C_POD ? observe_pod : NULL, .ud = ctl };
         ctl->caches[i] = cache_new(watch_c, &co);
         if (!ctl->caches[i] || !ctl->q || !ctl->lmem) {
             controller_free(ctl);
