@@ -97,8 +97,7 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     struct kube_delete_opts bg = { .propagation_policy = "Background", .grace_period_seconds = -1 };
     switch (a->kind) {
     case ACT_EVENT:
-        event_record(c, job, a->ev_type, a->ev_reason, a->ev_msg);
-        return 0;
+        return 0; /* apply_plan records Events itself, once the writes went through */
     case ACT_CREATE: res = kube_create(c, r, ns, a->obj, &err); break;
     case ACT_STATUS: res = kube_update_status(c, r, ns, a->name, a->obj, &err); break;
     case ACT_PATCH: res = kube_patch(c, r, ns, a->name, NULL, KUBE_PATCH_MERGE, a->obj, &err); break;
@@ -212,7 +211,8 @@ static int run_slow_start(struct kube_client *c, const json_t *job, const struct
     return 0;
 }
 
-int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, const struct apply_sink *sink)
+int apply_plan(struct kube_client *c, struct events *ev, const json_t *job, const struct plan *p,
+               const struct apply_sink *sink)
 {
     /* API changes first; Events only once they all went through, so that a retried sync
      * (e.g. after a status Conflict) does not report the same transition twice. */
@@ -235,7 +235,7 @@ int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, c
     }
     for (i = 0; i < p->n && rc == 0; i++) {
         if (p->a[i].kind == ACT_EVENT)
-            run_action(c, job, &p->a[i], NULL);
+            event_record(ev, c, job, p->a[i].ev_type, p->a[i].ev_reason, p->a[i].ev_msg);
     }
     return rc;
 }

@@ -264,10 +264,6 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
     return 0;
 }
 
-/* One list at a time per process: a reply may be as large as the library's cap (64 MiB), so
- * the caches listing at once (initial sync, relists) could hold one cap each (a hostile
- * server's 256 MiB replies cost ~420 MB with 9 caches); serialised, the peak is one cap. */
-static pthread_mutex_t list_gate = PTHREAD_MUTEX_INITIALIZER;
 
 static void *run(void *arg)
 {
@@ -277,9 +273,11 @@ static void *run(void *arg)
         struct kube_error err = KUBE_ERROR_INIT;
         char *rvc = NULL;
         size_t n = 0;
-        pthread_mutex_lock(&list_gate);
+        if (k->o.list_gate)
+            pthread_mutex_lock(k->o.list_gate);
         struct objstore *fresh = list_fresh(k, &rvc, &n, &err);
-        pthread_mutex_unlock(&list_gate);
+        if (k->o.list_gate)
+            pthread_mutex_unlock(k->o.list_gate);
         if (!fresh) {
             if (err.reason != KUBE_CANCELLED)
                 set_error(k, "list", &err);

@@ -8,6 +8,7 @@
 #define CONTROLLER_CACHE_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include "kube/client.h"
 
 /* Reduces obj in place to what the controller needs. */
@@ -29,6 +30,9 @@ struct cache_opts {
     cache_notify_fn notify;
     cache_observe_fn observe;   /* NULL = none */
     void *ud;
+    /* Held around each list (borrowed; the caches of one controller share one, so that one
+     * list reply at a time is in memory); NULL = lists are not serialised. */
+    pthread_mutex_t *list_gate;
 };
 
 /* Creates a cache (not started) on client c (borrowed). NULL on allocation failure. */

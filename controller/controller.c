@@ -30,6 +30,16 @@ struct controller {
     struct launcher_memory *lmem; /* launcher termination records outliving their pods (F7) */
     pthread_t *workers;
     int nworkers;
+    struct metrics *metrics;       /* this controller's registry, served by srv */
+    struct metrics_server *srv;    /* --monitoring-port, NULL when off */
+    struct events *events;         /* the Event queue and its poster thread */
+    /* One list at a time among this controller's caches: a reply may be as large as the
+     * library's cap (64 MiB), so the caches listing at once (initial sync, relists) could hold
+     * one cap each (a hostile server's 256 MiB replies cost ~420 MB with 9 caches);
+     * serialised, the peak is one cap. */
+    pthread_mutex_t list_gate;
+    int have_gate;
+    _Atomic int64_t trim_last_ms;  /* the last malloc_trim (trim_when_idle) */
 };
 
 static const struct kube_resource RES_SP_PODGROUPS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", 1 };
@@ -63,6 +73,13 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
         return NULL;
     ctl->c = c;
     ctl->o = *o;
+    ctl->have_gate = pthread_mutex_init(&ctl->list_gate, NULL) == 0;
+    ctl->metrics = metrics_new();
+    ctl->events = events_new();
+    if (!ctl->have_gate || !ctl->metrics || !ctl->events) {
+        controller_free(ctl);
+        return NULL;
+    }
     ctl->q = wq_new();
     if (ctl->q)
         wq_set_bucket(ctl->q, o->queue_rate_limit, o->queue_burst);
@@ -83,7 +100,8 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
             continue;
         struct cache_opts co = { .res = spec[i].r, .ns = o->ns, .label_selector = i == C_MPIJOB ? NULL : sel,
                                  .group_label = i == C_MPIJOB ? NULL : LBL_T_JOB_NAME, .prune = spec[i].prune,
-                                 .notify = i == C_POD ? notify_batched : notify, .observe = i == C_POD ? observe_pod : NULL, .ud = ctl };
+                                 .notify = i == C_POD ? notify_batched : notify, .observe = i == C_POD ? observe_pod : NULL, .ud = ctl,
+                                 .list_gate = &ctl->list_gate };
         ctl->caches[i] = cache_new(watch_c, &co);
         if (!ctl->caches[i] || !ctl->q || !ctl->lmem) {
             controller_free(ctl);
@@ -102,23 +120,23 @@ static json_t *owned(struct controller *ctl, int which, const char *key, const c
     return cache_get(ctl->caches[which], key, name);
 }
 
-static void record_metrics(const char *key, const char *ns, const struct plan *p)
+static void record_metrics(struct metrics *m, const char *key, const char *ns, const struct plan *p)
 {
     if (p->created)
-        metrics_inc(M_CREATED);
+        metrics_inc(m, M_CREATED);
     if (p->succeeded)
-        metrics_inc(M_SUCCEEDED);
+        metrics_inc(m, M_SUCCEEDED);
     if (p->failed)
-        metrics_inc(M_FAILED);
+        metrics_inc(m, M_FAILED);
     if (p->restarted)
-        metrics_inc(M_RESTARTED);
+        metrics_inc(m, M_RESTARTED);
     if (p->launch_latency_s >= 0)
-        metrics_launch_latency(p->launch_latency_s);
+        metrics_launch_latency(m, p->launch_latency_s);
     const char *k;
     json_t *v;
-    json_object_foreach(p->new_phases, k, v) metrics_launch_phase(k, json_real_value(v));
+    json_object_foreach(p->new_phases, k, v) metrics_launch_phase(m, k, json_real_value(v));
     if (p->launcher_pod)
-        metrics_job_info(key, ns, p->launcher_pod);
+        metrics_job_info(m, key, ns, p->launcher_pod);
 }
 
 /* The cache holding objects of kind r, or NULL. */
@@ -167,7 +185,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     ob.job = cache_get(ctl->caches[C_MPIJOB], key, name);
     if (!ob.job) {
         lmem_forget(ctl->lmem, key);
-        metrics_job_info(key, ns, NULL);
+        metrics_job_info(ctl->metrics, key, ns, NULL);
         free(ns);
         return 0;
     }
@@ -185,9 +203,9 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     reconcile_plan(&ob, &ctl->o.build, ju_now_ms(), &p);
     struct sink_ctx sc = { ctl, key };
     struct apply_sink sink = { sink_stored, sink_gone, &sc };
-    int rc = p.n ? apply_plan(ctl->c, ob.job, &p, &sink) : 0;
+    int rc = p.n ? apply_plan(ctl->c, ctl->events, ob.job, &p, &sink) : 0;
     if (rc == 0)
-        record_metrics(key, ns, &p);
+        record_metrics(ctl->metrics, key, ns, &p);
     if (p.n)
         KLOG_DEBUG("synced %s: %zu actions%s in %.1f ms", key, p.n, rc ? " (retrying)" : "",
                    (mono_s() - t0) * 1000);
@@ -210,9 +228,8 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
  * returns only the top of a heap by itself); measured: 5.4 -> 5.1 MB after 200 new jobs. */
 static void trim_when_idle(struct controller *ctl)
 {
-    static _Atomic int64_t last_ms;
-    int64_t now = kube_now_ms(), prev = atomic_load(&last_ms);
-    if (wq_len(ctl->q) == 0 && now - prev >= 2000 && atomic_compare_exchange_strong(&last_ms, &prev, now))
+    int64_t now = kube_now_ms(), prev = atomic_load(&ctl->trim_last_ms);
+    if (wq_len(ctl->q) == 0 && now - prev >= 2000 && atomic_compare_exchange_strong(&ctl->trim_last_ms, &prev, now))
         malloc_trim(0);
 }
 
@@ -235,7 +252,7 @@ static void *worker(void *arg)
         double t0 = mono_s();
         int64_t after = 0;
         int rc = sync_key(ctl, key, t0, &after);
-        metrics_reconcile(mono_s() - t0);
+        metrics_reconcile(ctl->metrics, mono_s() - t0);
         if (rc < 0) {
             wq_add_rate_limited(ctl->q, key);
         } else {
@@ -270,9 +287,9 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
             return -1;
         }
     }
-    if (events_async_start(ctl->c) < 0)
+    if (events_async_start(ctl->events, ctl->c) < 0)
         return ju_err(err, "cannot start the Event poster thread");
-    metrics_set_ready(1);
+    metrics_set_ready(ctl->metrics, 1);
     int n = ctl->o.threadiness > 0 ? ctl->o.threadiness : 1;
     ctl->workers = calloc((size_t)n, sizeof *ctl->workers);
     if (!ctl->workers)
@@ -287,13 +304,28 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
     return 0;
 }
 
+int controller_serve(struct controller *ctl, char **err)
+{
+    if (ctl->o.monitoring_port <= 0 || ctl->srv)
+        return 0;
+    ctl->srv = metrics_serve(ctl->metrics, ctl->o.monitoring_port, err);
+    return ctl->srv ? 0 : -1;
+}
+
+struct metrics *controller_metrics(struct controller *ctl)
+{
+    return ctl->metrics;
+}
+
 void controller_stop(struct controller *ctl)
 {
-    wq_shutdown(ctl->q);
+    if (ctl->q)
+        wq_shutdown(ctl->q);
     for (int i = 0; i < ctl->nworkers; i++)
         pthread_join(ctl->workers[i], NULL);
     ctl->nworkers = 0;
-    events_async_stop();
+    if (ctl->events)
+        events_async_stop(ctl->events);
     for (int i = 0; i < C__COUNT; i++) {
         cache_free(ctl->caches[i]);
         ctl->caches[i] = NULL;
@@ -305,8 +337,13 @@ void controller_free(struct controller *ctl)
     if (!ctl)
         return;
     controller_stop(ctl);
+    metrics_server_stop(ctl->srv);
     wq_free(ctl->q);
     lmem_free(ctl->lmem);
+    events_free(ctl->events);
+    metrics_free(ctl->metrics);
+    if (ctl->have_gate)
+        pthread_mutex_destroy(&ctl->list_gate);
     free(ctl->workers);
     free(ctl);
 }

@@ -24,7 +24,10 @@
 /* Memory for one connection's request (line and headers); larger requests get 431. */
 #define METRICS_HTTP_MEM (16 * 1024)
 
-static struct MHD_Daemon *daemon_;
+struct metrics_server {
+    struct MHD_Daemon *d;
+    struct metrics *m; /* borrowed */
+};
 
 /* Queues a reply whose body is a copy of body (or, with own, body itself, freed by MHD). */
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *ctype, char *body, int own)
@@ -61,7 +64,8 @@ static enum MHD_Result serve_healthz(struct MHD_Connection *conn)
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
-    (void)cls, (void)version, (void)upload, (void)req_cls;
+    struct metrics *m = cls;
+    (void)version, (void)upload, (void)req_cls;
     if (*upload_size) {
         *upload_size = 0; /* a body is ignored; answered once it is read */
         return MHD_YES;
@@ -69,7 +73,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET is served\n", 0);
     if (strcmp(url, "/metrics") == 0) {
-        char *body = metrics_render();
+        char *body = metrics_render(m);
         if (!body)
             return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "error\n", 0);
         return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", body, 1);
@@ -77,7 +81,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (strcmp(url, "/healthz") == 0)
         return serve_healthz(conn);
     if (strcmp(url, "/readyz") == 0) {
-        int r = metrics_is_ready();
+        int r = metrics_is_ready(m);
         return reply(conn, r ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
                      r ? "ok\n" : "caches not synced\n", 0);
     }
@@ -97,40 +101,46 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     free(msg);
 }
 
-static struct MHD_Daemon *start(int port, unsigned family_flag)
+static struct MHD_Daemon *start(struct metrics *m, int port, unsigned family_flag)
 {
     return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | family_flag,
-                            (uint16_t)port, NULL, NULL, handle, NULL,
+                            (uint16_t)port, NULL, NULL, handle, m,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_HTTP_TIMEOUT_S,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_MAX_CONN,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_MAX_PER_IP,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEM,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 }
 
-int metrics_serve(int port, char **err)
+struct metrics_server *metrics_serve(struct metrics *m, int port, char **err)
 {
-    if (port <= 0)
-        return 0;
-    if (port > 65535)
-        return ju_err(err, "--monitoring-port %d: not a port (1-65535)", port);
-    if (daemon_)
-        return ju_err(err, "--monitoring-port %d: the metrics endpoint is already served", port);
-    daemon_ = start(port, MHD_USE_DUAL_STACK);
+    if (port <= 0 || port > 65535) {
+        ju_err(err, "--monitoring-port %d: not a port (1-65535)", port);
+        return NULL;
+    }
+    struct metrics_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        ju_err(err, "--monitoring-port %d: out of memory", port);
+        return NULL;
+    }
+    s->m = m;
+    s->d = start(m, port, MHD_USE_DUAL_STACK);
     int e = errno;
-    if (!daemon_ && e != EADDRINUSE && e != EACCES)
-        daemon_ = start(port, 0); /* no IPv6 here: IPv4 only */
-    if (!daemon_)
-        return ju_err(err, "--monitoring-port %d: cannot listen: %s", port, strerror(errno ? errno : e));
+    if (!s->d && e != EADDRINUSE && e != EACCES)
+        s->d = start(m, port, 0); /* no IPv6 here: IPv4 only */
+    if (!s->d) {
+        ju_err(err, "--monitoring-port %d: cannot listen: %s", port, strerror(errno ? errno : e));
+        free(s);
+        return NULL;
+    }
     KLOG_INFO("serving /metrics, /healthz and /readyz on port %d", port);
-    return 0;
+    return s;
 }
 
-void metrics_stop(void)
+void metrics_server_stop(struct metrics_server *s)
 {
-    if (!daemon_)
+    if (!s)
         return;
-    MHD_stop_daemon(daemon_);
-    daemon_ = NULL;
+    MHD_stop_daemon(s->d);
+    free(s);
 }

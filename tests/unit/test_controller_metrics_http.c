@@ -1,7 +1,9 @@
 /* test_controller_metrics_http.c - the monitoring endpoint (controller/metrics_http.c) over
  * real loopback sockets: clients that send half a request, or connect and send nothing, do
  * not delay another client's /healthz (answered within HEALTHZ_BOUND_MS), and the
- * server closes the stalled connections after its idle deadline (METRICS_HTTP_TIMEOUT_S, 5 s). */
+ * server closes the stalled connections after its idle deadline (METRICS_HTTP_TIMEOUT_S, 5 s).
+ * And two controllers in one process (struct controller owns its registry and server) keep
+ * their metrics apart. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,8 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../controller/controller.h"
 #include "../../controller/health.h"
 #include "../../controller/metrics.h"
+#include "kube/config.h"
 
 /* /healthz must answer this fast while other clients stall (the old one-at-a-time server
  * needed its 2 s read timeout per stalled client). */
@@ -29,6 +33,8 @@
 #define CLOSE_BOUND_MS 8000
 
 static int port;
+static struct metrics *reg;
+static struct metrics_server *srv;
 
 static int64_t now_ms(void)
 {
@@ -79,10 +85,13 @@ static char *read_reply(int fd, int bound_ms)
     return buf;
 }
 
-/* GET path on a new connection; asserts the status line and that it came within bound_ms. */
-static char *get(const char *path, const char *want_status, int bound_ms)
+/* GET path on a new connection to port p; asserts the status line and that it came within bound_ms. */
+static char *get_at(int p, const char *path, const char *want_status, int bound_ms)
 {
+    int saved = port;
+    port = p;
     int fd = connect_lo();
+    port = saved;
     char req[256];
     snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", path);
     int64_t t0 = now_ms();
@@ -117,14 +126,27 @@ static int closed_within(int fd, int bound_ms, int64_t *when)
     }
 }
 
+static char *get(const char *path, const char *want_status, int bound_ms)
+{
+    return get_at(port, path, want_status, bound_ms);
+}
+
+/* A free-looking port for attempt i (bind decides). */
+static int pick_port(int i)
+{
+    return 20000 + (int)((getpid() * 7 + i * 131) % 30000);
+}
+
 static int setup(void **s)
 {
     (void)s;
-    metrics_init();
+    reg = metrics_new();
+    if (!reg)
+        return -1;
     char *err = NULL;
     for (int i = 0; i < 50; i++) {
-        port = 20000 + (int)((getpid() * 7 + i * 131) % 30000);
-        if (metrics_serve(port, &err) == 0)
+        port = pick_port(i);
+        if ((srv = metrics_serve(reg, port, &err)) != NULL)
             return 0;
         free(err);
         err = NULL;
@@ -135,7 +157,8 @@ static int setup(void **s)
 static int teardown(void **s)
 {
     (void)s;
-    metrics_stop();
+    metrics_server_stop(srv);
+    metrics_free(reg);
     return 0;
 }
 
@@ -180,11 +203,11 @@ static void test_healthz_names_stalled_loop(void **s)
     free(r);
     health_disarm(H_MAIN);
     free(get("/healthz", "HTTP/1.1 200", HEALTHZ_BOUND_MS));
-    metrics_set_ready(0);
+    metrics_set_ready(reg, 0);
     r = get("/readyz", "HTTP/1.1 503", HEALTHZ_BOUND_MS);
     assert_non_null(strstr(r, "caches not synced\n"));
     free(r);
-    metrics_set_ready(1);
+    metrics_set_ready(reg, 1);
     free(get("/readyz", "HTTP/1.1 200", HEALTHZ_BOUND_MS));
     r = get("/nope", "HTTP/1.1 404", HEALTHZ_BOUND_MS);
     assert_non_null(strstr(r, "not found: try /metrics, /healthz, /readyz\n"));
@@ -193,11 +216,67 @@ static void test_healthz_names_stalled_loop(void **s)
     free(r);
 }
 
+/* A controller on a client for a server that is never contacted, serving on a free port. */
+static struct controller *new_controller(struct kube_client **c, int *p)
+{
+    char *err = NULL;
+    *c = kube_client_new(kube_config_new_server("http://127.0.0.1:9"), NULL, &err);
+    assert_non_null(*c);
+    for (int i = 50; i < 100; i++) {
+        struct options o;
+        char pa[32];
+        snprintf(pa, sizeof pa, "--monitoring-port=%d", pick_port(i));
+        char *argv[] = { "mpi-operator", pa, "--leader-elect=false", NULL };
+        assert_int_equal(options_parse(3, argv, &o, &err), 0);
+        struct controller *ctl = controller_new(*c, *c, &o);
+        assert_non_null(ctl);
+        if (controller_serve(ctl, &err) == 0) {
+            *p = o.monitoring_port;
+            return ctl;
+        }
+        free(err);
+        err = NULL;
+        controller_free(ctl);
+    }
+    fail_msg("no free port for a controller's metrics endpoint");
+    return NULL;
+}
+
+static void test_two_controllers_own_metrics(void **s)
+{
+    (void)s;
+    struct kube_client *ca, *cb;
+    int pa, pb;
+    struct controller *a = new_controller(&ca, &pa), *b = new_controller(&cb, &pb);
+    assert_int_not_equal(pa, pb);
+    assert_ptr_not_equal(controller_metrics(a), controller_metrics(b));
+    metrics_inc(controller_metrics(a), M_CREATED);
+    metrics_set_leader(controller_metrics(b), 1);
+    metrics_set_ready(controller_metrics(b), 1);
+    char *ma = get_at(pa, "/metrics", "HTTP/1.1 200", HEALTHZ_BOUND_MS);
+    char *mb = get_at(pb, "/metrics", "HTTP/1.1 200", HEALTHZ_BOUND_MS);
+    assert_non_null(strstr(ma, "\nmpi_operator_jobs_created_total 1\n"));
+    assert_non_null(strstr(ma, "\nmpi_operator_is_leader 0\n"));
+    assert_non_null(strstr(mb, "\nmpi_operator_jobs_created_total 0\n"));
+    assert_non_null(strstr(mb, "\nmpi_operator_is_leader 1\n"));
+    free(ma);
+    free(mb);
+    free(get_at(pa, "/readyz", "HTTP/1.1 503", HEALTHZ_BOUND_MS));
+    free(get_at(pb, "/readyz", "HTTP/1.1 200", HEALTHZ_BOUND_MS));
+    controller_free(a);
+    /* a's endpoint is gone with it, b's still answers */
+    free(get_at(pb, "/healthz", "HTTP/1.1 200", HEALTHZ_BOUND_MS));
+    controller_free(b);
+    kube_client_free(ca);
+    kube_client_free(cb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stalled_clients_do_not_block_healthz),
         cmocka_unit_test(test_healthz_names_stalled_loop),
+        cmocka_unit_test(test_two_controllers_own_metrics),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

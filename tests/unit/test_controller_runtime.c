@@ -301,19 +301,20 @@ static void test_shutdown_wakes(void **state)
 static void test_metrics_text(void **state)
 {
     (void)state;
-    metrics_init();
-    metrics_inc(M_CREATED);
-    metrics_inc(M_CREATED);
-    metrics_inc(M_SUCCEEDED);
-    metrics_set_leader(1);
-    metrics_job_info("default/pi", "default", "pi-launcher-abcde");
-    metrics_job_info("default/gone", "default", "gone-launcher-x");
-    metrics_job_info("default/gone", "default", NULL);
-    metrics_launch_latency(4.2);
-    metrics_launch_phase("workersReady", 2.5);
+    struct metrics *m = metrics_new();
+    assert_non_null(m);
+    metrics_inc(m, M_CREATED);
+    metrics_inc(m, M_CREATED);
+    metrics_inc(m, M_SUCCEEDED);
+    metrics_set_leader(m, 1);
+    metrics_job_info(m, "default/pi", "default", "pi-launcher-abcde");
+    metrics_job_info(m, "default/gone", "default", "gone-launcher-x");
+    metrics_job_info(m, "default/gone", "default", NULL);
+    metrics_launch_latency(m, 4.2);
+    metrics_launch_phase(m, "workersReady", 2.5);
     for (int i = 1; i <= 100; i++)
-        metrics_reconcile(i / 1000.0);
-    char *t = metrics_render();
+        metrics_reconcile(m, i / 1000.0);
+    char *t = metrics_render(m);
     assert_non_null(t);
     assert_non_null(strstr(t, "\nmpi_operator_jobs_created_total 2\n"));
     assert_non_null(strstr(t, "\nmpi_operator_jobs_successful_total 1\n"));
@@ -327,6 +328,7 @@ static void test_metrics_text(void **state)
     assert_non_null(strstr(t, "mpi_operator_reconcile_duration_seconds{quantile=\"0.5\"} 0.050000\n"));
     assert_non_null(strstr(t, "mpi_operator_reconcile_duration_seconds{quantile=\"0.99\"} 0.099000\n"));
     free(t);
+    metrics_free(m);
 }
 
 static void test_flags(void **state)
