@@ -253,13 +253,16 @@ static int on_event(const struct kube_watch_event *ev, void *ud)
     KLOG_TRACE("watch %s: %s %s/%s resourceVersion %llu", k->o.res->resource, kube_event_type_name(ev->type),
                key, name, rv);
     pthread_mutex_lock(&k->mu);
-    /* an event older than the cached copy (our own write, cache_store) would undo it */
-    if (ev->type == KUBE_EVENT_DELETED || !rv || cached_rv_locked(k, key, name) <= rv)
+    /* an event older than the cached copy (our own write, cache_store) would undo it; one
+     * for the revision our own write stored already brings nothing new: no sync for it */
+    unsigned long long have = rv ? cached_rv_locked(k, key, name) : 0;
+    int news = ev->type == KUBE_EVENT_DELETED || !rv || have < rv;
+    if (ev->type == KUBE_EVENT_DELETED || !rv || have <= rv)
         put_locked(k, k->groups, key, name, ev->type == KUBE_EVENT_DELETED ? NULL : ev->object);
     if (rv > k->seen_rv)
         k->seen_rv = rv;
     pthread_mutex_unlock(&k->mu);
-    if (k->o.notify)
+    if (k->o.notify && news)
         k->o.notify(key, k->o.ud);
     return 0;
 }

@@ -281,6 +281,38 @@ static void *getter(void *arg)
     return wq_get(arg);
 }
 
+/* A key waiting for a far time (a deadline requeue) brought forward by a later add_after (a
+ * batched pod event) wakes the worker already waiting for the far time. */
+static void test_delay_shortened_wakes(void **state)
+{
+    (void)state;
+    struct workqueue *q = wq_new();
+    wq_add_after(q, "ns/x", 600000);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, getter, q), 0);
+    struct timespec ts = { 0, 100 * 1000000L };
+    nanosleep(&ts, NULL); /* the getter waits for the 600 s entry */
+    int64_t t0 = mono_ms();
+    wq_add_after(q, "ns/x", 100);
+    void *k = NULL;
+    while (pthread_tryjoin_np(th, &k) != 0 && mono_ms() - t0 < 3000)
+        nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
+    int64_t waited = mono_ms() - t0;
+    if (waited >= 3000) { /* still waiting for the 600 s entry: stop it, then fail */
+        wq_shutdown(q);
+        pthread_join(th, &k);
+        wq_free(q);
+        fail_msg("the key brought forward to 100 ms did not wake the waiting worker within 3 s");
+    }
+    assert_non_null(k);
+    assert_string_equal(k, "ns/x");
+    if (waited < 90 || waited > 3000)
+        fail_msg("the brought-forward key came after %lld ms (want ~100)", (long long)waited);
+    wq_done(q, k);
+    free(k);
+    wq_free(q);
+}
+
 static void test_shutdown_wakes(void **state)
 {
     (void)state;
@@ -437,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_coalesce),
         cmocka_unit_test(test_delay_and_backoff),
         cmocka_unit_test(test_shutdown_wakes),
+        cmocka_unit_test(test_delay_shortened_wakes),
         cmocka_unit_test(test_metrics_text),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_queue_bucket),
