@@ -212,6 +212,11 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     else
         KLOG_TRACE("synced %s: nothing to do", key);
     *after_ms = p.requeue_after_ms;
+    /* the watch events of our own writes trigger no sync (the cache holds their revisions
+     * already); the follow-up some transitions need (a finished job's cleanup after its status
+     * write) comes from this requeue instead, batched like pod events */
+    if (rc == 0 && p.n && (*after_ms <= 0 || *after_ms > POD_EVENT_BATCH_MS))
+        *after_ms = POD_EVENT_BATCH_MS;
     if (p.retry)
         rc = -1;
     plan_free(&p);
