@@ -6,7 +6,7 @@
  * after the other otherwise): a run of consecutive creates of the job's
  * objects (ConfigMap, RBAC, Service, Secret, PodGroup), then a run of pod
  * creates/deletes, each on up to APPLY_PARALLEL threads; every object create
- * of a run is attempted, pod writes go in slow-start batches (1, 2, 4, ...:
+ * of a run is attempted, pod writes go in slow-start batches (4, 8, 16, ...:
  * a failed batch ends the run), every failure is logged, and the sync stops
  * after a run with a failure. The launcher Job, patches and the status stay sequential
  * and after the runs before them: the launcher Job is created only once its
@@ -181,14 +181,16 @@ static int run_batch(struct kube_client *c, const json_t *job, const struct acti
     return failed ? -1 : 0;
 }
 
-/* Runs the pod run a[0..n) in slow-start batches of 1, 2, 4, 8, ... actions (each batch
- * concurrent as run_batch, at most APPLY_PARALLEL at once), as Kubernetes' Job controller
- * creates pods: a batch with a failure ends the run, so a refused pod (quota, PodSecurity,
- * admission) costs one failed request per sync, not one per worker. 0 ok, -1 retry. */
+/* Runs the pod run a[0..n) in slow-start batches of APPLY_PARALLEL, then twice as many
+ * each time (4, 8, 16, ...; each batch concurrent as run_batch, at most APPLY_PARALLEL at
+ * once), as Kubernetes' Job controller creates pods (it starts at 1; a first batch as wide as
+ * our concurrency costs no extra round trip): a batch with a failure ends the run, so a
+ * refused pod (quota, PodSecurity, admission) costs at most APPLY_PARALLEL failed requests
+ * per sync, not one per worker. 0 ok, -1 retry. */
 static int run_slow_start(struct kube_client *c, const json_t *job, const struct action *a, size_t n,
                           const struct apply_sink *sink)
 {
-    size_t done = 0, size = 1;
+    size_t done = 0, size = APPLY_PARALLEL;
     while (done < n) {
         size_t m = n - done < size ? n - done : size, writes = 0, one = done;
         for (size_t i = done; i < done + m; i++)
