@@ -31,6 +31,11 @@ FUZZ_SECONDS ?= 60
 PKGS := libcurl jansson yaml-0.1 libssh2 openssl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# the operator's metrics endpoint alone (controller/metrics_http.c) links libmicrohttpd
+OP_PKGS := libmicrohttpd
+OP_CFLAGS = $(shell pkg-config --cflags $(OP_PKGS) 2>/dev/null)
+OP_LIBS   = $(shell pkg-config --libs $(OP_PKGS) 2>/dev/null)
+comp_libs = $(if $(filter controller,$(1)),$(OP_LIBS))
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CSTD    := -std=gnu11 -D_GNU_SOURCE
@@ -45,7 +50,7 @@ else
 endif
 CFLAGS  ?=
 LDFLAGS ?=
-ALL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+ALL_CFLAGS  = $(CSTD) $(WARN) $(OPT) -Iinclude $(PKG_CFLAGS) $(OP_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(OPT) -Wl,--as-needed $(LDFLAGS)
 LDLIBS_ALL  = $(PKG_LIBS) -lpthread -lm
 # Every program links its libraries dynamically from Debian's packages (libcurl with OpenSSL,
@@ -83,14 +88,14 @@ $(LIBKUBE): $(LIB_OBJS)
 define prog_rule
 $(BINDIR)/$(call prog_of,$(1)): $(call comp_objs,$(1)) $(LIBKUBE)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $(call comp_objs,$(1)) $(LIBKUBE) $$(PROG_LDLIBS)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $(call comp_objs,$(1)) $(LIBKUBE) $$(PROG_LDLIBS) $$(call comp_libs,$(1))
 endef
 $(foreach c,$(COMPS),$(if $(wildcard $(c)/main.c),$(eval $(call prog_rule,$(c)))))
 
 define unit_rule
 $(BUILD)/tests/$(1): tests/unit/$(1).c $(if $(filter lib,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1)))) $(LIBKUBE)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_CFLAGS) $$(ALL_LDFLAGS) -o $$@ $$< $(if $(filter lib,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1)))) $(LIBKUBE) $$(LDLIBS_ALL) -lcmocka
+	$$(CC) $$(ALL_CFLAGS) $$(ALL_LDFLAGS) -o $$@ $$< $(if $(filter lib,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1)))) $(LIBKUBE) $$(LDLIBS_ALL) $$(call comp_libs,$(call test_comp,$(1))) -lcmocka
 endef
 $(foreach t,$(UNIT_SRCS:tests/unit/%.c=%),$(eval $(call unit_rule,$(t))))
 
@@ -132,7 +137,7 @@ build/fuzz/%.o: %.c
 define fuzz_rule
 build/fuzz/$(1): tests/fuzz/$(1).c $(call fuzz_objs,$(1))
 	@mkdir -p $$(dir $$@)
-	clang $$(FUZZ_CFLAGS) -o $$@ $$< $(call fuzz_objs,$(1)) $$(LDLIBS_ALL)
+	clang $$(FUZZ_CFLAGS) -o $$@ $$< $(call fuzz_objs,$(1)) $$(LDLIBS_ALL) $$(call comp_libs,$(call fuzz_comp,$(1)))
 endef
 $(foreach t,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(eval $(call fuzz_rule,$(t))))
 .SECONDARY: $(sort $(foreach t,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(call fuzz_objs,$(t))))
@@ -163,7 +168,7 @@ bench: all
 # ---- packages (Debian) ----
 DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
   libjansson-dev libyaml-dev libssl-dev libcurl4-openssl-dev libssh2-1-dev libcmocka-dev openmpi-bin \
-  libopenmpi-dev libpmix-dev libopenblas-dev python3 python3-aiohttp python3-yaml \
+  libopenmpi-dev libpmix-dev libopenblas-dev libmicrohttpd-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
   hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy buildah mmdebstrap
 deps:

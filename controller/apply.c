@@ -5,9 +5,10 @@
  * Independent writes run concurrently (a creating sync is ~10 round trips one
  * after the other otherwise): a run of consecutive creates of the job's
  * objects (ConfigMap, RBAC, Service, Secret, PodGroup), then a run of pod
- * creates/deletes, each on up to APPLY_PARALLEL threads; every action of a run
- * is attempted, every failure logged, and the sync stops after a run with a
- * failure. The launcher Job, patches and the status stay sequential
+ * creates/deletes, each on up to APPLY_PARALLEL threads; every object create
+ * of a run is attempted, pod writes go in slow-start batches (4, 8, 16, ...:
+ * a failed batch ends the run), every failure is logged, and the sync stops
+ * after a run with a failure. The launcher Job, patches and the status stay sequential
  * and after the runs before them: the launcher Job is created only once its
  * ConfigMap, ServiceAccount and the workers exist. */
 #include "controller.h"
@@ -84,8 +85,7 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     struct kube_delete_opts bg = { .propagation_policy = "Background", .grace_period_seconds = -1 };
     switch (a->kind) {
     case ACT_EVENT:
-        event_record(c, job, a->ev_type, a->ev_reason, a->ev_msg);
-        return 0;
+        return 0; /* apply_plan records Events itself, once the writes went through */
     case ACT_CREATE: res = kube_create(c, r, ns, a->obj, &err); break;
     case ACT_STATUS: res = kube_update_status(c, r, ns, a->name, a->obj, &err); break;
     case ACT_PATCH: res = kube_patch(c, r, ns, a->name, NULL, KUBE_PATCH_MERGE, a->obj, &err); break;
@@ -169,7 +169,40 @@ static int run_batch(struct kube_client *c, const json_t *job, const struct acti
     return failed ? -1 : 0;
 }
 
-int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, const struct apply_sink *sink)
+/* Runs the pod run a[0..n) in slow-start batches of APPLY_PARALLEL, then twice as many
+ * each time (4, 8, 16, ...; each batch concurrent as run_batch, at most APPLY_PARALLEL at
+ * once), as Kubernetes' Job controller creates pods (it starts at 1; a first batch as wide as
+ * our concurrency costs no extra round trip): a batch with a failure ends the run, so a
+ * refused pod (quota, PodSecurity, admission) costs at most APPLY_PARALLEL failed requests
+ * per sync, not one per worker. 0 ok, -1 retry. */
+static int run_slow_start(struct kube_client *c, const json_t *job, const struct action *a, size_t n,
+                          const struct apply_sink *sink)
+{
+    size_t done = 0, size = APPLY_PARALLEL;
+    while (done < n) {
+        size_t m = n - done < size ? n - done : size, writes = 0, one = done;
+        for (size_t i = done; i < done + m; i++)
+            if (a[i].kind != ACT_EVENT && writes++ == 0)
+                one = i;
+        int rc = writes > 1 ? run_batch(c, job, a + done, m, writes, sink)
+                 : writes ? run_action(c, job, &a[one], sink) : 0;
+        done += m;
+        if (rc < 0) {
+            size_t left = 0;
+            for (size_t i = done; i < n; i++)
+                left += a[i].kind != ACT_EVENT;
+            if (left)
+                KLOG_INFO("%s/%s: pod writes stopped after a failed batch of %zu; %zu not attempted (slow start)",
+                          kube_json_at_str(job, "metadata", "namespace"), kube_obj_name(job), writes, left);
+            return -1;
+        }
+        size *= 2;
+    }
+    return 0;
+}
+
+int apply_plan(struct kube_client *c, struct events *ev, const json_t *job, const struct plan *p,
+               const struct apply_sink *sink)
 {
     /* API changes first; Events only once they all went through, so that a retried sync
      * (e.g. after a status Conflict) does not report the same transition twice. */
@@ -182,7 +215,9 @@ int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, c
         if (cls)
             for (; j < p->n && (p->a[j].kind == ACT_EVENT || run_class(&p->a[j]) == cls); j++)
                 writes += p->a[j].kind != ACT_EVENT;
-        if (cls && writes > 1)
+        if (cls == 2 && writes > 1)
+            rc = run_slow_start(c, job, a, j - i, sink);
+        else if (cls && writes > 1)
             rc = run_batch(c, job, a, j - i, writes, sink);
         else if (a->kind != ACT_EVENT)
             rc = run_action(c, job, a, sink);
@@ -190,7 +225,7 @@ int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, c
     }
     for (i = 0; i < p->n && rc == 0; i++) {
         if (p->a[i].kind == ACT_EVENT)
-            run_action(c, job, &p->a[i], NULL);
+            event_record(ev, c, job, p->a[i].ev_type, p->a[i].ev_reason, p->a[i].ev_msg);
     }
     return rc;
 }

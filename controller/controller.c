@@ -25,21 +25,44 @@
 
 struct controller {
     struct kube_client *c;
+    struct kube_client *watch_c; /* the informers' lists and watches */
     struct options o;
     struct kube_informer *inf[RK__COUNT]; /* by kind; NULL for the kinds not cached */
     struct workqueue *q;
     struct launcher_memory *lmem; /* launcher termination records outliving their pods (F7) */
     pthread_t *workers;
     int nworkers;
+    struct metrics *metrics;       /* this controller's registry, served by srv */
+    struct metrics_server *srv;    /* --monitoring-port, NULL when off */
+    struct events *events;         /* the Event queue and its poster thread */
+    /* One list at a time among this controller's caches: a reply may be as large as the
+     * library's cap (64 MiB), so the caches listing at once (initial sync, relists) could hold
+     * one cap each (a hostile server's 256 MiB replies cost ~420 MB with 9 caches);
+     * serialised, the peak is one cap. */
+    pthread_mutex_t list_gate;
+    int have_gate;
+    _Atomic int64_t trim_last_ms;  /* the last malloc_trim (trim_when_idle) */
 };
 
 /* Page size of the informers' lists: one page at a time is held parsed (a page of 50 pods
  * costs about 1 MB while it is processed). */
 #define LIST_PAGE 50
 
+/* How long pod events for a job are gathered before its sync (as Kubernetes' Job
+ * controller batches pod updates for 1 s): N workers starting yield a sync, a status write
+ * and a ConfigMap patch per batch, not per pod event. */
+#define POD_EVENT_BATCH_MS 1000
+
 static void on_group(const char *group, void *ud)
 {
     wq_add(((struct controller *)ud)->q, group);
+}
+
+/* A pod changed: sync its job once the batch period has passed (a job already due earlier,
+ * e.g. after its own change, keeps that time). */
+static void on_pod_group(const char *group, void *ud)
+{
+    wq_add_after(((struct controller *)ud)->q, group, POD_EVENT_BATCH_MS);
 }
 
 static void on_pod(const char *group, const json_t *pod, void *ud)
@@ -66,14 +89,16 @@ static int new_informer(struct controller *ctl, struct kube_client *watch_c, enu
     int gang = ctl->o.build.gang && *ctl->o.build.gang;
     if (k->read == KR_NONE || (r == RK_PODGROUP && !gang))
         return 0;
-    struct kube_informer_opts io = { .ns = ctl->o.ns, .page_size = LIST_PAGE, .transform = k->prune, .compact = 1 };
+    struct kube_informer_opts io = { .ns = ctl->o.ns, .page_size = LIST_PAGE, .transform = k->prune, .compact = 1,
+                                     .list_gate = &ctl->list_gate };
     if (k->read == KR_JOB) {
         io.index = kind_job_group;
     } else {
         io.index = kind_owned_group;
         io.label_selector = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
     }
-    struct kube_informer_handlers h = { .ud = ctl, .on_group = on_group, .on_object = r == RK_POD ? on_pod : NULL };
+    struct kube_informer_handlers h = { .ud = ctl, .on_group = r == RK_POD ? on_pod_group : on_group,
+                                        .on_object = r == RK_POD ? on_pod : NULL };
     char *err = NULL;
     const struct kube_resource *res = informer_resource(&ctl->o, r);
     ctl->inf[r] = kube_informer_new(watch_c, res, &io, &h, &err);
@@ -89,38 +114,48 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     if (!ctl)
         return NULL;
     ctl->c = c;
+    ctl->watch_c = watch_c;
     ctl->o = *o;
+    ctl->have_gate = pthread_mutex_init(&ctl->list_gate, NULL) == 0;
+    ctl->metrics = metrics_new();
+    ctl->events = events_new();
+    if (!ctl->have_gate || !ctl->metrics || !ctl->events) {
+        controller_free(ctl);
+        return NULL;
+    }
     ctl->q = wq_new();
     if (ctl->q)
         wq_set_bucket(ctl->q, o->queue_rate_limit, o->queue_burst);
     ctl->lmem = lmem_new();
-    int ok = ctl->q && ctl->lmem;
-    for (int r = 0; ok && r < RK__COUNT; r++)
-        ok = new_informer(ctl, watch_c, (enum res_kind)r) == 0;
-    if (!ok) {
+    if (!ctl->q || !ctl->lmem) {
         controller_free(ctl);
         return NULL;
     }
     return ctl;
 }
 
-static void record_metrics(const char *key, const char *ns, const struct plan *p)
+void controller_learned(struct controller *ctl, const struct options *o)
+{
+    ctl->o = *o;
+}
+
+static void record_metrics(struct metrics *m, const char *key, const char *ns, const struct plan *p)
 {
     if (p->created)
-        metrics_inc(M_CREATED);
+        metrics_inc(m, M_CREATED);
     if (p->succeeded)
-        metrics_inc(M_SUCCEEDED);
+        metrics_inc(m, M_SUCCEEDED);
     if (p->failed)
-        metrics_inc(M_FAILED);
+        metrics_inc(m, M_FAILED);
     if (p->restarted)
-        metrics_inc(M_RESTARTED);
+        metrics_inc(m, M_RESTARTED);
     if (p->launch_latency_s >= 0)
-        metrics_launch_latency(p->launch_latency_s);
+        metrics_launch_latency(m, p->launch_latency_s);
     const char *k;
     json_t *v;
-    json_object_foreach(p->new_phases, k, v) metrics_launch_phase(k, json_real_value(v));
+    json_object_foreach(p->new_phases, k, v) metrics_launch_phase(m, k, json_real_value(v));
     if (p->launcher_pod)
-        metrics_job_info(key, ns, p->launcher_pod);
+        metrics_job_info(m, key, ns, p->launcher_pod);
 }
 
 struct sink_ctx {
@@ -182,7 +217,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     ob.job = kube_informer_get_in(ctl->inf[RK_MPIJOB], key, name);
     if (!ob.job) {
         lmem_forget(ctl->lmem, key);
-        metrics_job_info(key, ns, NULL);
+        metrics_job_info(ctl->metrics, key, ns, NULL);
         free(ns);
         return 0;
     }
@@ -194,15 +229,20 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     reconcile_plan(&ob, &ctl->o.build, kube_realtime_ms(), &p);
     struct sink_ctx sc = { ctl, key };
     struct apply_sink sink = { sink_stored, sink_gone, &sc };
-    int rc = p.n ? apply_plan(ctl->c, ob.job, &p, &sink) : 0;
+    int rc = p.n ? apply_plan(ctl->c, ctl->events, ob.job, &p, &sink) : 0;
     if (rc == 0)
-        record_metrics(key, ns, &p);
+        record_metrics(ctl->metrics, key, ns, &p);
     if (p.n)
         KLOG_DEBUG("synced %s: %zu actions%s in %.1f ms", key, p.n, rc ? " (retrying)" : "",
                    ((kube_now_ms() / 1000.0) - t0) * 1000);
     else
         KLOG_TRACE("synced %s: nothing to do", key);
     *after_ms = p.requeue_after_ms;
+    /* the watch events of our own writes trigger no sync (the cache holds their revisions
+     * already); the follow-up some transitions need (a finished job's cleanup after its status
+     * write) comes from this requeue instead, batched like pod events */
+    if (rc == 0 && p.n && (*after_ms <= 0 || *after_ms > POD_EVENT_BATCH_MS))
+        *after_ms = POD_EVENT_BATCH_MS;
     if (p.retry)
         rc = -1;
     plan_free(&p);
@@ -216,9 +256,8 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
  * returns only the top of a heap by itself); measured: 5.4 -> 5.1 MB after 200 new jobs. */
 static void trim_when_idle(struct controller *ctl)
 {
-    static _Atomic int64_t last_ms;
-    int64_t now = kube_now_ms(), prev = atomic_load(&last_ms);
-    if (wq_len(ctl->q) == 0 && now - prev >= 2000 && atomic_compare_exchange_strong(&last_ms, &prev, now))
+    int64_t now = kube_now_ms(), prev = atomic_load(&ctl->trim_last_ms);
+    if (wq_len(ctl->q) == 0 && now - prev >= 2000 && atomic_compare_exchange_strong(&ctl->trim_last_ms, &prev, now))
         malloc_trim(0);
 }
 
@@ -241,7 +280,7 @@ static void *worker(void *arg)
         double t0 = (kube_now_ms() / 1000.0);
         int64_t after = 0;
         int rc = sync_key(ctl, key, t0, &after);
-        metrics_reconcile((kube_now_ms() / 1000.0) - t0);
+        metrics_reconcile(ctl->metrics, (kube_now_ms() / 1000.0) - t0);
         if (rc < 0) {
             wq_add_rate_limited(ctl->q, key);
         } else {
@@ -259,6 +298,10 @@ static void *worker(void *arg)
 
 int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err)
 {
+    /* the informers are made now: the MPIJob version is known once discovery ran */
+    for (int r = 0; r < RK__COUNT; r++)
+        if (!ctl->inf[r] && new_informer(ctl, ctl->watch_c, (enum res_kind)r) < 0)
+            return kube_set_err(err, "cannot create the %s informer", kind_of((enum res_kind)r)->resource);
     for (int i = 0; i < RK__COUNT; i++) {
         char *why = NULL;
         if (ctl->inf[i] && kube_informer_start(ctl->inf[i], &why) < 0) {
@@ -281,9 +324,9 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
             return -1;
         }
     }
-    if (events_async_start(ctl->c) < 0)
+    if (events_async_start(ctl->events, ctl->c) < 0)
         return kube_set_err(err, "cannot start the Event poster thread");
-    metrics_set_ready(1);
+    metrics_set_ready(ctl->metrics, 1);
     int n = ctl->o.threadiness > 0 ? ctl->o.threadiness : 1;
     ctl->workers = calloc((size_t)n, sizeof *ctl->workers);
     if (!ctl->workers)
@@ -298,13 +341,28 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
     return 0;
 }
 
+int controller_serve(struct controller *ctl, char **err)
+{
+    if (ctl->o.monitoring_port <= 0 || ctl->srv)
+        return 0;
+    ctl->srv = metrics_serve(ctl->metrics, ctl->o.monitoring_port, err);
+    return ctl->srv ? 0 : -1;
+}
+
+struct metrics *controller_metrics(struct controller *ctl)
+{
+    return ctl->metrics;
+}
+
 void controller_stop(struct controller *ctl)
 {
-    wq_shutdown(ctl->q);
+    if (ctl->q)
+        wq_shutdown(ctl->q);
     for (int i = 0; i < ctl->nworkers; i++)
         pthread_join(ctl->workers[i], NULL);
     ctl->nworkers = 0;
-    events_async_stop();
+    if (ctl->events)
+        events_async_stop(ctl->events);
     for (int i = 0; i < RK__COUNT; i++) {
         kube_informer_free(ctl->inf[i]);
         ctl->inf[i] = NULL;
@@ -316,8 +374,13 @@ void controller_free(struct controller *ctl)
     if (!ctl)
         return;
     controller_stop(ctl);
+    metrics_server_stop(ctl->srv);
     wq_free(ctl->q);
     lmem_free(ctl->lmem);
+    events_free(ctl->events);
+    metrics_free(ctl->metrics);
+    if (ctl->have_gate)
+        pthread_mutex_destroy(&ctl->list_gate);
     free(ctl->workers);
     free(ctl);
 }

@@ -37,11 +37,22 @@ int options_parse(int argc, char **argv, struct options *o, char **err);
 struct controller;
 
 /* Creates the controller: c (borrowed) for changes, watch_c (borrowed) for the caches' lists
- * and watches (give it a cancel token so that shutdown interrupts them). */
+ * and watches (give it a cancel token so that shutdown interrupts them). Everything it runs
+ * is its own (metrics registry and server, Event queue, caches' list gate, trim timer), so
+ * several controllers may live in one process. Starts no thread. */
 struct controller *controller_new(struct kube_client *c, struct kube_client *watch_c, const struct options *o);
-/* Starts the caches, waits for them (60 s at most, or until stop triggers), starts the workers.
+/* Replaces ctl's options with o: what the operator learned from the API server after the
+ * election (the MPIJob version discovery found). Call before controller_start. */
+void controller_learned(struct controller *ctl, const struct options *o);
+/* Creates and starts the caches, waits for them (60 s at most, or until stop triggers), starts the workers.
  * 0 ok, -1 with *err (NULL *err when stop triggered). */
 int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err);
+/* Serves this controller's /metrics, /healthz and /readyz on --monitoring-port (nothing when it
+ * is 0) until controller_free; call it before the leader election, so that a standby answers
+ * /readyz. 0 ok, -1 with *err. */
+int controller_serve(struct controller *ctl, char **err);
+/* This controller's metrics registry (owned by ctl): leadership and readiness are set on it. */
+struct metrics *controller_metrics(struct controller *ctl);
 /* Stops workers and caches (returns within a few seconds). */
 void controller_stop(struct controller *ctl);
 /* Called by the main loop: counts as the workers' beat while no key waits (see health.h). */
@@ -58,15 +69,25 @@ struct apply_sink {
     void *ud;
 };
 
-/* Executes one plan for job key ("ns/name") against the API (sink may be NULL). Returns 0 when
- * every action succeeded or needed no retry, -1 when the key should be retried with backoff. */
-int apply_plan(struct kube_client *c, const json_t *job, const struct plan *p, const struct apply_sink *sink);
-/* Records a core v1 Event on the MPIJob (best effort): queued for the poster thread while one
- * runs (events_async_start), else posted at once through c. */
-void event_record(struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg);
-/* Starts the thread that posts recorded Events through c (borrowed). 0 ok, -1 on failure. */
-int events_async_start(struct kube_client *c);
-/* Posts what is queued (5 s at most; the rest is dropped, logged) and stops the thread. */
-void events_async_stop(void);
+/* The Events of one controller: a bounded queue (4,096) and the thread that posts it. */
+struct events;
+/* A new queue with no poster (event_record posts at once until events_async_start), or NULL. */
+struct events *events_new(void);
+/* Stops the poster (as events_async_stop) and frees q (NULL is fine). */
+void events_free(struct events *q);
+
+/* Executes one plan for job key ("ns/name") against the API (sink may be NULL; its Events go
+ * to ev, which may be NULL: posted at once). Returns 0 when every action succeeded or needed
+ * no retry, -1 when the key should be retried with backoff. */
+int apply_plan(struct kube_client *c, struct events *ev, const json_t *job, const struct plan *p,
+               const struct apply_sink *sink);
+/* Records a core v1 Event on the MPIJob (best effort): queued in q for its poster thread while
+ * one runs (events_async_start), else (or with q NULL) posted at once through c. */
+void event_record(struct events *q, struct kube_client *c, const json_t *job, const char *type, const char *reason,
+                  const char *msg);
+/* Starts q's thread that posts recorded Events through c (borrowed). 0 ok, -1 on failure. */
+int events_async_start(struct events *q, struct kube_client *c);
+/* Posts what q holds (5 s at most; the rest is dropped, logged) and stops its thread. */
+void events_async_stop(struct events *q);
 
 #endif

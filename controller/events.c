@@ -6,6 +6,7 @@
  * trips; otherwise (tools, tests) they are posted at once. */
 #include "controller.h"
 #include "kube/json.h"
+#include "kube/util.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -22,7 +23,7 @@ struct ev_item {
     json_t *ev;
 };
 
-static struct {
+struct events {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct ev_item *head, *tail;
@@ -31,7 +32,39 @@ static struct {
     int64_t flush_deadline_ms;
     struct kube_client *c;
     pthread_t th;
-} Q = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+};
+
+struct events *events_new(void)
+{
+    struct events *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    if (pthread_mutex_init(&q->mu, NULL) != 0) {
+        free(q);
+        return NULL;
+    }
+    if (pthread_cond_init(&q->cv, NULL) != 0) {
+        pthread_mutex_destroy(&q->mu);
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+void events_free(struct events *q)
+{
+    if (!q)
+        return;
+    events_async_stop(q);
+    for (struct ev_item *it = q->head, *next; it; it = next) {
+        next = it->next;
+        json_decref(it->ev);
+        free(it);
+    }
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
 
 static void post(struct kube_client *c, json_t *ev)
 {
@@ -47,76 +80,78 @@ static void post(struct kube_client *c, json_t *ev)
 
 static void *poster(void *arg)
 {
-    (void)arg;
+    struct events *q = arg;
     size_t dropped = 0;
-    pthread_mutex_lock(&Q.mu);
+    pthread_mutex_lock(&q->mu);
     for (;;) {
-        while (!Q.head && !Q.stopping)
-            pthread_cond_wait(&Q.cv, &Q.mu);
-        struct ev_item *it = Q.head;
+        while (!q->head && !q->stopping)
+            pthread_cond_wait(&q->cv, &q->mu);
+        struct ev_item *it = q->head;
         if (!it)
             break; /* stopping and drained */
-        Q.head = it->next;
-        if (!Q.head)
-            Q.tail = NULL;
-        Q.n--;
-        int late = Q.stopping && kube_now_ms() > Q.flush_deadline_ms;
-        pthread_mutex_unlock(&Q.mu);
+        q->head = it->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->n--;
+        int late = q->stopping && kube_now_ms() > q->flush_deadline_ms;
+        pthread_mutex_unlock(&q->mu);
         if (late)
             dropped++;
         else
-            post(Q.c, it->ev);
+            post(q->c, it->ev);
         json_decref(it->ev);
         free(it);
-        pthread_mutex_lock(&Q.mu);
+        pthread_mutex_lock(&q->mu);
     }
-    pthread_mutex_unlock(&Q.mu);
+    pthread_mutex_unlock(&q->mu);
     if (dropped)
         KLOG_WARN("shutting down: %zu Events not posted within %d ms", dropped, EVQ_FLUSH_MS);
     return NULL;
 }
 
-int events_async_start(struct kube_client *c)
+int events_async_start(struct events *q, struct kube_client *c)
 {
-    pthread_mutex_lock(&Q.mu);
-    Q.c = c;
-    Q.stopping = 0;
-    int rc = Q.running ? 0 : pthread_create(&Q.th, NULL, poster, NULL) == 0 ? 0 : -1;
+    pthread_mutex_lock(&q->mu);
+    q->c = c;
+    q->stopping = 0;
+    int rc = q->running ? 0 : pthread_create(&q->th, NULL, poster, q) == 0 ? 0 : -1;
     if (rc == 0)
-        Q.running = 1;
-    pthread_mutex_unlock(&Q.mu);
+        q->running = 1;
+    pthread_mutex_unlock(&q->mu);
     return rc;
 }
 
-void events_async_stop(void)
+void events_async_stop(struct events *q)
 {
-    pthread_mutex_lock(&Q.mu);
-    int was = Q.running;
-    Q.stopping = 1;
-    Q.flush_deadline_ms = kube_now_ms() + EVQ_FLUSH_MS;
-    pthread_cond_broadcast(&Q.cv);
-    pthread_mutex_unlock(&Q.mu);
+    pthread_mutex_lock(&q->mu);
+    int was = q->running;
+    q->stopping = 1;
+    q->flush_deadline_ms = kube_now_ms() + EVQ_FLUSH_MS;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
     if (!was)
         return;
-    pthread_join(Q.th, NULL);
-    pthread_mutex_lock(&Q.mu);
-    Q.running = 0;
-    Q.c = NULL;
-    pthread_mutex_unlock(&Q.mu);
+    pthread_join(q->th, NULL);
+    pthread_mutex_lock(&q->mu);
+    q->running = 0;
+    q->c = NULL;
+    pthread_mutex_unlock(&q->mu);
 }
 
 /* Queues ev (stolen) for the poster; 0 queued, -1 when no poster runs (caller posts). */
-static int enqueue(json_t *ev)
+static int enqueue(struct events *q, json_t *ev)
 {
+    if (!q)
+        return -1;
     struct ev_item *it = calloc(1, sizeof *it);
-    pthread_mutex_lock(&Q.mu);
-    if (!Q.running || Q.stopping) {
-        pthread_mutex_unlock(&Q.mu);
+    pthread_mutex_lock(&q->mu);
+    if (!q->running || q->stopping) {
+        pthread_mutex_unlock(&q->mu);
         free(it);
         return -1;
     }
-    if (!it || Q.n >= EVQ_MAX) {
-        pthread_mutex_unlock(&Q.mu);
+    if (!it || q->n >= EVQ_MAX) {
+        pthread_mutex_unlock(&q->mu);
         KLOG_WARN("event %s on %s/%s dropped: %zu Events are waiting to be posted", kube_json_at_str(ev, "reason"),
                   kube_json_at_str(ev, "metadata", "namespace"), kube_json_at_str(ev, "involvedObject", "name"), (size_t)EVQ_MAX);
         free(it);
@@ -124,18 +159,18 @@ static int enqueue(json_t *ev)
         return 0;
     }
     it->ev = ev;
-    if (Q.tail)
-        Q.tail->next = it;
+    if (q->tail)
+        q->tail->next = it;
     else
-        Q.head = it;
-    Q.tail = it;
-    Q.n++;
-    pthread_cond_signal(&Q.cv);
-    pthread_mutex_unlock(&Q.mu);
+        q->head = it;
+    q->tail = it;
+    q->n++;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
     return 0;
 }
 
-void event_record(struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg)
+void event_record(struct events *q, struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg)
 {
     const char *ns = kube_json_at_str(job, "metadata", "namespace"), *name = kube_obj_name(job);
     char now[40], gen[300];
@@ -152,7 +187,7 @@ void event_record(struct kube_client *c, const json_t *job, const char *type, co
         KLOG_WARN("event %s on %s/%s not recorded: out of memory", reason, ns, name);
         return;
     }
-    if (enqueue(ev) == 0)
+    if (enqueue(q, ev) == 0)
         return;
     post(c, ev);
     json_decref(ev);

@@ -27,8 +27,7 @@ static void on_signal(int sig)
 
 static void on_lost(void *ud)
 {
-    (void)ud;
-    metrics_set_leader(0);
+    metrics_set_leader(controller_metrics(ud), 0);
     KLOG_ERROR("leadership lost; exiting so that a restart stands by again");
     _exit(1);
 }
@@ -129,8 +128,11 @@ static int discover_mpijob(struct kube_client *c, struct options *o)
 #define MAIN_LOOP_MS 5000
 #define MAIN_LOOP_BOUND_MS 30000
 
-static int run(struct options *o, struct kube_client *c, struct kube_client *wc)
+/* Wins the Lease (when elected), asks the API which MPIJob version it serves, then runs ctl
+ * until SIGTERM/SIGINT. */
+static int run(struct options *o, struct kube_client *c, struct kube_client *wc, struct controller *ctl)
 {
+    struct metrics *m = controller_metrics(ctl);
     struct leader *l = NULL;
     if (o->leader_elect) {
         char *id = identity();
@@ -138,25 +140,25 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc)
                                   o->retry_s, wc };
         l = leader_new(c, &lo);
         free(id);
-        metrics_set_ready(1); /* standing by is healthy */
+        metrics_set_ready(m, 1); /* standing by is healthy */
         if (!l || leader_acquire(l, stop_token) < 0) {
             leader_free(l);
             return 0;
         }
-        metrics_set_ready(0);
-        leader_start_renewing(l, on_lost, NULL);
+        metrics_set_ready(m, 0);
+        leader_start_renewing(l, on_lost, ctl);
     }
-    metrics_set_leader(1);
+    metrics_set_leader(m, 1);
     if (discover_mpijob(c, o) < 0) {
-        metrics_set_leader(0);
+        metrics_set_leader(m, 0);
         leader_release(l);
         leader_free(l);
         return 0;
     }
-    struct controller *ctl = controller_new(c, wc, o);
+    controller_learned(ctl, o);
     char *err = NULL;
     int rc = 0;
-    if (!ctl || controller_start(ctl, stop_token, &err) < 0) {
+    if (controller_start(ctl, stop_token, &err) < 0) {
         if (err || !kube_cancel_requested(stop_token)) {
             KLOG_ERROR("%s", err ? err : "cannot start the controller");
             rc = 1;
@@ -172,8 +174,8 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc)
     }
     health_disarm(H_MAIN);
     health_disarm(H_WORKERS);
-    controller_free(ctl);
-    metrics_set_leader(0);
+    controller_stop(ctl);
+    metrics_set_leader(m, 0);
     leader_release(l);
     leader_free(l);
     return rc;
@@ -200,12 +202,6 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    metrics_init();
-    if (metrics_serve(o.monitoring_port, &err) < 0) {
-        KLOG_ERROR("%s", err ? err : "cannot serve the metrics port");
-        free(err);
-        return 1;
-    }
     /* two clients: changes and the Lease on one; the caches' lists and watches on the other,
      * which SIGTERM cancels at once (the first must still release the Lease) */
     struct kube_client *c = connect_api(&o, 1), *wc = c ? connect_api(&o, 0) : NULL;
@@ -219,8 +215,18 @@ int main(int argc, char **argv)
     KLOG_DEBUG("API client limit: --kube-api-qps %g (0 = none) --kube-api-burst %d (requests; watches aside); queue "
                "--controller-queue-rate-limit %d --controller-queue-burst %d", o.kube_api_qps, o.kube_api_burst,
                o.queue_rate_limit, o.queue_burst);
-    int rc = run(&o, c, wc);
-    metrics_stop();
+    /* the controller (with its metrics endpoint) exists before the election: a standby
+     * answers /healthz and /readyz */
+    struct controller *ctl = controller_new(c, wc, &o);
+    int rc = 1;
+    if (!ctl)
+        KLOG_ERROR("cannot create the controller: out of memory");
+    else if (controller_serve(ctl, &err) < 0)
+        KLOG_ERROR("%s", err ? err : "cannot serve the metrics port");
+    else
+        rc = run(&o, c, wc, ctl);
+    free(err);
+    controller_free(ctl);
     kube_client_free(wc);
     kube_client_free(c);
     kube_cancel_free(stop_token);

@@ -20,7 +20,7 @@ struct histo {
     uint64_t n;
 };
 
-static struct {
+struct metrics {
     pthread_mutex_t mu;
     uint64_t counters[M__COUNT];
     int leader, ready;
@@ -31,55 +31,71 @@ static struct {
     double ring[RING];
     uint64_t rn;
     double rsum;
-} M = { .mu = PTHREAD_MUTEX_INITIALIZER };
+};
 
-void metrics_init(void)
+struct metrics *metrics_new(void)
 {
-    pthread_mutex_lock(&M.mu);
-    if (!M.jobs) {
-        M.jobs = json_object();
-        M.phases = json_object();
+    struct metrics *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->jobs = json_object();
+    m->phases = json_object();
+    if (!m->jobs || !m->phases || pthread_mutex_init(&m->mu, NULL) != 0) {
+        json_decref(m->jobs);
+        json_decref(m->phases);
+        free(m);
+        return NULL;
     }
-    pthread_mutex_unlock(&M.mu);
+    return m;
 }
 
-void metrics_inc(enum metric_counter c)
+void metrics_free(struct metrics *m)
 {
-    pthread_mutex_lock(&M.mu);
-    M.counters[c]++;
-    pthread_mutex_unlock(&M.mu);
+    if (!m)
+        return;
+    json_decref(m->jobs);
+    json_decref(m->phases);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
 }
 
-void metrics_set_leader(int is_leader)
+void metrics_inc(struct metrics *m, enum metric_counter c)
 {
-    pthread_mutex_lock(&M.mu);
-    M.leader = is_leader;
-    pthread_mutex_unlock(&M.mu);
+    pthread_mutex_lock(&m->mu);
+    m->counters[c]++;
+    pthread_mutex_unlock(&m->mu);
 }
 
-void metrics_set_ready(int ready)
+void metrics_set_leader(struct metrics *m, int is_leader)
 {
-    pthread_mutex_lock(&M.mu);
-    M.ready = ready;
-    pthread_mutex_unlock(&M.mu);
+    pthread_mutex_lock(&m->mu);
+    m->leader = is_leader;
+    pthread_mutex_unlock(&m->mu);
 }
 
-int metrics_is_ready(void)
+void metrics_set_ready(struct metrics *m, int ready)
 {
-    pthread_mutex_lock(&M.mu);
-    int r = M.ready;
-    pthread_mutex_unlock(&M.mu);
+    pthread_mutex_lock(&m->mu);
+    m->ready = ready;
+    pthread_mutex_unlock(&m->mu);
+}
+
+int metrics_is_ready(struct metrics *m)
+{
+    pthread_mutex_lock(&m->mu);
+    int r = m->ready;
+    pthread_mutex_unlock(&m->mu);
     return r;
 }
 
-void metrics_job_info(const char *key, const char *ns, const char *launcher)
+void metrics_job_info(struct metrics *m, const char *key, const char *ns, const char *launcher)
 {
-    pthread_mutex_lock(&M.mu);
+    pthread_mutex_lock(&m->mu);
     if (!launcher)
-        json_object_del(M.jobs, key);
+        json_object_del(m->jobs, key);
     else
-        json_object_set_new(M.jobs, key, json_pack("[s, s]", ns, launcher));
-    pthread_mutex_unlock(&M.mu);
+        json_object_set_new(m->jobs, key, json_pack("[s, s]", ns, launcher));
+    pthread_mutex_unlock(&m->mu);
 }
 
 static void observe(struct histo *h, double v)
@@ -92,32 +108,32 @@ static void observe(struct histo *h, double v)
     h->n++;
 }
 
-void metrics_launch_latency(double seconds)
+void metrics_launch_latency(struct metrics *m, double seconds)
 {
-    pthread_mutex_lock(&M.mu);
-    observe(&M.latency, seconds);
-    pthread_mutex_unlock(&M.mu);
+    pthread_mutex_lock(&m->mu);
+    observe(&m->latency, seconds);
+    pthread_mutex_unlock(&m->mu);
 }
 
-void metrics_launch_phase(const char *phase, double seconds)
+void metrics_launch_phase(struct metrics *m, const char *phase, double seconds)
 {
-    pthread_mutex_lock(&M.mu);
-    json_t *idx = json_object_get(M.phases, phase);
-    size_t i = idx ? (size_t)json_integer_value(idx) : json_object_size(M.phases);
+    pthread_mutex_lock(&m->mu);
+    json_t *idx = json_object_get(m->phases, phase);
+    size_t i = idx ? (size_t)json_integer_value(idx) : json_object_size(m->phases);
     if (!idx && i < 16)
-        json_object_set_new(M.phases, phase, json_integer((json_int_t)i));
+        json_object_set_new(m->phases, phase, json_integer((json_int_t)i));
     if (i < 16)
-        observe(&M.phase_h[i], seconds);
-    pthread_mutex_unlock(&M.mu);
+        observe(&m->phase_h[i], seconds);
+    pthread_mutex_unlock(&m->mu);
 }
 
-void metrics_reconcile(double seconds)
+void metrics_reconcile(struct metrics *m, double seconds)
 {
-    pthread_mutex_lock(&M.mu);
-    M.ring[M.rn % RING] = seconds;
-    M.rn++;
-    M.rsum += seconds;
-    pthread_mutex_unlock(&M.mu);
+    pthread_mutex_lock(&m->mu);
+    m->ring[m->rn % RING] = seconds;
+    m->rn++;
+    m->rsum += seconds;
+    pthread_mutex_unlock(&m->mu);
 }
 
 static void put_histo(FILE *f, const char *name, const char *labels, const struct histo *h)
@@ -141,14 +157,14 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void put_summary(FILE *f)
+static void put_summary(struct metrics *m, FILE *f)
 {
-    size_t n = M.rn < RING ? M.rn : RING;
+    size_t n = m->rn < RING ? m->rn : RING;
     double *s = malloc((n ? n : 1) * sizeof *s);
     fputs("# HELP mpi_operator_reconcile_duration_seconds Time one MPIJob sync took (quantiles over the last 8192 syncs).\n"
           "# TYPE mpi_operator_reconcile_duration_seconds summary\n", f);
     if (s && n) {
-        memcpy(s, M.ring, n * sizeof *s);
+        memcpy(s, m->ring, n * sizeof *s);
         qsort(s, n, sizeof *s, cmp_d);
         const double qs[] = { 0.5, 0.9, 0.99 };
         for (int i = 0; i < 3; i++) {
@@ -158,10 +174,10 @@ static void put_summary(FILE *f)
     }
     free(s);
     fprintf(f, "mpi_operator_reconcile_duration_seconds_sum %.6f\nmpi_operator_reconcile_duration_seconds_count %llu\n",
-            M.rsum, (unsigned long long)M.rn);
+            m->rsum, (unsigned long long)m->rn);
 }
 
-static void put_counters(FILE *f)
+static void put_counters(struct metrics *m, FILE *f)
 {
     static const char *const names[M__COUNT][2] = {
         { "mpi_operator_jobs_created_total", "Counts number of MPI jobs created" },
@@ -171,47 +187,47 @@ static void put_counters(FILE *f)
     };
     for (int i = 0; i < M__COUNT; i++)
         fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", names[i][0], names[i][1], names[i][0], names[i][0],
-                (unsigned long long)M.counters[i]);
+                (unsigned long long)m->counters[i]);
 }
 
-static void put_job_info(FILE *f, const char *name, const char *help)
+static void put_job_info(struct metrics *m, FILE *f, const char *name, const char *help)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
     const char *k;
     json_t *v;
-    json_object_foreach(M.jobs, k, v) {
+    json_object_foreach(m->jobs, k, v) {
         fprintf(f, "%s{launcher=\"%s\",namespace=\"%s\"} 1\n", name, json_string_value(json_array_get(v, 1)),
                 json_string_value(json_array_get(v, 0)));
     }
 }
 
-char *metrics_render(void)
+char *metrics_render(struct metrics *m)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    pthread_mutex_lock(&M.mu);
-    put_counters(f);
-    put_job_info(f, "mpi_operator_job_info", "Information about MPIJob (value 1; launcher = the launcher pod).");
-    put_job_info(f, "mpi_operator_job_infos", "Alias of mpi_operator_job_info, the name upstream's README queries.");
+    pthread_mutex_lock(&m->mu);
+    put_counters(m, f);
+    put_job_info(m, f, "mpi_operator_job_info", "Information about MPIJob (value 1; launcher = the launcher pod).");
+    put_job_info(m, f, "mpi_operator_job_infos", "Alias of mpi_operator_job_info, the name upstream's README queries.");
     fprintf(f, "# HELP mpi_operator_is_leader Is this client the leader of this mpi-operator client set?\n"
-               "# TYPE mpi_operator_is_leader gauge\nmpi_operator_is_leader %d\n", M.leader);
+               "# TYPE mpi_operator_is_leader gauge\nmpi_operator_is_leader %d\n", m->leader);
     fputs("# HELP mpi_operator_launch_latency_seconds Time from MPIJob creation to its Running condition.\n"
           "# TYPE mpi_operator_launch_latency_seconds histogram\n", f);
-    put_histo(f, "mpi_operator_launch_latency_seconds", "", &M.latency);
+    put_histo(f, "mpi_operator_launch_latency_seconds", "", &m->latency);
     fputs("# HELP mpi_operator_launch_phase_seconds Time from MPIJob creation to each launch phase (status.launchPhases).\n"
           "# TYPE mpi_operator_launch_phase_seconds histogram\n", f);
     const char *k;
     json_t *v;
-    json_object_foreach(M.phases, k, v) {
+    json_object_foreach(m->phases, k, v) {
         char lab[96];
         snprintf(lab, sizeof lab, "phase=\"%s\"", k);
-        put_histo(f, "mpi_operator_launch_phase_seconds", lab, &M.phase_h[json_integer_value(v)]);
+        put_histo(f, "mpi_operator_launch_phase_seconds", lab, &m->phase_h[json_integer_value(v)]);
     }
-    put_summary(f);
-    pthread_mutex_unlock(&M.mu);
+    put_summary(m, f);
+    pthread_mutex_unlock(&m->mu);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

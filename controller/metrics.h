@@ -12,29 +12,37 @@
 
 enum metric_counter { M_CREATED, M_SUCCEEDED, M_FAILED, M_RESTARTED, M__COUNT };
 
-/* Initialises the registry (once, before any other call). */
-void metrics_init(void);
+/* One registry (a controller owns one; several may live in one process). */
+struct metrics;
+/* A new, empty registry, or NULL (out of memory). */
+struct metrics *metrics_new(void);
+/* Frees m (NULL is fine); stop its server first. */
+void metrics_free(struct metrics *m);
 /* Adds 1 to a counter. */
-void metrics_inc(enum metric_counter c);
+void metrics_inc(struct metrics *m, enum metric_counter c);
 /* Sets mpi_operator_is_leader. */
-void metrics_set_leader(int is_leader);
+void metrics_set_leader(struct metrics *m, int is_leader);
 /* Sets readiness for /readyz. */
-void metrics_set_ready(int ready);
+void metrics_set_ready(struct metrics *m, int ready);
 /* Returns the readiness set by metrics_set_ready. */
-int metrics_is_ready(void);
+int metrics_is_ready(struct metrics *m);
 /* Records (or with launcher NULL removes) job "ns/name"'s info gauge. */
-void metrics_job_info(const char *key, const char *ns, const char *launcher);
+void metrics_job_info(struct metrics *m, const char *key, const char *ns, const char *launcher);
 /* Observes the created -> Running latency in seconds. */
-void metrics_launch_latency(double seconds);
+void metrics_launch_latency(struct metrics *m, double seconds);
 /* Observes one launch phase (seconds since the MPIJob was created). */
-void metrics_launch_phase(const char *phase, double seconds);
+void metrics_launch_phase(struct metrics *m, const char *phase, double seconds);
 /* Observes one reconcile's duration in seconds. */
-void metrics_reconcile(double seconds);
+void metrics_reconcile(struct metrics *m, double seconds);
 /* The exposition text (new string). */
-char *metrics_render(void);
-/* Starts the HTTP server on port (0 = off) on a background thread. 0 ok, -1 with *err. */
-int metrics_serve(int port, char **err);
-/* Stops the server thread. */
-void metrics_stop(void);
+char *metrics_render(struct metrics *m);
+
+/* The HTTP endpoint serving one registry (controller/metrics_http.c). */
+struct metrics_server;
+/* Serves m (borrowed; it must outlive the server) on port (1-65535) from a background
+ * thread. The server, or NULL with *err. */
+struct metrics_server *metrics_serve(struct metrics *m, int port, char **err);
+/* Stops the server and frees it (NULL is fine). */
+void metrics_server_stop(struct metrics_server *s);
 
 #endif

@@ -1,158 +1,147 @@
 /* metrics_http.c - the monitoring HTTP endpoint: GET /metrics (Prometheus
  * text 0.0.4), /healthz (alive: every watched loop beat within its bound, health.h), /readyz (caches synced, or standing by
- * for the leader lease). One short request per connection, bounded reads. */
+ * for the leader lease). Served by Debian's libmicrohttpd on one internal thread with
+ * non-blocking sockets: every connection is served as its bytes arrive, so a client that
+ * sends half a request or reads nothing never delays another one's /healthz; a connection
+ * idle for METRICS_HTTP_TIMEOUT_S is closed, and at most METRICS_HTTP_MAX_CONN are open. */
 #include "metrics.h"
 #include "health.h"
 #include "kube/json.h"
 #include "kube/util.h"
 #include "kube/log.h"
 
+#include <microhttpd.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
+/* A connection with no byte in or out for this long is closed (libmicrohttpd's timeout). */
+#define METRICS_HTTP_TIMEOUT_S 5
+/* Most connections open at once, and from one address (more are refused at accept). */
+#define METRICS_HTTP_MAX_CONN 64
+#define METRICS_HTTP_MAX_PER_IP 16
+/* Memory for one connection's request (line and headers); larger requests get 431. */
+#define METRICS_HTTP_MEM (16 * 1024)
 
-static int lfd = -1, stop_pipe[2] = { -1, -1 };
-static pthread_t th;
-static int running;
+struct metrics_server {
+    struct MHD_Daemon *d;
+    struct metrics *m; /* borrowed */
+};
 
-static void reply(int fd, int code, const char *ctype, const char *body)
+/* Queues a reply whose body is a copy of body (or, with own, body itself, freed by MHD). */
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *ctype, char *body, int own)
 {
-    char *hdr = NULL;
-    size_t blen = strlen(body);
-    int n = asprintf(&hdr, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                     code, code == 200 ? "OK" : code == 404 ? "Not Found" : "Service Unavailable", ctype, blen);
-    if (n < 0)
-        return;
-    if (write(fd, hdr, (size_t)n) == n) {
-        size_t off = 0;
-        while (off < blen) {
-            ssize_t w = write(fd, body + off, blen - off);
-            if (w <= 0)
-                break;
-            off += (size_t)w;
-        }
-    }
-    free(hdr);
-}
-
-static void serve_one(int fd)
-{
-    struct timeval tv = { 2, 0 };
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    char req[2048];
-    size_t got = 0;
-    while (got < sizeof req - 1 && !memmem(req, got, "\r\n\r\n", 4)) {
-        ssize_t r = read(fd, req + got, sizeof req - 1 - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    req[got] = 0;
-    char path[256] = "";
-    if (sscanf(req, "GET %255s", path) != 1) {
-        reply(fd, 404, "text/plain", "bad request\n");
-        return;
-    }
-    char *q = strchr(path, '?');
-    if (q)
-        *q = 0;
-    if (strcmp(path, "/metrics") == 0) {
-        char *body = metrics_render();
-        reply(fd, body ? 200 : 503, "text/plain; version=0.0.4", body ? body : "error\n");
-        free(body);
-    } else if (strcmp(path, "/healthz") == 0) {
-        char *why = NULL;
-        if (health_alive(&why)) {
-            reply(fd, 200, "text/plain", "ok\n");
-        } else {
-            char *body = NULL;
-            int ok = why && asprintf(&body, "%s\n", why) >= 0;
-            reply(fd, 503, "text/plain", ok ? body : "a loop stalled\n");
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), body, own ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
+    if (!r) {
+        if (own)
             free(body);
-        }
-        free(why);
-    } else if (strcmp(path, "/readyz") == 0) {
-        int r = metrics_is_ready();
-        reply(fd, r ? 200 : 503, "text/plain", r ? "ok\n" : "caches not synced\n");
-    } else {
-        reply(fd, 404, "text/plain", "not found: try /metrics, /healthz, /readyz\n");
+        return MHD_NO;
     }
+    enum MHD_Result ok = MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    if (ok == MHD_YES)
+        ok = MHD_queue_response(conn, code, r);
+    MHD_destroy_response(r);
+    return ok;
 }
 
-static void *loop(void *arg)
+static enum MHD_Result serve_healthz(struct MHD_Connection *conn)
 {
-    (void)arg;
-    struct pollfd p[2] = { { lfd, POLLIN, 0 }, { stop_pipe[0], POLLIN, 0 } };
-    for (;;) {
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
-            break;
-        if (p[1].revents)
-            break;
-        if (p[0].revents & POLLIN) {
-            int fd = accept(lfd, NULL, NULL);
-            if (fd >= 0) {
-                serve_one(fd);
-                close(fd);
-            }
-        }
-    }
-    return NULL;
+    char *why = NULL;
+    if (health_alive(&why))
+        return reply(conn, MHD_HTTP_OK, "text/plain", "ok\n", 0);
+    char *body = NULL;
+    if (!why || asprintf(&body, "%s\n", why) < 0)
+        body = NULL;
+    free(why);
+    if (!body)
+        return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "a loop stalled\n", 0);
+    return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", body, 1);
 }
 
-int metrics_serve(int port, char **err)
+/* libmicrohttpd's request handler: called once the request line and headers are in. */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **req_cls)
 {
-    if (port <= 0)
-        return 0;
-    lfd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int v6 = 1;
-    if (lfd < 0) {
-        v6 = 0;
-        lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct metrics *m = cls;
+    (void)version, (void)upload, (void)req_cls;
+    if (*upload_size) {
+        *upload_size = 0; /* a body is ignored; answered once it is read */
+        return MHD_YES;
     }
-    if (lfd < 0)
-        return kube_set_err(err, "--monitoring-port %d: socket: %s", port, strerror(errno));
-    int one = 1, zero = 0;
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    int rc;
-    if (v6) {
-        setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-        struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = in6addr_any };
-        rc = bind(lfd, (struct sockaddr *)&a, sizeof a);
-    } else {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_ANY) };
-        rc = bind(lfd, (struct sockaddr *)&a, sizeof a);
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET is served\n", 0);
+    if (strcmp(url, "/metrics") == 0) {
+        char *body = metrics_render(m);
+        if (!body)
+            return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", "error\n", 0);
+        return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", body, 1);
     }
-    if (rc < 0 || listen(lfd, 16) < 0 || pipe(stop_pipe) < 0) {
-        int e = errno;
-        close(lfd);
-        lfd = -1;
-        return kube_set_err(err, "--monitoring-port %d: cannot listen: %s", port, strerror(e));
+    if (strcmp(url, "/healthz") == 0)
+        return serve_healthz(conn);
+    if (strcmp(url, "/readyz") == 0) {
+        int r = metrics_is_ready(m);
+        return reply(conn, r ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
+                     r ? "ok\n" : "caches not synced\n", 0);
     }
-    if (pthread_create(&th, NULL, loop, NULL) != 0)
-        return kube_set_err(err, "--monitoring-port %d: cannot start the server thread", port);
-    running = 1;
-    KLOG_INFO("serving /metrics, /healthz and /readyz on port %d", port);
-    return 0;
+    return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics, /healthz, /readyz\n", 0);
 }
 
-void metrics_stop(void)
+static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    if (!running)
+    (void)cls;
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
         return;
-    if (write(stop_pipe[1], "x", 1) < 0)
-        KLOG_WARN("metrics: cannot wake the server thread");
-    pthread_join(th, NULL);
-    close(lfd);
-    close(stop_pipe[0]);
-    close(stop_pipe[1]);
-    running = 0;
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == '\n')
+        msg[--n] = 0;
+    KLOG_DEBUG("metrics endpoint: %s", msg);
+    free(msg);
+}
+
+static struct MHD_Daemon *start(struct metrics *m, int port, unsigned family_flag)
+{
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | family_flag,
+                            (uint16_t)port, NULL, NULL, handle, m,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_HTTP_TIMEOUT_S,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_MAX_CONN,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_MAX_PER_IP,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEM,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+}
+
+struct metrics_server *metrics_serve(struct metrics *m, int port, char **err)
+{
+    if (port <= 0 || port > 65535) {
+        kube_set_err(err, "--monitoring-port %d: not a port (1-65535)", port);
+        return NULL;
+    }
+    struct metrics_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        kube_set_err(err, "--monitoring-port %d: out of memory", port);
+        return NULL;
+    }
+    s->m = m;
+    s->d = start(m, port, MHD_USE_DUAL_STACK);
+    int e = errno;
+    if (!s->d && e != EADDRINUSE && e != EACCES)
+        s->d = start(m, port, 0); /* no IPv6 here: IPv4 only */
+    if (!s->d) {
+        kube_set_err(err, "--monitoring-port %d: cannot listen: %s", port, strerror(errno ? errno : e));
+        free(s);
+        return NULL;
+    }
+    KLOG_INFO("serving /metrics, /healthz and /readyz on port %d", port);
+    return s;
+}
+
+void metrics_server_stop(struct metrics_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->d);
+    free(s);
 }

@@ -101,8 +101,10 @@ void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms)
     int64_t due = kube_now_ms() + delay_ms;
     for (size_t i = 0; i < q->ndl; i++)
         if (strcmp(q->dl[i].key, key) == 0) {
-            if (due < q->dl[i].due)
+            if (due < q->dl[i].due) {
                 q->dl[i].due = due;
+                pthread_cond_broadcast(&q->cv); /* a worker may be waiting for the later time */
+            }
             goto out;
         }
     if (q->ndl == q->capdl) {

@@ -81,7 +81,8 @@ static void dispatch(struct kube_informer *inf, struct deltas *ds)
 
 /* ---- relist ---- */
 
-/* One list at a time per process: a reply may be as large as the client's cap (64 MiB), so
+/* One list at a time per process (unless the caller gives its informers a gate of its own,
+ * kube_informer_opts.list_gate): a reply may be as large as the client's cap (64 MiB), so
  * informers listing at once (first sync, relists) could hold one cap each (a hostile server's
  * 256 MiB replies cost ~420 MB with 9 informers); serialised, the peak is one cap. */
 static pthread_mutex_t list_gate = PTHREAD_MUTEX_INITIALIZER;
@@ -230,13 +231,16 @@ static void replace_all(struct kube_informer *inf, struct store *fresh, const ch
 
 /* ---- watch events ---- */
 
-/* Applies one event to the cache; lock held. */
-static void apply_event_locked(struct kube_informer *inf, const struct kube_watch_event *ev, const char *group,
+/* Applies one event to the cache; lock held. Returns 1 when it brings news (a deletion, a
+ * newer revision, an object not cached), 0 when it is the revision a write-through already
+ * stored or older: the handlers' on_group is then not called. */
+static int apply_event_locked(struct kube_informer *inf, const struct kube_watch_event *ev, const char *group,
                                const char *name, struct deltas *ds)
 {
     unsigned long long rv = informer_rv_num(ev->object);
     const struct store_entry *old = store_get(inf->store, group, name);
     json_t *old_obj = old ? json_incref(old->obj) : NULL;
+    int news = ev->type == KUBE_EVENT_DELETED || !rv || !old || old->rv < rv;
     if (ev->type == KUBE_EVENT_DELETED) {
         if (store_del(inf->store, group, name) && wants_deltas(inf))
             push(ds, CH_DELETE, old_obj, NULL);
@@ -248,6 +252,7 @@ static void apply_event_locked(struct kube_informer *inf, const struct kube_watc
     if (rv > inf->seen_rv)
         inf->seen_rv = rv;
     informer_bump(inf);
+    return news;
 }
 
 static int on_watch_event(const struct kube_watch_event *ev, void *ud)
@@ -265,9 +270,10 @@ static int on_watch_event(const struct kube_watch_event *ev, void *ud)
         inf->h.on_object(group, ev->object, inf->h.ud);
     struct deltas ds = {NULL, 0, 0, inf->h.on_group ? json_array() : NULL};
     pthread_mutex_lock(&inf->mu);
-    apply_event_locked(inf, ev, group, name, &ds);
+    int news = apply_event_locked(inf, ev, group, name, &ds);
     pthread_mutex_unlock(&inf->mu);
-    json_array_append_new(ds.groups, json_string(group));
+    if (news)
+        json_array_append_new(ds.groups, json_string(group));
     dispatch(inf, &ds);
     free(group);
     return 0;
@@ -291,9 +297,10 @@ static int fail_and_wait(struct kube_informer *inf, const char *what, const stru
  * resourceVersion. 0 ok, -1 failed (err set). */
 static int relist(struct kube_informer *inf, char **rv, struct kube_error *err)
 {
-    pthread_mutex_lock(&list_gate);
+    pthread_mutex_t *gate = inf->list_gate ? inf->list_gate : &list_gate;
+    pthread_mutex_lock(gate);
     struct store *fresh = list_fresh(inf, rv, err);
-    pthread_mutex_unlock(&list_gate);
+    pthread_mutex_unlock(gate);
     if (!fresh)
         return -1;
     replace_all(inf, fresh, *rv);
@@ -368,6 +375,7 @@ static int copy_config(struct kube_informer *inf, const struct kube_resource *r,
     inf->index = o->index;
     inf->transform = o->transform;
     inf->compact = o->compact;
+    inf->list_gate = o->list_gate;
     return 0;
 }
 

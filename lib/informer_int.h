@@ -19,6 +19,7 @@ struct kube_informer {
     kube_informer_index_fn index;
     kube_informer_transform_fn transform;
     int compact;
+    pthread_mutex_t *list_gate; /* opts.list_gate (borrowed) or NULL */
     struct kube_informer_handlers h;
     pthread_mutex_t mu;
     pthread_cond_t cond;     /* CLOCK_MONOTONIC; broadcast on every change and on stop */

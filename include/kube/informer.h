@@ -20,6 +20,7 @@
 #ifndef KUBE_INFORMER_H
 #define KUBE_INFORMER_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <jansson.h>
 #include "kube/client.h"
@@ -37,8 +38,9 @@ struct kube_informer_handlers {
     /* Every object as received (listed, added, modified, or deleted: its last state), before the
      * transform and before the cache changes, with its group; NULL = none. */
     void (*on_object)(const char *group, const json_t *obj, void *ud);
-    /* After the cache changed: once per watch event with the object's group; after a relist,
-     * once for every group present before or after it. NULL = none. */
+    /* After the cache changed: once per watch event with the object's group (not for an event
+     * carrying the revision already cached, e.g. by a kube_informer_store write-through, or an
+     * older one); after a relist, once for every group present before or after it. NULL = none. */
     void (*on_group)(const char *group, void *ud);
 };
 
@@ -57,6 +59,9 @@ struct kube_informer_opts {
     kube_informer_index_fn index;         /* NULL = group by namespace */
     kube_informer_transform_fn transform; /* NULL = store objects as received */
     int compact;                /* keep objects as compact JSON text (see above) */
+    /* Held around each list (borrowed; informers sharing one hold one list reply in memory at
+     * a time); NULL = the library's process-wide gate. */
+    pthread_mutex_t *list_gate;
 };
 
 struct kube_informer;

@@ -262,6 +262,38 @@ static void *getter(void *arg)
     return wq_get(arg);
 }
 
+/* A key waiting for a far time (a deadline requeue) brought forward by a later add_after (a
+ * batched pod event) wakes the worker already waiting for the far time. */
+static void test_delay_shortened_wakes(void **state)
+{
+    (void)state;
+    struct workqueue *q = wq_new();
+    wq_add_after(q, "ns/x", 600000);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, getter, q), 0);
+    struct timespec ts = { 0, 100 * 1000000L };
+    nanosleep(&ts, NULL); /* the getter waits for the 600 s entry */
+    int64_t t0 = mono_ms();
+    wq_add_after(q, "ns/x", 100);
+    void *k = NULL;
+    while (pthread_tryjoin_np(th, &k) != 0 && mono_ms() - t0 < 3000)
+        nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
+    int64_t waited = mono_ms() - t0;
+    if (waited >= 3000) { /* still waiting for the 600 s entry: stop it, then fail */
+        wq_shutdown(q);
+        pthread_join(th, &k);
+        wq_free(q);
+        fail_msg("the key brought forward to 100 ms did not wake the waiting worker within 3 s");
+    }
+    assert_non_null(k);
+    assert_string_equal(k, "ns/x");
+    if (waited < 90 || waited > 3000)
+        fail_msg("the brought-forward key came after %lld ms (want ~100)", (long long)waited);
+    wq_done(q, k);
+    free(k);
+    wq_free(q);
+}
+
 static void test_shutdown_wakes(void **state)
 {
     (void)state;
@@ -282,19 +314,20 @@ static void test_shutdown_wakes(void **state)
 static void test_metrics_text(void **state)
 {
     (void)state;
-    metrics_init();
-    metrics_inc(M_CREATED);
-    metrics_inc(M_CREATED);
-    metrics_inc(M_SUCCEEDED);
-    metrics_set_leader(1);
-    metrics_job_info("default/pi", "default", "pi-launcher-abcde");
-    metrics_job_info("default/gone", "default", "gone-launcher-x");
-    metrics_job_info("default/gone", "default", NULL);
-    metrics_launch_latency(4.2);
-    metrics_launch_phase("workersReady", 2.5);
+    struct metrics *m = metrics_new();
+    assert_non_null(m);
+    metrics_inc(m, M_CREATED);
+    metrics_inc(m, M_CREATED);
+    metrics_inc(m, M_SUCCEEDED);
+    metrics_set_leader(m, 1);
+    metrics_job_info(m, "default/pi", "default", "pi-launcher-abcde");
+    metrics_job_info(m, "default/gone", "default", "gone-launcher-x");
+    metrics_job_info(m, "default/gone", "default", NULL);
+    metrics_launch_latency(m, 4.2);
+    metrics_launch_phase(m, "workersReady", 2.5);
     for (int i = 1; i <= 100; i++)
-        metrics_reconcile(i / 1000.0);
-    char *t = metrics_render();
+        metrics_reconcile(m, i / 1000.0);
+    char *t = metrics_render(m);
     assert_non_null(t);
     assert_non_null(strstr(t, "\nmpi_operator_jobs_created_total 2\n"));
     assert_non_null(strstr(t, "\nmpi_operator_jobs_successful_total 1\n"));
@@ -308,6 +341,7 @@ static void test_metrics_text(void **state)
     assert_non_null(strstr(t, "mpi_operator_reconcile_duration_seconds{quantile=\"0.5\"} 0.050000\n"));
     assert_non_null(strstr(t, "mpi_operator_reconcile_duration_seconds{quantile=\"0.99\"} 0.099000\n"));
     free(t);
+    metrics_free(m);
 }
 
 static void test_flags(void **state)
@@ -416,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_coalesce),
         cmocka_unit_test(test_delay_and_backoff),
         cmocka_unit_test(test_shutdown_wakes),
+        cmocka_unit_test(test_delay_shortened_wakes),
         cmocka_unit_test(test_metrics_text),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_queue_bucket),
