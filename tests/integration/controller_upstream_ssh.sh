@@ -108,7 +108,7 @@ if [ "$MODE_IMG" = store ]; then
   done
   out=$(kc exec pi-upstream-worker-0 -- sh -c "test -e $HOSTONLY && echo host-file-visible; test -x /home/mpiuser/pi && echo pi; cat /home/mpiuser/.sshd_config" 2>&1) ||
     ks_fail "exec into pi-upstream-worker-0: $out"
-  grep -q host-file-visible <<<"$out" && ks_fail "the worker sees the host's $HOSTONLY: not in its image's root"
+  grep -qx host-file-visible <<<"$out" && ks_fail "the worker sees the host's $HOSTONLY: not in its image's root"
   for want in pi 'HostKey /home/mpiuser/.ssh/id_rsa' 'StrictModes no' 'Port 2222'; do
     grep -qx "$want" <<<"$out" || ks_fail "the image lacks '$want' (/home/mpiuser/pi, .sshd_config): $out"
   done

@@ -67,9 +67,9 @@ for p in "${L#pod/}" "$J-worker-0" "$J-worker-1"; do
   id=$(kc get pod "$p" -o jsonpath='{.status.containerStatuses[0].imageID}')
   [[ $id == docker.io/mpik8s/nccl-benchmarks@sha256:* ]] || ks_fail "$p: imageID '$id' is not the store's mpik8s/nccl-benchmarks"
 done
-out=$(kc exec "$J-worker-0" -- sh -c "test -e $HOSTONLY && echo host-file-visible; command -v allreduce-bench cnn-bench mpi-sshd; for c in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <\"\$c\"; echo; done" 2>&1) ||
+out=$(kc exec "$J-worker-0" -- sh -c "test -e $HOSTONLY && echo host-file-visible; for p in allreduce-bench cnn-bench mpi-sshd; do command -v \$p; done; for c in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <\"\$c\"; echo; done" 2>&1) ||
   ks_fail "exec into $J-worker-0: $out"
-grep -q host-file-visible <<<"$out" && ks_fail "the worker sees the host's $HOSTONLY: not in its image's root"
+grep -qx host-file-visible <<<"$out" && ks_fail "the worker sees the host's $HOSTONLY: not in its image's root"
 for p in allreduce-bench cnn-bench mpi-sshd; do
   grep -qx "/usr/local/bin/$p" <<<"$out" || ks_fail "the image lacks /usr/local/bin/$p: $out"
 done
