@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 900
+# timeout: 1500
 # An MPIJob as upstream MPI Operator v2beta1 users write it (examples/v2beta1/
 # pi-upstream-image.yaml, shaped like upstream's examples/v2beta1/pi/pi.yaml) runs
 # to Succeeded on an image built to upstream's conventions: the real mpik8s/mpi-pi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 1200
+# timeout: 1800
 # The seed's journey (controller_journey.sh, unchanged) with the operator pod running from
 # the built mpik8s/mpi-operator image (images/mpi-operator/Dockerfile, `make images
 # IMAGES=mpi-operator`: the tree's own build, in the image's filesystem, as user 65532,
