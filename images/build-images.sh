@@ -18,10 +18,14 @@
 #            take build arguments, and CPU_ARGS_<name> below builds their CPU variant on
 #            the Debian base (the Dockerfiles' defaults stay for real clusters).
 #   docker   `docker build` with the Dockerfiles' defaults (bases pulled from registries).
+# Order: an image built FROM one of ours (mpik8s/NAME with images/NAME/Dockerfile, e.g.
+# mpi-pi FROM mpik8s/openmpi) is built after it; OWN_ARGS_<name> below points its FROM at
+# docker.io/mpik8s/NAME:$IMAGE_TAG.
 # Caching (buildah): an image whose label org.mpi-k8s.inputs equals the digest of its inputs
-# (the files COPY . . copies, i.e. the tree minus .dockerignore; build arguments; base image
+# (the Dockerfile, the context files its COPY/ADD instructions name, minus .dockerignore:
+# the whole tree for `COPY . .`, only those files otherwise; build arguments; base image
 # IDs) is not rebuilt (FORCE=1 rebuilds); otherwise buildah's layer cache reuses every step
-# before the first changed one (typically the apt-get layers). An unchanged tree: seconds.
+# before the first changed one (typically the apt-get layers). Unchanged inputs: seconds.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -29,8 +33,12 @@ IMAGE_TAG=${IMAGE_TAG:-latest}
 STORAGE_ROOT=${STORAGE_ROOT:-/var/lib/containers/storage}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 LOG_DIR=${LOG_DIR:-$ROOT/build/images}; mkdir -p "$LOG_DIR"
-# CPU variant of images whose default base cannot be made here.
+# CPU variant of images whose default base cannot be made here (read through ${!var}).
+# shellcheck disable=SC2034
 CPU_ARGS_nccl_benchmarks="--build-arg BUILD_BASE=debian:12.11-slim --build-arg RUNTIME_BASE=debian:12.11-slim --build-arg WL_GPU=no"
+# Images built on one of ours: their FROM names it with this run's tag (both engines).
+# shellcheck disable=SC2034
+OWN_ARGS_mpi_pi="--build-arg OPENMPI_IMAGE=docker.io/mpik8s/openmpi:$IMAGE_TAG"
 
 die() { echo "build-images: $*" >&2; exit 1; }
 say() { echo "build-images: $*" >&2; }
@@ -46,12 +54,44 @@ if [ ${#names[@]} -eq 0 ]; then
   for df in images/*/Dockerfile; do names+=("$(basename "$(dirname "$df")")"); done
 fi
 
+# Our images a Dockerfile builds on (FROM mpik8s/NAME or an ARG defaulting to it).
+own_deps() {  # own_deps NAME
+  sed -n -e 's/^FROM[[:space:]]\{1,\}\(docker\.io\/\)\{0,1\}mpik8s\/\([a-z0-9-]*\).*/\2/p' \
+         -e 's/^ARG[[:space:]]\{1,\}[A-Za-z_0-9]*=\(docker\.io\/\)\{0,1\}mpik8s\/\([a-z0-9-]*\).*/\2/p' \
+         "images/$1/Dockerfile"
+}
+
+# The build order: every requested image after the images of ours it builds on.
+ordered=()
+order_add() {  # order_add NAME [CHAIN...]
+  local n=$1 d o; shift
+  [ -f "images/$n/Dockerfile" ] || die "images/$n/Dockerfile: no such file"
+  for o in "$@"; do [ "$o" != "$n" ] || die "images/$n/Dockerfile: builds on itself (via $*)"; done
+  for o in "${ordered[@]}"; do [ "$o" != "$n" ] || return 0; done
+  for d in $(own_deps "$n"); do order_add "$d" "$n" "$@"; done
+  ordered+=("$n")
+}
+if [ "${names[0]:-}" != --base ]; then
+  for n in "${names[@]}"; do order_add "$n"; done
+  names=("${ordered[@]}")
+fi
+
+# Build arguments of image NAME: its CPU variant (CPU_ARGS_*) and its FROM ours (OWN_ARGS_*).
+build_args() {  # build_args NAME -> the array args
+  local cpu=CPU_ARGS_${1//-/_} own=OWN_ARGS_${1//-/_}
+  read -r -a args <<<"${!cpu:-} ${!own:-}"
+}
+
 if [ "$ENGINE" = docker ]; then
+  # Not run on this project's machines (no Docker daemon): the Dockerfiles' defaults,
+  # bases pulled from registries; only the FROM-ours arguments are passed.
   [ "${names[0]}" != --base ] || die "--base needs buildah (the local containers-storage)"
   for n in "${names[@]}"; do
-    [ -f "images/$n/Dockerfile" ] || die "images/$n/Dockerfile: no such file"
-    say "docker build mpik8s/$n:$IMAGE_TAG"
-    docker build -f "images/$n/Dockerfile" -t "mpik8s/$n:$IMAGE_TAG" .
+    own=OWN_ARGS_${n//-/_}
+    read -r -a args <<<"${!own:-}"
+    say "docker build mpik8s/$n:$IMAGE_TAG ${args[*]}"
+    docker build "${args[@]}" -f "images/$n/Dockerfile" -t "mpik8s/$n:$IMAGE_TAG" . ||
+      die "images/$n/Dockerfile: docker build failed"
   done
   exit 0
 fi
@@ -81,7 +121,9 @@ debian_suite() {
 make_base() {  # make_base REF (as written in FROM)
   local ref=$1 repo suite
   repo=${ref%%:*}; repo=${repo#docker.io/}; repo=${repo#library/}
-  [ "$repo" = debian ] && suite=$(debian_suite "$ref") && [ -n "$suite" ] ||
+  suite=
+  if [ "$repo" = debian ]; then suite=$(debian_suite "$ref"); fi
+  [ -n "$suite" ] ||
     die "base image $ref is not in $STORAGE_ROOT and cannot be made here (only debian:<release> is, with mmdebstrap); there is no registry to pull it from"
   # one root filesystem per suite, tagged with every name that asks for it
   local canon=localhost/mpi-k8s-base/debian:$suite
@@ -97,6 +139,7 @@ make_suite() {  # make_suite SUITE NAME
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
   say "making a $suite base image: mmdebstrap --variant=minbase $suite (stands in for a registry pull)"
+  # shellcheck disable=SC2016  # "$1" is expanded by mmdebstrap's hook shell
   mmdebstrap --quiet --variant=minbase \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
@@ -155,33 +198,56 @@ if [ "${names[0]:-}" = --base ]; then
   exit 0
 fi
 
-# Digest of everything a build reads: the files `COPY . .` copies (the context minus
-# .dockerignore, Dockerfiles included), the build arguments and the base images' IDs.
+# Digest of everything a build reads: the Dockerfile and .dockerignore, the context files
+# its COPY/ADD instructions (other than --from=STAGE) name (the whole context minus
+# .dockerignore for `COPY . .`), the build arguments and the base images' IDs.
 context_digest() {  # context_digest DOCKERFILE ARGS... (base image IDs on stdin)
   python3 -c '
-import fnmatch, hashlib, os, stat, sys
+import fnmatch, glob, hashlib, json, os, re, shlex, stat, sys
+df = sys.argv[1]
 ign = []
 if os.path.exists(".dockerignore"):
     ign = [l.strip().strip("/") for l in open(".dockerignore") if l.strip() and not l.startswith("#")]
 skip = lambda rel: any(fnmatch.fnmatchcase(rel, p) for p in ign)
+srcs = {df, ".dockerignore"}
+for line in re.sub(r"\\\n", " ", open(df).read()).splitlines():
+    w = line.strip()
+    if not re.match(r"(?i)(COPY|ADD)\s", w):
+        continue
+    rest = w.split(None, 1)[1].strip()
+    words = json.loads(rest) if rest.startswith("[") else shlex.split(rest)
+    flags = [x for x in words if x.startswith("--")]
+    if any(x.startswith("--from=") for x in flags):
+        continue
+    for src in [x for x in words if not x.startswith("--")][:-1]:
+        src = os.path.normpath(src)
+        if src.startswith(".."):
+            sys.exit("%s: COPY source %s is outside the context" % (df, src))
+        hits = glob.glob(src)
+        if not hits:
+            sys.exit("%s: COPY source %s matches nothing in the context" % (df, src))
+        srcs.update(hits)
+def files(top):
+    if not os.path.isdir(top) or os.path.islink(top):
+        yield os.path.normpath(top)
+        return
+    for dp, dns, fns in os.walk(top):
+        rel = os.path.relpath(dp, ".")
+        dns[:] = sorted(d for d in dns if not skip(os.path.normpath(os.path.join(rel, d))))
+        for f in sorted(fns):
+            yield os.path.normpath(os.path.join(rel, f))
 h = hashlib.sha256()
 for a in sys.argv[1:]:
     h.update(b"arg\0" + a.encode() + b"\0")
 h.update(b"bases\0" + sys.stdin.read().encode())
-for dp, dns, fns in os.walk("."):
-    rel = os.path.relpath(dp, ".")
-    dns[:] = sorted(d for d in dns if not skip(os.path.normpath(os.path.join(rel, d))))
-    for f in sorted(fns):
-        r = os.path.normpath(os.path.join(rel, f))
-        if skip(r):
-            continue
-        st = os.lstat(r)
-        h.update(b"\0f\0" + r.encode() + b"\0%o\0" % st.st_mode)
-        if stat.S_ISLNK(st.st_mode):
-            h.update(os.readlink(r).encode())
-        elif stat.S_ISREG(st.st_mode):
-            with open(r, "rb") as fh:
-                h.update(fh.read())
+for r in sorted({f for s in srcs for f in files(s) if os.path.lexists(f) and not skip(f)}):
+    st = os.lstat(r)
+    h.update(b"\0f\0" + r.encode() + b"\0%o\0" % st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        h.update(os.readlink(r).encode())
+    elif stat.S_ISREG(st.st_mode):
+        with open(r, "rb") as fh:
+            h.update(fh.read())
 print("sha256:" + h.hexdigest())
 ' "$@"
 }
@@ -193,8 +259,7 @@ label() {  # label IMAGE KEY
 for n in "${names[@]}"; do
   df=images/$n/Dockerfile
   [ -f "$df" ] || die "$df: no such file"
-  var=CPU_ARGS_${n//-/_}
-  read -r -a args <<<"${!var:-}"
+  build_args "$n"
   ids=
   for b in $(bases "$df" "${args[@]}" | sort -u); do
     have_image "$(full_ref "$b")" || make_base "$b"

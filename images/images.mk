@@ -88,14 +88,15 @@ all: $(WL_PROGS)
 .PHONY: workload
 workload: $(WL_PROGS)
 
-# Container images (needs a Docker engine; see images/README.md).
+# Container images (needs a Docker engine; see images/README.md). mpi-pi builds on openmpi.
 IMAGE_TAG ?= latest
 DOCKER    ?= docker
 .PHONY: docker-images
 docker-images:
-	for i in mpi-operator mpi-agent openmpi nccl-benchmarks; do \
+	for i in mpi-operator mpi-agent openmpi mpi-pi nccl-benchmarks; do \
 	  [ -f images/$$i/Dockerfile ] || continue; \
-	  $(DOCKER) build -f images/$$i/Dockerfile -t mpik8s/$$i:$(IMAGE_TAG) . || exit 1; \
+	  a=; [ $$i != mpi-pi ] || a="--build-arg OPENMPI_IMAGE=mpik8s/openmpi:$(IMAGE_TAG)"; \
+	  $(DOCKER) build $$a -f images/$$i/Dockerfile -t mpik8s/$$i:$(IMAGE_TAG) . || exit 1; \
 	done
 
 # Local images without a registry or a Docker daemon (buildah + mmdebstrap; `make deps`):

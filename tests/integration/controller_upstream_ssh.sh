@@ -1,30 +1,57 @@
 #!/usr/bin/env bash
-# timeout: 480
+# timeout: 1500
 # An MPIJob as upstream MPI Operator v2beta1 users write it (examples/v2beta1/
 # pi-upstream-image.yaml, shaped like upstream's examples/v2beta1/pi/pi.yaml) runs
-# to Succeeded on an image built to upstream's conventions (kubesim stand-in
-# tests/kubesim/images/mpi-pi: user mpiuser uid 1000, /home/mpiuser/.sshd_config
-# with HostKey /home/mpiuser/.ssh/id_rsa, port 2222): workers run the image's sshd
-# as uid 1000 on the Secret mounted as id_rsa/id_rsa.pub/authorized_keys (0644),
-# the launcher's mpirun (under mpi-agent, SSH reachability check, mpi-rsh over
-# SSH) as uid 1000. Then the same job as root with sshAuthMountPath /root/.ssh
-# (files 0600) and the operator's default worker sshd. Both print pi.
+# to Succeeded on an image built to upstream's conventions: the real mpik8s/mpi-pi
+# (images/mpi-pi on images/openmpi, built by `make images` = images/build-images.sh,
+# run by kubesim's kubelet in its own root filesystem from the local store; user
+# mpiuser uid 1000 from the image's /etc/passwd, /home/mpiuser/.sshd_config with
+# HostKey /home/mpiuser/.ssh/id_rsa, StrictModes no, Port 2222, the compiled
+# /home/mpiuser/pi). The job's image name is the only change to the example. Workers
+# run the image's sshd as uid 1000 on the Secret mounted as id_rsa/id_rsa.pub/
+# authorized_keys (0644), the launcher's mpirun (under mpi-agent, SSH reachability
+# check, mpi-rsh over SSH) as uid 1000. Then the same job as root with sshAuthMountPath
+# /root/.ssh (files 0600) and the operator's default worker sshd (the image's mpi-sshd).
+# Both print pi.
+# Fallback where real images cannot be built (no buildah, mmdebstrap or root; or
+# UPSTREAM_IMAGE=standin): kubesim's stand-in tests/kubesim/images/mpi-pi (the image's
+# passwd, .sshd_config and pi laid over the host's filesystem), the example unchanged.
 set -u
 . "$(dirname "$0")/controller_common.bash"
+. "$ROOT/tests/integration/kubesim_images.bash"
 command -v mpirun >/dev/null || { echo "skip: no mpirun"; exit 77; }
-[ -x "$BINDIR/mpi-pi" ] || ks_fail "missing $BINDIR/mpi-pi (run make)"
-IMG=$ROOT/build/kubesim-images/mpi-pi
-"$ROOT/tests/kubesim/images/mpi-pi/build.sh" "$IMG" "$BINDIR/mpi-pi" || ks_fail "building the image stand-in"
-ctl_cluster
-ctl_start a --leader-elect=false
 EX=$ROOT/examples/v2beta1/pi-upstream-image.yaml
+W=$(mktemp -d /tmp/ks-upstream-ssh.XXXXXX)
+HOSTONLY=/var/tmp/kubesim-host-only.$$
+trap 'rm -rf "$W" "$HOSTONLY"' EXIT
+if [ "${UPSTREAM_IMAGE:-store}" = store ] && why=$(img_tools_missing); then
+  MODE_IMG=store
+  t0=$(date +%s)
+  "$ROOT/images/build-images.sh" mpi-pi || ks_fail "make images IMAGES=mpi-pi (log: build/images/)"
+  echo "image mpik8s/mpi-pi:latest (and mpik8s/openmpi) ready in $(( $(date +%s) - t0 )) s"
+  printf '%s\n' "mpik8s/mpi-pi store" "mpik8s/* build/stage/usr/local/bin" >"$W/images.conf"
+  sed 's|image: mpioperator/mpi-pi:openmpi|image: mpik8s/mpi-pi:latest|' "$EX" >"$W/pi.yaml"
+  grep -q 'image: mpik8s/mpi-pi:latest' "$W/pi.yaml" || ks_fail "$EX no longer names mpioperator/mpi-pi:openmpi"
+  echo on-host >"$HOSTONLY"
+  ctl_cluster --set images_conf="$W/images.conf"
+else
+  MODE_IMG=standin
+  echo "note: real images unavailable (${why:-UPSTREAM_IMAGE=$UPSTREAM_IMAGE}): the stand-in tests/kubesim/images/mpi-pi"
+  [ -x "$BINDIR/mpi-pi" ] || ks_fail "missing $BINDIR/mpi-pi (run make)"
+  "$ROOT/tests/kubesim/images/mpi-pi/build.sh" "$ROOT/build/kubesim-images/mpi-pi" "$BINDIR/mpi-pi" ||
+    ks_fail "building the image stand-in"
+  cp "$EX" "$W/pi.yaml"
+  ctl_cluster
+fi
+ks_on_exit "rm -rf '$W' '$HOSTONLY'"
+ctl_start a --leader-elect=false
 # workers are kept after success (cleanPodPolicy None) so that they can be inspected
-sed 's/cleanPodPolicy: Running/cleanPodPolicy: None/' "$EX" | kc create -f - >/dev/null || ks_fail "create pi-upstream"
+sed 's/cleanPodPolicy: Running/cleanPodPolicy: None/' "$W/pi.yaml" | kc create -f - >/dev/null || ks_fail "create pi-upstream"
 # root: /root/.ssh, no runAsUser, workers without a command (the operator's sshd)
 sed -e 's/^  name: pi-upstream$/  name: pi-upstream-root/' -e 's/cleanPodPolicy: Running/cleanPodPolicy: None/' \
     -e 's|sshAuthMountPath: /home/mpiuser/.ssh|sshAuthMountPath: /root/.ssh|' \
     -e '/securityContext:/d' -e '/runAsUser: 1000/d' -e '/command: \[\/usr\/sbin\/sshd\]/d' -e '/args: \[-De,/d' \
-    -e 's|args: \["-n"|args: ["--allow-run-as-root", "-n"|' "$EX" | kc create -f - >/dev/null || ks_fail "create pi-upstream-root"
+    -e 's|args: \["-n"|args: ["--allow-run-as-root", "-n"|' "$W/pi.yaml" | kc create -f - >/dev/null || ks_fail "create pi-upstream-root"
 
 done_() { [ "$(cond "$1" Succeeded status)" = True ] || [ "$(cond "$1" Failed status)" = True ]; }
 for n in pi-upstream pi-upstream-root; do
@@ -72,5 +99,24 @@ want="root
 /root/.ssh/id_rsa 600
 /root/.ssh/authorized_keys 600"
 [ "$out" = "$want" ] || ks_fail "worker as root: got '$out', want '$want'"
+if [ "$MODE_IMG" = store ]; then
+  # the pods ran in the image itself: its imageID, its files, not the host's
+  for p in pi-upstream-worker-0 pi-upstream-root-worker-1 \
+           "$(kc get pods -l mpi_job_name=pi-upstream,mpi_role_type=launcher -o jsonpath='{.items[0].metadata.name}')"; do
+    id=$(kc get pod "$p" -o jsonpath='{.status.containerStatuses[0].imageID}')
+    [[ $id == docker.io/mpik8s/mpi-pi@sha256:* ]] || ks_fail "$p: imageID '$id' is not the store's mpik8s/mpi-pi"
+  done
+  out=$(kc exec pi-upstream-worker-0 -- sh -c "test -e $HOSTONLY && echo host-file-visible; test -x /home/mpiuser/pi && echo pi; cat /home/mpiuser/.sshd_config" 2>&1) ||
+    ks_fail "exec into pi-upstream-worker-0: $out"
+  grep -qx host-file-visible <<<"$out" && ks_fail "the worker sees the host's $HOSTONLY: not in its image's root"
+  for want in pi 'HostKey /home/mpiuser/.ssh/id_rsa' 'StrictModes no' 'Port 2222'; do
+    grep -qx "$want" <<<"$out" || ks_fail "the image lacks '$want' (/home/mpiuser/pi, .sshd_config): $out"
+  done
+  # the root workers' default command found the image's mpi-sshd (its sshd runs on a
+  # config in mpi-sshd's private run dir)
+  out=$(kc exec pi-upstream-root-worker-0 -- sh -c 'for c in /proc/[0-9]*/cmdline; do tr "\0" " " <"$c"; echo; done' 2>&1)
+  grep -q 'sshd -D -e -f /tmp/mpi-sshd\.' <<<"$out" || ks_fail "the root worker's sshd was not started by the image's mpi-sshd: $out"
+  echo "the pods ran in the store's mpik8s/mpi-pi (imageID $id)"
+fi
 kc delete mpijob pi-upstream pi-upstream-root --wait=false >/dev/null || ks_fail "delete"
-echo "PASS: upstream-shaped pi ran as uid 1000 and as root"
+echo "PASS: upstream-shaped pi ran as uid 1000 and as root (image: $MODE_IMG)"

@@ -1,6 +1,7 @@
 # Helpers for the integration tests that run kubesim pods in real images (sourced):
 #   img_skip_unless_tools         exit 77 with a reason unless buildah is installed and the
 #                                 Debian base can be had (in the store, or mmdebstrap)
+#   img_tools_missing             the same as a status (0: usable), printing the reason
 #   img_base                      make debian:12.11-slim in the store if missing (mmdebstrap)
 #   img_build NAME CONTEXT_DIR    buildah bud CONTEXT_DIR/Dockerfile -> docker.io/kubesim-test/NAME:1
 #   img_conf FILE [LINES...]      an image map for `kubesim up --set images_conf=FILE`:
@@ -14,12 +15,18 @@ IMG_BASE=debian:12.11-slim
 BUILDAH=(buildah --storage-driver vfs)
 
 img_skip_unless_tools() {
-  [ "$(id -u)" -eq 0 ] || { echo "skip: needs root (network namespaces, overlay mounts)"; exit 77; }
-  command -v kubectl >/dev/null || { echo "skip: kubectl not installed"; exit 77; }
-  command -v buildah >/dev/null || { echo "skip: buildah not installed (make deps)"; exit 77; }
+  local why
+  why=$(img_tools_missing) || { echo "skip: $why"; exit 77; }
+}
+
+# img_tools_missing: status 0 when real images can be built and run here; else prints why.
+img_tools_missing() {
+  [ "$(id -u)" -eq 0 ] || { echo "needs root (network namespaces, overlay mounts)"; return 1; }
+  command -v kubectl >/dev/null || { echo "kubectl not installed"; return 1; }
+  command -v buildah >/dev/null || { echo "buildah not installed (make deps)"; return 1; }
   "${BUILDAH[@]}" inspect --type image "docker.io/library/$IMG_BASE" >/dev/null 2>&1 ||
     command -v mmdebstrap >/dev/null ||
-    { echo "skip: mmdebstrap not installed (make deps) and no $IMG_BASE in the local store"; exit 77; }
+    { echo "mmdebstrap not installed (make deps) and no $IMG_BASE in the local store"; return 1; }
 }
 
 img_base() {

@@ -3,7 +3,8 @@
 # engine here, so check it statically): every path a final stage copies out of the
 # build stage's /out must be produced by `make install DESTDIR=... PREFIX=/usr/local`,
 # the build stage must run exactly `make` + `make install DESTDIR=/out PREFIX=/usr/local`,
-# and every base image must have a tag that is not :latest (a versioned one, else a note).
+# and every base image must have a tag that is not :latest (a versioned one, else a note),
+# or be one of ours (mpik8s/NAME, built from images/NAME/Dockerfile first).
 # timeout: 300
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -43,6 +44,9 @@ for df in images/*/Dockerfile; do
       [ -n "$image" ] || { bad "$df: FROM names an ARG without a default"; continue; }
     fi
     case "$image" in
+      mpik8s/*|docker.io/mpik8s/*)   # ours: made by `make images` first, with its tag
+        [ -f "images/$(basename "${image%%:*}")/Dockerfile" ] && ok "$df: base image $image is built here first" ||
+          bad "$df: base image $image is not one of images/*/Dockerfile" ;;
       *:latest|*:latest-*) bad "$df: base image $image uses :latest" ;;
       *:*[0-9]*) ok "$df: base image $image is pinned" ;;
       *:*) echo "note - $df: base image $image follows a release name, not a point release" ;;

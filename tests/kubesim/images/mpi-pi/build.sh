@@ -6,6 +6,9 @@
 # non-root user mpiuser (uid/gid 1000, home /home/mpiuser; the host's own uid
 # 1000 entry is left out), /home/mpiuser/.sshd_config (sshd_config + Port 2222)
 # and /home/mpiuser/pi (the MPI program PI). Run as root (ownership is set).
+# The real image is images/mpi-pi (`make images`); tests/integration/
+# controller_upstream_ssh.sh uses this stand-in only where real images cannot be built
+# (no buildah, mmdebstrap or root) or when told to (UPSTREAM_IMAGE=standin).
 set -eu
 [ $# -eq 2 ] || { echo "usage: $0 OUT PI" >&2; exit 2; }
 out=$1 pi=$2 here=$(cd "$(dirname "$0")" && pwd)
