@@ -66,6 +66,8 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     for (int i = 0; i < C__COUNT; i++) {
         if (i == C_PG && !gang)
             continue;
+        if ((i == C_SA || i == C_ROLE || i == C_RB) && o->build.no_launcher_rbac)
+            continue; /* access.h's limited mode: neither cached nor created */
         struct cache_opts co = { .res = spec[i].r, .ns = o->ns, .label_selector = i == C_MPIJOB ? NULL : sel,
                                  .group_label = i == C_MPIJOB ? NULL : LBL_T_JOB_NAME, .prune = spec[i].prune,
                                  .notify = notify, .observe = i == C_POD ? observe_pod : NULL, .ud = ctl };
@@ -168,6 +170,10 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     ob.launcher_seen = lmem_get(ctl->lmem, key);
     struct plan p;
     reconcile_plan(&ob, &ctl->o.build, ju_now_ms(), &p);
+    for (size_t i = 0; i < p.n; i++) /* patch not granted (access.h): list + PUT */
+        p.a[i].by_update = p.a[i].kind == ACT_PATCH &&
+                           ((p.a[i].res == RK_CONFIGMAP && ctl->o.build.no_patch_configmaps) ||
+                            (p.a[i].res == RK_JOB && ctl->o.build.no_patch_jobs));
     struct sink_ctx sc = { ctl, key };
     struct apply_sink sink = { sink_stored, sink_gone, &sc };
     int rc = p.n ? apply_plan(ctl->c, ob.job, &p, &sink) : 0;
