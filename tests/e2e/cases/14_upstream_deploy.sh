@@ -112,6 +112,12 @@ kc logs -n mpi-operator "$OP" | grep -q "RBAC: the operator's role grants no cre
 if kc logs -n mpi-operator "$OP" | grep -i 'forbidden'; then
   ks_fail "the operator asked for something upstream's ClusterRole does not grant (above)"
 fi
+# the hostfile ConfigMap follows the workers through list + PUT (upstream grants no patch)
+OPUSER=system:serviceaccount:mpi-operator:mpi-operator
+grep -qE "PUT /api/v1/namespaces/default/configmaps/pi-config 200 [0-9.]+ms $OPUSER\$" "$KS_DIR/apiserver.log" \
+  || ks_fail "the operator never updated (PUT) the ConfigMap pi-config"
+grep -qE "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews 201 [0-9.]+ms $OPUSER\$" "$KS_DIR/apiserver.log" \
+  || ks_fail "the operator made no SelfSubjectAccessReview"
 PODNAME=$(kc get pods -l mpi_job_name=pi,mpi_role_type=launcher -o name | tail -1)
 kc logs "$PODNAME" | grep -q 'pi is approximately 3.14' || ks_fail "launcher log lacks the program's output"
 kc logs "$PODNAME" -c mpi-agent-init | grep -q 'no-API mode: workers from /etc/mpi/hostfile' || ks_fail "the launcher's init did not run in the no-API mode"
