@@ -415,6 +415,14 @@ void reconcile_plan(const struct observed *obs, const struct build_opts *o, int6
         json_decref(c.status);
         return;
     }
+    if (o->no_launcher_rbac && j.transport == TRANSPORT_EXEC) { /* access.h's limited mode */
+        invalid_job(&c, j.ns, j.name, "the exec transport needs API access in the launcher, and this operator's "
+                    "role grants no create on serviceaccounts, roles or rolebindings to give it: use the ssh "
+                    "transport (annotation " ANN_TRANSPORT ": ssh) or the operator's full ClusterRole (deploy/)");
+        update_status(&c);
+        json_decref(c.status);
+        return;
+    }
     c.workers = calloc(j.worker.replicas + 1, sizeof *c.workers);
     if (!c.workers) {
         p->retry = 1;

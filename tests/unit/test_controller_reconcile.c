@@ -720,6 +720,20 @@ static void test_limited_rbac(void **state)
     assert_null(json_object_get(json_object_get(json_object_get(json_object_get(lj, "spec"), "template"), "spec"),
                                 "serviceAccountName"));
     world_free(&w);
+    /* an exec-transport job cannot run so: Failed once, naming why, nothing created */
+    world_init(&w, job_json);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "metadata"), "annotations",
+                        json_pack("{s:s}", ANN_TRANSPORT, "exec"));
+    g_no_rbac = 1;
+    sync_at(&w, T0, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 0);
+    assert_int_equal(count(&p, ACT_CREATE, RK_CONFIGMAP), 0);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "status"), "True");
+    assert_non_null(strstr(cond_field(&w, COND_FAILED, "message"), "the exec transport needs API access"));
+    assert_int_equal(sync1(&w, T0 + 1000), 0);
+    g_no_rbac = 0;
+    world_free(&w);
 }
 
 static void test_managed_externally(void **state)
