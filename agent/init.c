@@ -51,8 +51,35 @@ static int worker_failed(void *ud, char **why)
     return 0;
 }
 
+/* No-API mode: no pod states to wait on; the workers are ready once each answers SSH,
+ * within the usual worker timeout. 0 ok, -2 with *err naming the unreachable workers. */
+static int prepare_no_api(struct agent_session *s, char **err)
+{
+    if (s->o->no_reach) {
+        agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
+        return 0;
+    }
+    struct agent_reach_result *rr = NULL;
+    int bad = agent_reach_all(s, s->o->timeout_s, &rr);
+    if (bad != 0) {
+        char *rep = rr ? agent_reach_report(s, rr) : NULL;
+        kube_set_err(err, "timed out after %.0f s waiting for workers: %d not reachable through ssh "
+                     "(no-API mode):\n%s", s->o->timeout_s, bad, rep ? rep : "");
+        free(rep);
+        agent_reach_results_free(rr, s->hosts.n);
+        return -2;
+    }
+    agent_reach_results_free(rr, s->hosts.n);
+    agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_READY);
+    agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
+    KLOG_INFO("%zu/%zu workers reachable through ssh (no-API mode)", s->hosts.n, s->hosts.n);
+    return 0;
+}
+
 int agent_prepare_workers(struct agent_session *s, char **err)
 {
+    if (s->no_api)
+        return prepare_no_api(s, err);
     int64_t t0 = kube_now_ms();
     int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
     if (!s->o->no_reach && s->o->transport == MPIK8S_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
@@ -169,6 +196,7 @@ int agent_cmd_init(struct agent_opts *o)
 {
     struct agent_session s = { 0 };
     s.o = o;
+    s.allow_no_api = 1;
     char *err = NULL, *summary = NULL;
     int rc = 1;
     drop_record(o);
@@ -183,7 +211,7 @@ int agent_cmd_init(struct agent_opts *o)
         rc = pw == -2 ? AGENT_EXIT_WORKERS_NOT_READY : 1;
         goto out;
     }
-    if (o->transport == MPIK8S_TRANSPORT_SSH && write_ip_map(&s, &err) < 0)
+    if (o->transport == MPIK8S_TRANSPORT_SSH && !s.no_api && write_ip_map(&s, &err) < 0)
         goto out;
     keep_record(&s);
     summary = kube_strdup_printf("init: %zu worker(s) ready and reachable", s.hosts.n);

@@ -142,11 +142,12 @@ int agent_cmd_run(struct agent_opts *o)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     struct agent_session s = { 0 };
     s.o = o;
+    s.allow_no_api = 1;
     char *err = NULL, *summary = NULL;
     int code = 1, wrote_hostfile = 0;
     if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
         goto fail;
-    if (o->no_wait)
+    if (o->no_wait && !s.no_api)
         watch_only(&s);
     else if (!init_done(&s) && agent_prepare_workers(&s, &err) < 0)
         goto fail;

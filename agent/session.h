@@ -20,10 +20,14 @@ struct agent_session {
     struct kube_informer *inf;   /* pods of the job (or namespace), started by agent_watch_start */
     struct agent_phases phases;
     struct agent_reach_early *early; /* checks started during the wait (or NULL) */
+    int allow_no_api; /* set by init and run before connecting: the no-API mode may be chosen */
+    int no_api; /* no usable API credentials: client NULL, workers from the hostfile, SSH checks only */
 };
 
 /* Connects: loads the config (flag, env, in-cluster, ~/.kube/config) and creates the client;
- * settles the namespace. 0 ok, -1 with *err. */
+ * settles the namespace. With s->allow_no_api, for an SSH job with a hostfile, no usable credentials (no config, no
+ * service-account token, or 401/403 on a first list of the job's pods) select the no-API
+ * mode (s->no_api, client NULL; one log line says why). 0 ok, -1 with *err. */
 int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **err);
 /* Finds the workers: the hostfile when present (or given), else MPI_JOB_WORKERS names
  * <job>-worker-<i>, else the pods labelled mpi_job_name=<job>,mpi_role_type=worker.

@@ -12,6 +12,7 @@
  * and after the runs before them: the launcher Job is created only once its
  * ConfigMap, ServiceAccount and the workers exist. */
 #include "controller.h"
+#include "access.h"
 #include "crds.h"
 #include "kube/json.h"
 #include "kube/util.h"
@@ -88,7 +89,10 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
         return 0; /* apply_plan records Events itself, once the writes went through */
     case ACT_CREATE: res = kube_create(c, r, ns, a->obj, &err); break;
     case ACT_STATUS: res = kube_update_status(c, r, ns, a->name, a->obj, &err); break;
-    case ACT_PATCH: res = kube_patch(c, r, ns, a->name, NULL, KUBE_PATCH_MERGE, a->obj, &err); break;
+    case ACT_PATCH:
+        res = a->by_update ? access_update_merge(c, r, ns, a->name, a->obj, &err)
+                           : kube_patch(c, r, ns, a->name, NULL, KUBE_PATCH_MERGE, a->obj, &err);
+        break;
     case ACT_DELETE: res = kube_delete(c, r, ns, a->name, &bg, &err); break;
     case ACT_SSH_SECRET: res = ssh_secret(c, job, a->name, &err); break;
     }

@@ -89,6 +89,8 @@ static int new_informer(struct controller *ctl, struct kube_client *watch_c, enu
     int gang = ctl->o.build.gang && *ctl->o.build.gang;
     if (k->read == KR_NONE || (r == RK_PODGROUP && !gang))
         return 0;
+    if ((r == RK_SERVICEACCOUNT || r == RK_ROLE || r == RK_ROLEBINDING) && ctl->o.build.no_launcher_rbac)
+        return 0; /* access.h's limited mode: neither cached nor created */
     struct kube_informer_opts io = { .ns = ctl->o.ns, .page_size = LIST_PAGE, .transform = k->prune, .compact = 1,
                                      .list_gate = &ctl->list_gate };
     if (k->read == KR_JOB) {
@@ -227,6 +229,10 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     ob.launcher_seen = lmem_get(ctl->lmem, key);
     struct plan p;
     reconcile_plan(&ob, &ctl->o.build, kube_realtime_ms(), &p);
+    for (size_t i = 0; i < p.n; i++) /* patch not granted (access.h): list + PUT */
+        p.a[i].by_update = p.a[i].kind == ACT_PATCH &&
+                           ((p.a[i].res == RK_CONFIGMAP && ctl->o.build.no_patch_configmaps) ||
+                            (p.a[i].res == RK_JOB && ctl->o.build.no_patch_jobs));
     struct sink_ctx sc = { ctl, key };
     struct apply_sink sink = { sink_stored, sink_gone, &sc };
     int rc = p.n ? apply_plan(ctl->c, ctl->events, ob.job, &p, &sink) : 0;

@@ -2,6 +2,7 @@
  * Lease, run the controller until SIGTERM/SIGINT, then stop the workers and
  * release the Lease so a standby takes over at once. */
 #include "controller.h"
+#include "access.h"
 #include "crds.h"
 #include "health.h"
 #include "leader.h"
@@ -155,6 +156,11 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc,
         leader_free(l);
         return 0;
     }
+    struct access acc;
+    access_probe(c, o->ns, &acc);
+    o->build.no_launcher_rbac = !acc.launcher_rbac;
+    o->build.no_patch_configmaps = !acc.patch_configmaps;
+    o->build.no_patch_jobs = !acc.patch_jobs;
     controller_learned(ctl, o);
     char *err = NULL;
     int rc = 0;

@@ -11,6 +11,10 @@ struct build_opts {
     const char *agent_image;    /* init container image (default mpik8s/mpi-agent:latest) */
     const char *gang;           /* NULL/"" = none, "volcano", or "scheduler-plugins" */
     const char *cluster_domain; /* appended to FQDN hosts when set (e.g. "cluster.local") */
+    /* access.h's limited mode (the operator's RBAC, probed at start; 0 = full grants): no
+     * ServiceAccount/Role/RoleBinding for the launcher, which runs without API access and is
+     * created once every worker is Ready; updates instead of merge patches */
+    int no_launcher_rbac, no_patch_configmaps, no_patch_jobs;
 };
 
 #define DEFAULT_AGENT_IMAGE "mpik8s/mpi-agent:latest"

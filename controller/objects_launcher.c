@@ -183,7 +183,7 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     json_t *spec = json_object_get(pod, "spec");
     kube_json_set_str(spec, "hostname", name);
     kube_json_set_str(spec, "subdomain", svc);
-    if (!launcher_user_sa(j))
+    if (!launcher_user_sa(j) && !o->no_launcher_rbac) /* limited mode: no such account */
         kube_json_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
     kube_json_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));

@@ -257,9 +257,11 @@ static int ensure_objects(struct sync_ctx *c)
                      strcmp(pod_phase(c->workers[i]), "Running") == 0;
     int rc = ensure(c, RK_CONFIGMAP, ob->configmap, obj_configmap(c->j, c->o, running));
     free(running);
-    if (rc < 0 || ensure(c, RK_SERVICEACCOUNT, ob->sa, obj_service_account(c->j)) < 0 ||
-        ensure(c, RK_ROLE, ob->role, obj_role(c->j)) < 0 ||
-        ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j)) < 0 ||
+    /* the launcher's identity, unless RBAC grants it not (access.h's limited mode) */
+    int rbac = !c->o->no_launcher_rbac;
+    if (rc < 0 || (rbac && ensure(c, RK_SERVICEACCOUNT, ob->sa, obj_service_account(c->j)) < 0) ||
+        (rbac && ensure(c, RK_ROLE, ob->role, obj_role(c->j)) < 0) ||
+        (rbac && ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j)) < 0) ||
         ensure(c, RK_SERVICE, ob->service, obj_service(c->j)) < 0)
         return -1;
     if (c->j->transport == MPIK8S_TRANSPORT_SSH) {
@@ -304,7 +306,10 @@ static void ensure_launcher(struct sync_ctx *c, long long ready)
         }
         return;
     }
-    if (c->j->launcher_creation == LAUNCH_WAIT_FOR_WORKERS_READY && ready < c->j->worker.replicas)
+    /* without API access (access.h's limited mode) the launcher's agent cannot wait for the
+     * workers' pods: it is created once they are Ready, as WaitForWorkersReady */
+    if ((c->j->launcher_creation == LAUNCH_WAIT_FOR_WORKERS_READY || c->o->no_launcher_rbac) &&
+        ready < c->j->worker.replicas)
         return; /* a worker pod update will sync again */
     plan_obj(c->p, ACT_CREATE, RK_JOB, obj_launcher_job(c->j, c->o));
 }
@@ -404,6 +409,14 @@ void reconcile_plan(const struct observed *obs, const struct build_opts *o, int6
         return;
     }
     if (j.managed_by && strcmp(j.managed_by, MPIJOB_MANAGED_BY_KUEUE) == 0) {
+        json_decref(c.status);
+        return;
+    }
+    if (o->no_launcher_rbac && j.transport == MPIK8S_TRANSPORT_EXEC) { /* access.h's limited mode */
+        invalid_job(&c, j.ns, j.name, "the exec transport needs API access in the launcher, and this operator's "
+                    "role grants no create on serviceaccounts, roles or rolebindings to give it: use the ssh "
+                    "transport (annotation " MPIK8S_ANN_TRANSPORT ": ssh) or the operator's full ClusterRole (deploy/)");
+        update_status(&c);
         json_decref(c.status);
         return;
     }

@@ -29,6 +29,7 @@ struct action {
     char *name;       /* object name (PATCH/DELETE/SSH_SECRET) */
     json_t *obj;      /* owned */
     char *ev_type, *ev_reason, *ev_msg; /* ACT_EVENT */
+    int by_update;    /* ACT_PATCH through list + PUT (patch not granted, access.h) */
 };
 
 struct observed {

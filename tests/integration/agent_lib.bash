@@ -109,7 +109,8 @@ no_orphans() {
 # (YAML list), WORKER_RESTART; for the last worker only: LAST_IMAGE, LAST_CMD, WORKER_GPUS,
 # LAST_PROBE (readiness: file must exist); AGENT_TIMEOUT, MPI_PROG (YAML list items),
 # LAUNCH_TIMEOUT (bound on mpirun), EXTRA_AGENT_ARGS (YAML list items, run mode),
-# TRANSPORT (exec|ssh), SSH_DIR (the job's key directory, for ssh).
+# TRANSPORT (exec|ssh), SSH_DIR (the job's key directory, for ssh), LAUNCHER_SA (the launcher's
+# account, default $job-launcher; "default" = one without the Role: no API access).
 job_yaml() {
   local job=$1 n=$2 mode=$3 i
   local wimg=${WORKER_IMAGE:-mpik8s/openmpi} wcmd='[sleep, "3600"]' prog='mpi-pi, "2000000"'
@@ -182,7 +183,7 @@ metadata:
   name: $job-launcher
   labels: {mpi_job_name: $job, mpi_role_type: launcher}
 spec:
-  serviceAccountName: $job-launcher
+  serviceAccountName: ${LAUNCHER_SA:-$job-launcher}
   restartPolicy: Never
   terminationGracePeriodSeconds: 5
   volumes:

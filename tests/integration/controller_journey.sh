@@ -54,6 +54,8 @@ kc get -o yaml mpijobs pi | tee "$KS_DIR/pi.yaml"
 grep -qx 'apiVersion: kubeflow.org/v1alpha2' "$KS_DIR/pi.yaml" || ks_fail "kubectl get -o yaml mpijobs pi: apiVersion is not kubeflow.org/v1alpha2"
 kc logs -n mpi-operator "$OP" | grep -q 'MPIJobs at kubeflow.org/v1alpha2 (API discovery)' \
   || ks_fail "the operator did not discover v1alpha2: $(kc logs -n mpi-operator "$OP" | head -5)"
+kc logs -n mpi-operator "$OP" | grep -q 'RBAC: full mode' \
+  || ks_fail "our deploy's ClusterRole did not give the RBAC probe's full mode: $(kc logs -n mpi-operator "$OP" | grep 'RBAC:')"
 types=$(kc get mpijob pi -o jsonpath='{range .status.conditions[*]}{.type}:{.status}:{.reason} {end}')
 [ "$types" = "Created:True:MPIJobCreated Running:False:MPIJobRunning Succeeded:True:MPIJobSucceeded " ] \
   || ks_fail "conditions: $types"

@@ -141,6 +141,7 @@ static void observe(struct world *w, struct observed *ob)
 }
 
 static const char *g_gang; /* --gang-scheduling of the syncs (NULL: none) */
+static int g_no_rbac;       /* access.h's limited mode: no launcher RBAC */
 
 /* One sync at now; returns the number of actions, the plan is kept in *p (caller frees). */
 static size_t sync_at(struct world *w, int64_t now, struct plan *p)
@@ -149,6 +150,7 @@ static size_t sync_at(struct world *w, int64_t now, struct plan *p)
     struct build_opts o;
     build_opts_default(&o);
     o.gang = g_gang;
+    o.no_launcher_rbac = g_no_rbac;
     observe(w, &ob);
     reconcile_plan(&ob, &o, now, p);
     apply(w, p);
@@ -688,6 +690,53 @@ static void test_wait_for_workers_ready(void **state)
     world_free(&w);
 }
 
+/* Limited RBAC mode (upstream's ClusterRole): no launcher ServiceAccount, Role or RoleBinding;
+ * the launcher Job, without our account, only once every worker is Ready. */
+static void test_limited_rbac(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    g_no_rbac = 1;
+    struct plan p;
+    sync_at(&w, T0, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_SERVICEACCOUNT), 0);
+    assert_int_equal(count(&p, ACT_CREATE, RK_ROLE), 0);
+    assert_int_equal(count(&p, ACT_CREATE, RK_ROLEBINDING), 0);
+    assert_int_equal(count(&p, ACT_CREATE, RK_CONFIGMAP), 1);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 2);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 0);
+    plan_free(&p);
+    set_pod(&w, "pi-worker-0", "Running", 1);
+    sync_at(&w, T0 + 1000, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 0);
+    plan_free(&p);
+    set_pod(&w, "pi-worker-1", "Running", 1);
+    sync_at(&w, T0 + 2000, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 1);
+    plan_free(&p);
+    g_no_rbac = 0;
+    json_t *lj = get(&w, RK_JOB, "pi-launcher");
+    assert_non_null(lj);
+    assert_null(json_object_get(json_object_get(json_object_get(json_object_get(lj, "spec"), "template"), "spec"),
+                                "serviceAccountName"));
+    world_free(&w);
+    /* an exec-transport job cannot run so: Failed once, naming why, nothing created */
+    world_init(&w, job_json);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "metadata"), "annotations",
+                        json_pack("{s:s}", MPIK8S_ANN_TRANSPORT, "exec"));
+    g_no_rbac = 1;
+    sync_at(&w, T0, &p);
+    assert_int_equal(count(&p, ACT_CREATE, RK_POD), 0);
+    assert_int_equal(count(&p, ACT_CREATE, RK_CONFIGMAP), 0);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "status"), "True");
+    assert_non_null(strstr(cond_field(&w, COND_FAILED, "message"), "the exec transport needs API access"));
+    assert_int_equal(sync1(&w, T0 + 1000), 0);
+    g_no_rbac = 0;
+    world_free(&w);
+}
+
 static void test_managed_externally(void **state)
 {
     (void)state;
@@ -800,6 +849,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_job_plan),
+        cmocka_unit_test(test_limited_rbac),
         cmocka_unit_test(test_running_then_succeeded),
         cmocka_unit_test(test_launcher_failed_message),
         cmocka_unit_test(test_restarting),

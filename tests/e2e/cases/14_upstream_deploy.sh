@@ -8,10 +8,12 @@
 # --lock-namespace=mpi-operator`; written here from those facts) with
 # image: mpik8s/mpi-operator:latest. The CRD serves v2beta1 alone, as upstream's (its
 # schema is our generated v2beta1 one). The operator runs as that pod under that
-# ServiceAccount with kubesim's RBAC, and examples/v2beta1/pi.yaml runs to Succeeded.
-# Listed in tests/e2e/known-failing: under upstream's ClusterRole the operator cannot
-# list/watch/create serviceaccounts, roles and rolebindings (the launcher's Role for
-# mpi-agent), so the job never starts; docs/controller.md, "Upstream v2beta1 and us".
+# ServiceAccount with kubesim's RBAC, and examples/v2beta1/pi.yaml runs to Succeeded:
+# the operator's RBAC probe (SelfSubjectAccessReviews, evaluated by kubesim's RBAC) finds
+# no serviceaccounts/roles/rolebindings and no patch, and runs in its limited mode: the
+# launcher runs without API access (mpi-agent's no-API mode) once every worker is Ready,
+# updates instead of patches; nothing the operator asks is refused (docs/controller.md,
+# "RBAC probe", "Upstream v2beta1 and us").
 set -u
 : "${ROOT:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 . "$ROOT/tests/integration/controller_common.bash"
@@ -105,10 +107,20 @@ if ! ks_wait_for '[ "$(cond pi Succeeded status)" = True ]' 180; then
 fi
 kc get mpijob pi -o yaml | grep -qx 'apiVersion: kubeflow.org/v2beta1' || ks_fail "apiVersion is not kubeflow.org/v2beta1"
 kc logs -n mpi-operator "$OP" | grep -q 'MPIJobs at kubeflow.org/v2beta1 (API discovery)' || ks_fail "no discovery log line"
+kc logs -n mpi-operator "$OP" | grep -q "RBAC: the operator's role grants no create on serviceaccounts, roles or rolebindings; no patch on configmaps and jobs: limited mode" \
+  || ks_fail "no limited-mode RBAC line: $(kc logs -n mpi-operator "$OP" | grep 'RBAC:')"
 if kc logs -n mpi-operator "$OP" | grep -i 'forbidden'; then
   ks_fail "the operator asked for something upstream's ClusterRole does not grant (above)"
 fi
+# the hostfile ConfigMap follows the workers through list + PUT (upstream grants no patch)
+OPUSER=system:serviceaccount:mpi-operator:mpi-operator
+grep -qE "PUT /api/v1/namespaces/default/configmaps/pi-config 200 [0-9.]+ms $OPUSER\$" "$KS_DIR/apiserver.log" \
+  || ks_fail "the operator never updated (PUT) the ConfigMap pi-config"
+grep -qE "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews 201 [0-9.]+ms $OPUSER\$" "$KS_DIR/apiserver.log" \
+  || ks_fail "the operator made no SelfSubjectAccessReview"
 PODNAME=$(kc get pods -l mpi_job_name=pi,mpi_role_type=launcher -o name | tail -1)
 kc logs "$PODNAME" | grep -q 'pi is approximately 3.14' || ks_fail "launcher log lacks the program's output"
+kc logs "$PODNAME" -c mpi-agent-init | grep -q 'no-API mode: workers from /etc/mpi/hostfile' || ks_fail "the launcher's init did not run in the no-API mode"
+kc logs "$PODNAME" -c mpi-agent-init | grep -q '2/2 workers reachable through ssh (no-API mode)' || ks_fail "no-API init did not check the workers"
 kc delete mpijob pi >/dev/null
-echo "E2E-RESULT: PASS upstream's v2beta1 install (only the image swapped) ran pi to Succeeded (operator pod $OP)"
+echo "E2E-RESULT: PASS upstream's v2beta1 install (only the image swapped) ran pi to Succeeded (operator pod $OP, RBAC limited mode, launcher without API access)"
