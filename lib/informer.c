@@ -231,16 +231,13 @@ static void replace_all(struct kube_informer *inf, struct store *fresh, const ch
 
 /* ---- watch events ---- */
 
-/* Applies one event to the cache; lock held. Returns 1 when it brings news (a deletion, a
- * newer revision, an object not cached), 0 when it is the revision a write-through already
- * stored or older: the handlers' on_group is then not called. */
-static int apply_event_locked(struct kube_informer *inf, const struct kube_watch_event *ev, const char *group,
+/* Applies one event to the cache; lock held. */
+static void apply_event_locked(struct kube_informer *inf, const struct kube_watch_event *ev, const char *group,
                                const char *name, struct deltas *ds)
 {
     unsigned long long rv = informer_rv_num(ev->object);
     const struct store_entry *old = store_get(inf->store, group, name);
     json_t *old_obj = old ? json_incref(old->obj) : NULL;
-    int news = ev->type == KUBE_EVENT_DELETED || !rv || !old || old->rv < rv;
     if (ev->type == KUBE_EVENT_DELETED) {
         if (store_del(inf->store, group, name) && wants_deltas(inf))
             push(ds, CH_DELETE, old_obj, NULL);
@@ -252,7 +249,6 @@ static int apply_event_locked(struct kube_informer *inf, const struct kube_watch
     if (rv > inf->seen_rv)
         inf->seen_rv = rv;
     informer_bump(inf);
-    return news;
 }
 
 static int on_watch_event(const struct kube_watch_event *ev, void *ud)
@@ -270,10 +266,9 @@ static int on_watch_event(const struct kube_watch_event *ev, void *ud)
         inf->h.on_object(group, ev->object, inf->h.ud);
     struct deltas ds = {NULL, 0, 0, inf->h.on_group ? json_array() : NULL};
     pthread_mutex_lock(&inf->mu);
-    int news = apply_event_locked(inf, ev, group, name, &ds);
+    apply_event_locked(inf, ev, group, name, &ds);
     pthread_mutex_unlock(&inf->mu);
-    if (news)
-        json_array_append_new(ds.groups, json_string(group));
+    json_array_append_new(ds.groups, json_string(group));
     dispatch(inf, &ds);
     free(group);
     return 0;

@@ -38,9 +38,8 @@ struct kube_informer_handlers {
     /* Every object as received (listed, added, modified, or deleted: its last state), before the
      * transform and before the cache changes, with its group; NULL = none. */
     void (*on_object)(const char *group, const json_t *obj, void *ud);
-    /* After the cache changed: once per watch event with the object's group (not for an event
-     * carrying the revision already cached, e.g. by a kube_informer_store write-through, or an
-     * older one); after a relist, once for every group present before or after it. NULL = none. */
+    /* After the cache changed: once per watch event with the object's group; after a relist,
+     * once for every group present before or after it. NULL = none. */
     void (*on_group)(const char *group, void *ud);
 };
 
