@@ -3,7 +3,8 @@
 # workload programs (images/), and every test.
 #
 #   make            build everything into bin/
-#   make test       unit tests, fuzz smoke runs, integration tests on kubesim
+#   make test       format check, unit tests, fuzz smoke runs, integration tests on kubesim
+#   make format     rewrite the C sources to .clang-format's layout (format-check: list those that differ)
 #   make asan       the same tests with AddressSanitizer + UBSan builds
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
 #   make valgrind   every unit test under valgrind memcheck (leaks, invalid accesses)
@@ -74,7 +75,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 
-.PHONY: e2e all stage test unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools
+.PHONY: e2e all stage test unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -114,7 +115,23 @@ stage: all
 integration: all stage $(if $(TEST_PROGS),test-progs)
 	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) tests/run-integration.sh
 
-test: all unit fuzz-smoke integration
+# The format check first: it takes seconds and names the files to fix.
+test: format-check
+	$(MAKE) --no-print-directory all unit fuzz-smoke integration
+
+# ---- layout (.clang-format, clang-format 14) over every C source of ours ----
+CLANG_FORMAT ?= clang-format
+FORMAT_DIRS  := lib controller agent rsh include tests/unit tests/fuzz images/nccl-benchmarks/src
+FORMAT_SRCS   = $(shell find $(FORMAT_DIRS) -name '*.[ch]' 2>/dev/null | sort)
+format:
+	@command -v $(CLANG_FORMAT) >/dev/null || { echo "format: $(CLANG_FORMAT) not found (make deps installs clang-format)"; exit 2; }
+	$(CLANG_FORMAT) -i --style=file $(FORMAT_SRCS)
+format-check:
+	@command -v $(CLANG_FORMAT) >/dev/null || { echo "format-check: $(CLANG_FORMAT) not found (make deps installs clang-format)"; exit 2; }
+	@out=$$($(CLANG_FORMAT) --dry-run --style=file $(FORMAT_SRCS) 2>&1) || { echo "$$out"; exit 2; }; \
+	bad=$$(printf '%s\n' "$$out" | sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' | sort -u); \
+	if [ -n "$$bad" ]; then echo "format-check: these files differ from .clang-format's layout (run make format):"; \
+	  printf '  %s\n' $$bad; exit 1; fi; echo "format-check: $(words $(FORMAT_SRCS)) files match .clang-format"
 
 # The whole-system fault matrix, load and security runs (full; a bounded subset is in integration).
 e2e: all stage $(if $(TEST_PROGS),test-progs)
@@ -170,7 +187,8 @@ DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
   libjansson-dev libyaml-dev libssl-dev libcurl4-openssl-dev libssh2-1-dev libcmocka-dev openmpi-bin \
   libopenmpi-dev libpmix-dev libopenblas-dev libmicrohttpd-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
-  hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy buildah mmdebstrap
+  hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy buildah mmdebstrap \
+  clang-format
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -87,16 +87,6 @@ void lmem_forget(struct launcher_memory *m, const char *key)
     pthread_mutex_unlock(&m->mu);
 }
 
-size_t lmem_count(struct launcher_memory *m)
-{
-    if (!m)
-        return 0;
-    pthread_mutex_lock(&m->mu);
-    size_t n = json_object_size(m->pods);
-    pthread_mutex_unlock(&m->mu);
-    return n;
-}
-
 void lmem_free(struct launcher_memory *m)
 {
     if (!m)

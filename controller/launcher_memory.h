@@ -20,8 +20,6 @@ void lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
 json_t *lmem_get(struct launcher_memory *m, const char *key);
 /* Forgets key (the MPIJob is gone). Thread-safe. */
 void lmem_forget(struct launcher_memory *m, const char *key);
-/* Number of remembered jobs. */
-size_t lmem_count(struct launcher_memory *m);
 /* Frees the memory (NULL is fine). */
 void lmem_free(struct launcher_memory *m);
 

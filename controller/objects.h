@@ -72,7 +72,5 @@ json_t *obj_podgroup(const struct mpijob *j, const struct build_opts *o);
 
 /* Labels a pod of role ("launcher"|"worker") carries; index < 0 = none. */
 json_t *obj_pod_labels(const struct mpijob *j, const char *role, long long index);
-/* Label selector string for the job's pods of role (NULL = all roles); new string. */
-char *obj_pod_selector(const struct mpijob *j, const char *role);
 
 #endif

@@ -88,12 +88,3 @@ json_t *obj_pod_labels(const struct mpijob *j, const char *role, long long index
     }
     return l;
 }
-
-char *obj_pod_selector(const struct mpijob *j, const char *role)
-{
-    char *s = NULL;
-    int rc = role ? asprintf(&s, "%s=%s,%s=%s,%s=%s", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME,
-                             j->name, LBL_T_ROLE, role)
-                  : asprintf(&s, "%s=%s,%s=%s", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name);
-    return rc < 0 ? NULL : s;
-}

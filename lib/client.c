@@ -15,7 +15,6 @@
 
 #include "client_int.h"
 #include "curl_setup.h"
-#include "kube/http.h"
 #include "kube/log.h"
 #include "kube/util.h"
 

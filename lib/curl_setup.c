@@ -66,6 +66,12 @@ char *kube_curl_url(const struct kube_config *cfg, const char *path, const char 
     return url;
 }
 
+char *kube_http_url(const struct kube_config *cfg, const char *path, const char *query)
+{
+    int q = query && *query;
+    return kube_strdup_printf("%s%s%s%s", cfg->server, path, q ? "?" : "", q ? query : "");
+}
+
 #define SET(opt, val)                                                                               \
     do {                                                                                            \
         CURLcode rc_ = curl_easy_setopt(h, opt, val);                                               \

@@ -26,6 +26,10 @@ int kube_curl_apply_config(CURL *h, const struct kube_config *cfg, const struct 
 void kube_curl_lists_free(struct kube_curl_lists *l);
 /* The URL curl is given for path?query: cfg->server, or with tls-server-name that name. */
 char *kube_curl_url(const struct kube_config *cfg, const char *path, const char *query);
+/* The URL messages name for path?query: cfg->server + path (+ "?query" when query is
+ * non-empty), as configured even with tls-server-name (which only sets the name TLS
+ * verifies). A new string or NULL. */
+char *kube_http_url(const struct kube_config *cfg, const char *path, const char *query);
 /* A new one-line message for a failed transfer: what failed (DNS, connect, proxy, TLS verify
  * against which CA, client cert, timeout) and the URL. errbuf is CURLOPT_ERRORBUFFER or NULL. */
 char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url, const struct kube_config *cfg);

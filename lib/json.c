@@ -241,8 +241,3 @@ json_t *kube_json_parse(const char *data, size_t len, char **errmsg)
         kube_set_err(errmsg, "invalid JSON at line %d column %d: %s", jerr.line, jerr.column, jerr.text);
     return v;
 }
-
-char *kube_json_dump(const json_t *v)
-{
-    return v ? json_dumps(v, JSON_COMPACT) : NULL;
-}

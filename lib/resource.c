@@ -13,7 +13,6 @@ const struct kube_resource KUBE_RES_SECRETS = {"", "v1", "secrets", "Secret", 1}
 const struct kube_resource KUBE_RES_SERVICEACCOUNTS = {"", "v1", "serviceaccounts", "ServiceAccount", 1};
 const struct kube_resource KUBE_RES_EVENTS = {"", "v1", "events", "Event", 1};
 const struct kube_resource KUBE_RES_NAMESPACES = {"", "v1", "namespaces", "Namespace", 0};
-const struct kube_resource KUBE_RES_NODES = {"", "v1", "nodes", "Node", 0};
 const struct kube_resource KUBE_RES_JOBS = {"batch", "v1", "jobs", "Job", 1};
 const struct kube_resource KUBE_RES_ROLES = {"rbac.authorization.k8s.io", "v1", "roles", "Role", 1};
 const struct kube_resource KUBE_RES_ROLEBINDINGS = {"rbac.authorization.k8s.io", "v1", "rolebindings",

@@ -1,5 +1,5 @@
 /* tls_ctx.c - an OpenSSL client context for the exec connection from a kube_config, with the
- * same trust rules as the libcurl client (http.c): TLS 1.2 or 1.3; only the configured CA
+ * same trust rules as the libcurl client (curl_setup.c): TLS 1.2 or 1.3; only the configured CA
  * (certificate-authority file or -data; the system store only when none is configured, as
  * kubectl does), or no verification with insecure-skip-tls-verify; the client certificate
  * and key from file or -data, or an exec plugin's. Every failure is one line naming the file

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "client_int.h"
-#include "kube/http.h"
+#include "curl_setup.h"
 #include "kube/json.h"
 #include "kube/log.h"
 #include "kube/util.h"

@@ -60,7 +60,5 @@ void kube_json_set_str(json_t *obj, const char *key, const char *s);
 
 /* Parses len bytes of JSON (need not be NUL-terminated); NULL with *errmsg on failure. */
 json_t *kube_json_parse(const char *data, size_t len, char **errmsg);
-/* Serializes compactly (new string) or NULL. */
-char *kube_json_dump(const json_t *v);
 
 #endif

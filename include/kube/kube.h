@@ -6,7 +6,6 @@
 #include "kube/log.h"
 #include "kube/util.h"
 #include "kube/config.h"
-#include "kube/http.h"
 #include "kube/url.h"
 #include "kube/status.h"
 #include "kube/resource.h"

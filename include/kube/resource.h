@@ -18,7 +18,6 @@ extern const struct kube_resource KUBE_RES_SECRETS;         /* v1 secrets */
 extern const struct kube_resource KUBE_RES_SERVICEACCOUNTS; /* v1 serviceaccounts */
 extern const struct kube_resource KUBE_RES_EVENTS;          /* v1 events */
 extern const struct kube_resource KUBE_RES_NAMESPACES;      /* v1 namespaces (cluster-scoped) */
-extern const struct kube_resource KUBE_RES_NODES;           /* v1 nodes (cluster-scoped) */
 extern const struct kube_resource KUBE_RES_JOBS;            /* batch/v1 jobs */
 extern const struct kube_resource KUBE_RES_ROLES;           /* rbac.authorization.k8s.io/v1 roles */
 extern const struct kube_resource KUBE_RES_ROLEBINDINGS;    /* rbac.authorization.k8s.io/v1 rolebindings */

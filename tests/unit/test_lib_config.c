@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "kube/config.h"
-#include "kube/http.h"
+#include "../../lib/curl_setup.h"
 #include "kube/util.h"
 
 static char g_dir[256];
