@@ -61,6 +61,7 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     struct kube_exec_opts x;
     struct kube_exec_result r;
     kube_exec_opts_default(&x);
+    if (!o->tls_dir_set) o->tls_dir = kube_tls_session_dir_default(); /* NULL (no memory): no files */
     x.namespace = o->namespace;
     x.pod = pod;
     x.container = o->container;
@@ -72,6 +73,7 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     x.ping_interval_ms = o->ping_ms;
     x.cancel_fd = rsh_sig_pipe[0];
     x.user_agent = "mpi-rsh/0.1";
+    x.tls_session_dir = o->tls_dir;
     code = kube_exec_run(cfg, &x, &r);
     if (r.outcome == KUBE_EXEC_CANCELLED) {
         if (tagged) remote_kill(cfg, &x, tag);
@@ -98,7 +100,6 @@ int main(int argc, char **argv)
         rsh_opts_free(&o);
         return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */
     }
-    kube_tls_session_dir_default();
     char *pod = rsh_host_to_pod(o.host, &err);
     int code = pod ? run_exec(&o, pod) : 255;
     if (!pod) fprintf(stderr, "mpi-rsh: %s\n", err);

@@ -21,6 +21,8 @@ struct rsh_opts {
     int attempts;            /* -o ConnectionAttempts= (0 = default) */
     int connect_timeout_s;   /* -o ConnectTimeout= (0 = default) */
     int ping_ms;             /* MPI_RSH_PING_MS: client ping interval (0 = 30000) */
+    char *tls_dir;           /* MPI_RSH_TLS_CACHE_DIR (set but empty: NULL, no files); owned */
+    int tls_dir_set;         /* MPI_RSH_TLS_CACHE_DIR was set (else main.c uses the default) */
     /* ours (long options, or the environment the agent sets) */
     const char *namespace;   /* --namespace / MPI_JOB_NAMESPACE */
     const char *container;   /* --container / MPI_JOB_WORKER_CONTAINER */
@@ -40,7 +42,8 @@ struct rsh_opts {
  * 0 ok; -1 with *errmsg (usage error). o->command is malloc'd; free with rsh_opts_free. */
 int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg);
 /* Fills unset fields from the environment (MPI_JOB_NAMESPACE, MPI_JOB_WORKER_CONTAINER,
- * MPI_JOB_TRANSPORT, MPI_JOB_SSH_DIR, MPI_JOB_SSH_PORT, MPI_RSH_ATTEMPTS, MPI_RSH_PING_MS). 0 ok, -1 bad value. */
+ * MPI_JOB_TRANSPORT, MPI_JOB_SSH_DIR, MPI_JOB_SSH_PORT, MPI_RSH_ATTEMPTS, MPI_RSH_PING_MS,
+ * MPI_RSH_TLS_CACHE_DIR). 0 ok, -1 bad value (or out of memory). */
 int rsh_apply_env(struct rsh_opts *o, char **errmsg);
 /* Frees what o owns. */
 void rsh_opts_free(struct rsh_opts *o);
