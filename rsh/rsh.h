@@ -62,6 +62,12 @@ char *rsh_remote_command(const char *command, const char *tag);
  * (TERM, then KILL after grace_s seconds). */
 char *rsh_kill_script(const char *tag, int grace_s);
 
+/* exec_kill.c: best-effort second exec (short bounds) that signals the processes of the
+ * session tagged tag in base's pod: TERM, KILL a second later. */
+struct kube_config;
+struct kube_exec_opts;
+void rsh_remote_kill(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag);
+
 /* startup.c: the start of both programs: SIGTERM/SIGINT/SIGHUP write their number to
  * rsh_sig_pipe[1] (the transports poll rsh_sig_pipe[0]) and set rsh_got_signal, SIGPIPE is
  * ignored; then argv and the environment into o, and the log level. 0 ok; 255 (the exit
@@ -77,5 +83,8 @@ int rsh_stdin_is_devnull(void);
  * ($MPI_K8S_BUNDLE_DIR), else mpi-rsh's own directory, else PATH. Returns only on failure
  * (255, a one-line message printed). */
 int rsh_exec_ssh_program(char **argv);
+/* Execs the sibling program prog (looked up as above) with argv (argv[0] is replaced by
+ * prog). Returns only on failure (-1, errno set; nothing printed). */
+int rsh_exec_sibling(const char *prog, char **argv);
 
 #endif
