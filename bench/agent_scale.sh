@@ -8,8 +8,10 @@
 #   streams  mpirun -np N sleep HOLD: once kubesim counts N open exec streams (`kubesim stat
 #            exec-streams`), the summed Pss of every mpi-rsh / mpi-rsh-holder / kubectl process
 #            (from /proc/PID/smaps_rollup), per stream, and the streams the API server holds
+#   (mpi-rsh-thin: the libc-only client mpi-rsh becomes under the holder)
 # Usage: bench/agent_scale.sh [N...]   (default 64 128 256; BENCH_NODES=4, BENCH_HOLD=8,
-# BENCH_PATHS="nsenter mpi-rsh kubexec"). Needs root (netns). One run per N (it is long).
+# BENCH_PATHS="nsenter mpi-rsh holder kubexec": holder = mpi-rsh under mpi-rsh-holder, as
+# mpi-agent runs it). Needs root (netns). One run per N (it is long).
 set -euo pipefail
 ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 BINDIR=${BINDIR:-$ROOT/bin}
@@ -17,7 +19,7 @@ KS=$ROOT/tests/kubesim/kubesim
 NS_LIST=${*:-64 128 256}
 NODES=${BENCH_NODES:-4}
 HOLD=${BENCH_HOLD:-8}
-PATHS=${BENCH_PATHS:-nsenter mpi-rsh kubexec}
+PATHS=${BENCH_PATHS:-nsenter mpi-rsh holder kubexec}
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ "$(id -u)" -eq 0 ] || { echo "bench/agent_scale.sh: needs root (kubesim network namespaces)"; exit 0; }
 ulimit -n 65536 2>/dev/null || ulimit -n 4096
@@ -43,12 +45,15 @@ ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(int((last - t0) * 1000), int((time.monotonic() - t0) * 1000), n, rc, "%.2f" % (ru.ru_utime + ru.ru_stime))
 PY
 cat > "$D/pss.py" <<'PY'
-# pss.py NAME...: "KB COUNT": summed Pss of the processes whose comm is one of NAME
+# pss.py TAG NAME...: "KB COUNT": summed Pss of the processes whose comm is one of NAME and
+# whose environment has BENCH_TAG=TAG (this bench's, not another user's on the machine)
 import os, sys
-names = set(sys.argv[1:]); kb = n = 0
+tag = ("BENCH_TAG=" + sys.argv[1]).encode(); names = set(sys.argv[2:]); kb = n = 0
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
         if open("/proc/%s/comm" % pid).read().strip() not in names:
+            continue
+        if tag not in open("/proc/%s/environ" % pid, "rb").read().split(b"\0"):
             continue
         for line in open("/proc/%s/smaps_rollup" % pid):
             if line.startswith("Pss:"):
@@ -108,7 +113,10 @@ for line in sys.stdin:
 ' "$D" > "$D/podpids"
 echo "   $(wc -l < "$D/podpids") pods mapped to host pids (nsenter floor)"
 
-agent_of() { case $1 in nsenter) echo "$D/nsenter.sh" ;; mpi-rsh) echo "$BINDIR/mpi-rsh" ;; kubexec) echo "$D/kubexec.sh" ;; esac; }
+agent_of() { case $1 in nsenter) echo "$D/nsenter.sh" ;; mpi-rsh|holder) echo "$BINDIR/mpi-rsh" ;; kubexec) echo "$D/kubexec.sh" ;; esac; }
+# holder: mpirun runs under mpi-rsh-holder, as `mpi-agent run` starts it; mpi-rsh: without it
+wrap_of() { case $1 in holder) echo "$BINDIR/mpi-rsh-holder --" ;; mpi-rsh) echo "env MPI_AGENT_STREAM_HOLDER=0" ;; *) echo env ;; esac; }
+export BENCH_TAG=$D
 # mpirun ARGS for N ranks with AGENT: no tree spawn (the agents live outside the pods; "AGENT :
 # false" keeps orted from trying them), every daemon launched at once
 mpirun_args() { # -> MA
@@ -125,14 +133,14 @@ for n in $NS_LIST; do
     mpirun_args "$n" "$agent"
     # launch
     RES[$path,$n]=$(TSRUN_LOG=$D/out-$path-$n MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker ksrun \
-      python3 "$D/tsrun.py" timeout 300 mpirun "${MA[@]}" hostname 2>/dev/null || echo "nan nan 0 1 nan")
+      python3 "$D/tsrun.py" timeout 600 $(wrap_of "$path") mpirun "${MA[@]}" hostname 2>/dev/null || echo "nan nan 0 1 nan")
     echo "   N=$n $path launch: $(echo "${RES[$path,$n]}" | awk '{printf "last rank %s ms, exit %s ms, %s lines, rc %s, cpu %s s", $1, $2, $3, $4, $5}')"
     set -- ${RES[$path,$n]}
     [ "$4" = 0 ] && [ "$3" -ge "$n" ] || { echo "   N=$n $path: mpirun failed; its last lines:"; tail -n 15 "$D/out-$path-$n" | sed 's/^/     | /'; continue; }
     [ "$path" = nsenter ] && continue
     # streams held: sample once the API server counts n open streams
     timeout 30 "$KS" stat --dir "$D" exec-streams-reset >/dev/null
-    MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker ksrun timeout 300 mpirun "${MA[@]}" \
+    MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker ksrun timeout 600 $(wrap_of "$path") mpirun "${MA[@]}" \
       sleep "$HOLD" >/dev/null 2>&1 & mp=$!
     open=0; t1=$SECONDS
     while [ $((SECONDS - t1)) -lt 240 ]; do
@@ -140,7 +148,7 @@ for n in $NS_LIST; do
       [ "$open" -ge "$n" ] && break
       sleep 0.5
     done
-    read -r kb procs < <(python3 "$D/pss.py" mpi-rsh mpi-rsh-holder kubectl)
+    read -r kb procs < <(python3 "$D/pss.py" "$D" mpi-rsh mpi-rsh-holder mpi-rsh-thin kubectl)
     read -r open2 peak < <(streams)
     wait $mp || true
     MEM[$path,$n]="$kb $procs $open2 $peak"

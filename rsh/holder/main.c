@@ -154,5 +154,14 @@ int main(int argc, char **argv)
     kube_config_free(cfg);
     free(h.tls_dir);
     close(sfd);
+    if (st >= 0 && WIFSIGNALED(st)) { /* die the same way, so the agent says "killed by" */
+        int sig = WTERMSIG(st);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        sigprocmask(SIG_UNBLOCK, &one, NULL);
+        raise(sig);
+    }
     return st < 0 ? 255 : status_code(st);
 }
