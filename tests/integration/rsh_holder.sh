@@ -5,7 +5,7 @@
 # clients and no full mpi-rsh, the API server counts 16 exec streams and the transport's
 # summed Pss stays under 1 MiB per stream; a worker killed mid-run fails mpirun within 60 s
 # and then nothing is left (no holder, no thin client, no mpi-rsh, no exec stream in
-# kubesim); an API server restart mid-run fails mpirun loudly within 60 s, nothing left;
+# kubesim); mpi-agent run starts mpirun under the holder; an API server restart mid-run fails mpirun loudly within 60 s, nothing left;
 # mpi-rsh whose holder socket is gone runs the stream alone.
 # timeout: 300
 set -u
@@ -34,7 +34,7 @@ ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails+1)); }
 
 for ((i = 0; i < N; i++)); do
-  printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: hw-%d}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers: [{name: main, image: debian, command: [sleep, infinity]}]\n' $i
+  printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: hw-%d, labels: {mpi_job_name: hw, mpi_role_type: worker}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers: [{name: main, image: debian, command: [sleep, infinity]}]\n' $i
   echo "hw-$i slots=1" >> "$M/hosts"
 done > "$M/pods.yaml"
 IN kubectl apply --validate=false -f "$M/pods.yaml" >/dev/null || ks_fail "apply"
@@ -56,6 +56,15 @@ wait "$MP"; rc=$?
 got=$(grep -c '^hw-[0-9]*$' "$M/out1")
 [ $rc -eq 0 ] && [ "$(grep '^hw-' "$M/out1" | sort -u | wc -l)" -eq $N ] && ok "mpirun -np $N hostname through the holder: $got ranks, each pod once" \
   || { bad "mpirun through the holder: rc $rc, $got ranks"; tail -n 20 "$M/out1"; }
+
+# 1b. mpi-agent run starts its command under the holder (and not with MPI_AGENT_STREAM_HOLDER=0)
+agent() { IN env MPI_JOB_NAME=hw MPI_JOB_WORKERS=$N MPI_AGENT_TERMINATION_LOG=$M/term "$@" "$BINDIR/mpi-agent" run \
+  --no-reach-check --timeout 60s --dest "$M/none" --hostfile "$M/hosts" -- sh -c 'echo "holder=$MPI_RSH_HOLDER"' 2>"$M/agent.err"; }
+out=$(agent env)
+[[ "$out" == holder=*/mpi-rsh-holder-*/s ]] && ok "mpi-agent run: the command runs under the holder ($out)" \
+  || { bad "mpi-agent run: got '$out'"; tail -n 5 "$M/agent.err"; }
+out=$(agent env MPI_AGENT_STREAM_HOLDER=0)
+[ "$out" = "holder=" ] && ok "MPI_AGENT_STREAM_HOLDER=0: no holder" || bad "MPI_AGENT_STREAM_HOLDER=0: got '$out'"
 
 # 2. streams live: one holder, N thin clients, no full mpi-rsh; N streams in kubesim; Pss
 launch "$M/out2" sleep 60
