@@ -9,7 +9,7 @@
 #            exec-streams`), the summed Pss of every mpi-rsh / mpi-rsh-holder / kubectl process
 #            (from /proc/PID/smaps_rollup), per stream, and the streams the API server holds
 #   (mpi-rsh-thin: the libc-only client mpi-rsh becomes under the holder)
-# Usage: bench/agent_scale.sh [N...]   (default 64 128 256; BENCH_NODES=4, BENCH_HOLD=8,
+# Usage: bench/agent_scale.sh [N...]   (default 64 128 256; BENCH_NODES=4, BENCH_HOLD=60 (s the ranks sleep: all N streams must be live at once),
 # BENCH_PATHS="nsenter mpi-rsh holder kubexec": holder = mpi-rsh under mpi-rsh-holder, as
 # mpi-agent runs it). Needs root (netns). One run per N (it is long).
 set -euo pipefail
@@ -18,7 +18,7 @@ BINDIR=${BINDIR:-$ROOT/bin}
 KS=$ROOT/tests/kubesim/kubesim
 NS_LIST=${*:-64 128 256}
 NODES=${BENCH_NODES:-4}
-HOLD=${BENCH_HOLD:-8}
+HOLD=${BENCH_HOLD:-60}
 PATHS=${BENCH_PATHS:-nsenter mpi-rsh holder kubexec}
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ "$(id -u)" -eq 0 ] || { echo "bench/agent_scale.sh: needs root (kubesim network namespaces)"; exit 0; }
@@ -142,14 +142,19 @@ for n in $NS_LIST; do
     timeout 60 "$KS" stat --dir "$D" exec-streams-reset >/dev/null || true
     MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker ksrun timeout 600 $(wrap_of "$path") mpirun "${MA[@]}" \
       sleep "$HOLD" >/dev/null 2>&1 & mp=$!
-    open=0; t1=$SECONDS
-    while [ $((SECONDS - t1)) -lt 240 ]; do
-      read -r open _ < <(streams)
-      [ "$open" -ge "$n" ] && break
+    # sample whenever more streams are open than at the last sample; done at n or when mpirun ends
+    best=0 kb=0 procs=0 open2=0; t1=$SECONDS
+    while [ $((SECONDS - t1)) -lt 300 ] && kill -0 $mp 2>/dev/null; do
+      read -r open _ < <(streams) || open=0
+      if [ "$open" -gt "$best" ]; then
+        best=$open
+        read -r kb procs < <(python3 "$D/pss.py" "$D" mpi-rsh mpi-rsh-holder mpi-rsh-thin kubectl) || true
+        read -r open2 _ < <(streams) || open2=0
+      fi
+      [ "$best" -ge "$n" ] && break
       sleep 0.5
     done
-    read -r kb procs < <(python3 "$D/pss.py" "$D" mpi-rsh mpi-rsh-holder mpi-rsh-thin kubectl)
-    read -r open2 peak < <(streams)
+    read -r _ peak < <(streams) || peak=0
     wait $mp || true
     MEM[$path,$n]="$kb $procs $open2 $peak"
     echo "   N=$n $path streams: $open2 open (peak $peak) when sampled; $procs transport processes, Pss $kb KB" \
