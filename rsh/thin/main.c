@@ -127,8 +127,9 @@ static int wait_reply(int s, const char *pod)
             ssize_t n = recv(s, r, sizeof r, 0);
             if (n < 0 && errno == EINTR) continue;
             if (n == 2 && r[0] == RSH_HOLDER_EXIT) return (unsigned char)r[1];
-            fprintf(stderr, "mpi-rsh: %s: the stream holder ($%s) %s\n", pod, RSH_HOLDER_ENV,
-                    n < 0 ? strerror(errno) : n == 0 ? "went away before the command's exit status" : "sent a bad reply");
+            fprintf(stderr, "mpi-rsh: %s: the stream holder ($%s) %s%s\n", pod, RSH_HOLDER_ENV,
+                    n < 0 ? "failed: " : "", n < 0 ? strerror(errno) : n == 0 ? "went away before the command's exit status"
+                                                                    : "sent a bad reply");
             return 255;
         }
     }
