@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -94,6 +95,10 @@ static int serve(struct holder *h, int ls, int sfd, pid_t pid)
         if (ls >= 0 && (p[1].revents & POLLIN)) {
             int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
             if (c >= 0 && holder_stream_start(h, c) < 0) KLOG_WARN("cannot serve a client: out of threads or memory");
+            if (c < 0 && (errno == EMFILE || errno == ENFILE)) { /* the client waits in the backlog: no spin */
+                KLOG_WARN("accept: %s (%d streams open)", strerror(errno), holder_streams_active());
+                poll(NULL, 0, 100);
+            }
         }
     }
 }
@@ -110,6 +115,11 @@ int main(int argc, char **argv)
     if (i >= argc) { fprintf(stderr, "usage: mpi-rsh-holder [-v] -- COMMAND [ARGS...]\n"); return 2; }
     kube_log_set_level(verbose ? KUBE_LOG_INFO + verbose : KUBE_LOG_WARN);
     signal(SIGPIPE, SIG_IGN);
+    struct rlimit nf; /* 5 fds per stream (client socket, its stdio, the TLS socket): raise the soft limit */
+    if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur < nf.rlim_max) {
+        nf.rlim_cur = nf.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &nf) < 0) KLOG_DEBUG("setrlimit(NOFILE): %s", strerror(errno));
+    }
     sigset_t set;
     sigemptyset(&set);
     int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
@@ -149,7 +159,8 @@ int main(int argc, char **argv)
     }
     if (holder_streams_wait(DRAIN_MS) < 0) {
         KLOG_WARN("%d streams still open %d ms after %s exited; exiting anyway", holder_streams_active(), DRAIN_MS, argv[i]);
-        return st < 0 ? 255 : status_code(st); /* the threads still use cfg: not freed */
+        fflush(NULL); /* _exit: no atexit cleanup (OpenSSL's) under threads still using it */
+        _exit(st < 0 ? 255 : status_code(st));
     }
     kube_config_free(cfg);
     free(h.tls_dir);
