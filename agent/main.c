@@ -40,7 +40,6 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     kube_log_set_component("mpi-agent");
-    kube_tls_session_dir_default(); /* the reach check's session is resumed by every mpi-rsh */
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

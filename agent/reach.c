@@ -28,6 +28,21 @@ struct reach_job {
     int64_t deadline;       /* monotonic ms */
 };
 
+static char *tls_dir;
+static void tls_dir_init(void)
+{
+    const char *d = getenv("MPI_RSH_TLS_CACHE_DIR"); /* the directory every mpi-rsh uses */
+    tls_dir = !d ? kube_tls_session_dir_default() : *d ? strdup(d) : NULL;
+}
+
+/* The TLS session directory shared with mpi-rsh (NULL: none; computed once, kept). */
+static const char *reach_tls_dir(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, tls_dir_init);
+    return tls_dir;
+}
+
 /* One exec of `true`; 0 ok, -1 with *err. */
 static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, int cancel_fd,
                     char **err)
@@ -47,6 +62,7 @@ static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, 
     eo.handshake_timeout_ms = eo.connect_timeout_ms;
     eo.linger_ms = 500;
     eo.cancel_fd = cancel_fd;
+    eo.tls_session_dir = reach_tls_dir(); /* the reach check's session is resumed by every mpi-rsh */
     struct kube_exec_result r = { 0 };
     int code = kube_exec_run(kube_client_config(s->client), &eo, &r);
     int rc = 0;

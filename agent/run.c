@@ -19,6 +19,7 @@
 #include "launch_env.h"
 #include "logx.h"
 #include "supervise.h"
+#include "holder.h"
 #include "wait.h"
 #include "kube/log.h"
 #include "kube/util.h"
@@ -154,7 +155,11 @@ int agent_cmd_run(struct agent_opts *o)
     if (ensure_hostfile(&s, &wrote_hostfile, &err) < 0 || set_launch_env(&s, &err) < 0)
         goto fail;
     agent_print_rank_map(&s);
-    code = agent_supervise(&s, o->argv, &summary);
+    char **held = agent_holder_wrap(o, o->argv); /* NULL: the command runs as it is */
+    code = agent_supervise(&s, held ? held : o->argv, &summary);
+    if (held)
+        free(held[0]);
+    free(held);
     if (code == 0)
         KLOG_INFO("%s", summary);
     else

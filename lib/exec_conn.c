@@ -97,7 +97,7 @@ static int open_conn(const struct kube_config *cfg, const struct kube_credential
 {
     char *msg = NULL;
     long cto = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
-    c->k = kube_conn_open(cfg, cred, kube_now_ms() + cto, &msg, &a->retryable);
+    c->k = kube_conn_open(cfg, cred, o->tls_session_dir, kube_now_ms() + cto, &msg, &a->retryable);
     if (!c->k) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "%s", msg ? msg : "exec: cannot connect");
         free(msg);

@@ -194,7 +194,7 @@ static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, 
 
 /* The TLS session over c->fd, verified against name (a DNS name or an IP address). */
 static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const struct kube_credential *cred,
-                     const char *name, int64_t deadline, char **errmsg, int *retryable)
+                     const char *name, const char *session_dir, int64_t deadline, char **errmsg, int *retryable)
 {
     if (!(c->ctx = kube_tls_ctx_new(cfg, cred, errmsg))) return -1;
     if (!(c->ssl = SSL_new(c->ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
@@ -210,7 +210,7 @@ static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const s
         kube_set_err(errmsg, "TLS: cannot verify the server name \"%s\" of %s (%s)", name, cfg->server, cfg->origin);
         return -1;
     }
-    kube_tls_session_offer(c->ssl, cfg, cred);
+    kube_tls_session_offer(c->ssl, cfg, cred, session_dir);
     for (;;) {
         int r = no_sigpipe(c->ssl, do_connect, NULL, 0);
         if (r == 1) return 0;
@@ -352,7 +352,7 @@ static int proxy_connect(const struct kube_config *cfg, const char *proxy_url, c
 }
 
 struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
-                                 int64_t deadline, char **errmsg, int *retryable)
+                                 const char *session_dir, int64_t deadline, char **errmsg, int *retryable)
 {
     char *scheme, *host, *prefix, *proxy = kube_config_proxy(cfg);
     long port;
@@ -377,7 +377,7 @@ struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kub
         if (h[0] == '[') { h++; hl -= 2; }
         snprintf(name, sizeof name, "%.*s", (int)hl, h);
         c->no_cert = !cfg->cert_file && !cfg->cert_data && !(cred && cred->cert);
-        ok = tls_start(c, cfg, cred, name, deadline, errmsg, retryable) == 0;
+        ok = tls_start(c, cfg, cred, name, session_dir, deadline, errmsg, retryable) == 0;
     }
     free(proxy);
     free(scheme);

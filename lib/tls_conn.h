@@ -19,9 +19,10 @@ struct kube_conn;
 /* Connects to cfg->server (through its proxy, if any) and completes the TLS handshake before
  * deadline (monotonic ms), presenting cred's client certificate when it has one (an exec
  * plugin's). NULL on failure with a one-line *errmsg naming the server, the config and the
- * cause; *retryable is set for refused / unresolvable / timed-out connections. */
+ * cause; *retryable is set for refused / unresolvable / timed-out connections. session_dir:
+ * where TLS sessions are kept across processes (NULL/"" = this process's memory only). */
 struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
-                                 int64_t deadline, char **errmsg, int *retryable);
+                                 const char *session_dir, int64_t deadline, char **errmsg, int *retryable);
 /* Sends up to len bytes: >0 sent, 0 would block (poll kube_conn_events), -1 broken. */
 ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len);
 /* Receives up to len bytes: >0 read, 0 orderly EOF, -2 would block, -1 broken. */
@@ -60,13 +61,15 @@ const char *kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n)
 const char *kube_tls_errstr(char *buf, size_t n, const char *fallback);
 
 /* tls_session.c: TLS sessions remembered per configuration (server, trust, identity), in
- * memory for this process and, when kube_tls_session_dir set a directory, in files there
- * so the next process resumes instead of making a full handshake. */
+ * memory for this process and, when the connection names a directory (kube_exec_opts'
+ * tls_session_dir), in files there so the next process resumes instead of a full handshake. */
 /* Before the handshake: offers a remembered session for cfg on ssl (1 offered, 0 none). With
  * none, it may first wait (<= 3 s) for another thread's full handshake to the same server, or
  * make this connection the one others wait for. The session the server sends is saved by a
- * callback (TLS 1.3 sends it after the handshake). */
-int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred);
+ * callback (TLS 1.3 sends it after the handshake), to memory and to a file under dir (NULL/""
+ * = memory only). */
+int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
+                           const char *dir);
 /* Installs the new-session callback on ctx. */
 void kube_tls_session_setup(SSL_CTX *ctx);
 /* The connection ends (or its handshake failed): other connections stop waiting for it. */

@@ -37,41 +37,35 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t session_done = PTHREAD_COND_INITIALIZER;
 static int inflight; /* a full handshake for inflight_key is under way in this process */
 static unsigned char inflight_key[32];
-static char *cache_dir;
 static unsigned char mem_key[32], mem_blob[SESSION_MAX];
 static size_t mem_len;
 static pthread_once_t idx_once = PTHREAD_ONCE_INIT;
 static int ex_idx = -1; /* SSL ex_data: the connection's struct claim */
 
-/* One connection's claim: its configuration's key and whether others wait for it. */
+/* One connection's claim: its configuration's key, whether others wait for it, and the
+ * directory its sessions are saved in (NULL = memory only). */
 struct claim {
     unsigned char key[32];
     int leader;
+    char *dir;
 };
 
 static void claim_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
 {
     (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
-    free(ptr);
+    struct claim *cl = ptr;
+    if (cl) free(cl->dir);
+    free(cl);
 }
 
 static void make_idx(void) { ex_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, claim_free); }
 
-void kube_tls_session_dir(const char *dir)
+char *kube_tls_session_dir_default(void)
 {
-    pthread_mutex_lock(&mu);
-    free(cache_dir);
-    cache_dir = dir && *dir ? strdup(dir) : NULL;
-    pthread_mutex_unlock(&mu);
-}
-
-void kube_tls_session_dir_default(void)
-{
-    const char *d = getenv("MPI_RSH_TLS_CACHE_DIR"), *tmp = getenv("TMPDIR");
+    const char *tmp = getenv("TMPDIR");
     char *def = NULL;
-    if (!d && asprintf(&def, "%s/mpi-k8s-tls-%u", tmp && *tmp ? tmp : "/tmp", (unsigned)geteuid()) < 0) def = NULL;
-    kube_tls_session_dir(d ? d : def);
-    free(def);
+    if (asprintf(&def, "%s/mpi-k8s-tls-%u", tmp && *tmp ? tmp : "/tmp", (unsigned)geteuid()) < 0) def = NULL;
+    return def;
 }
 
 static void hash_str(EVP_MD_CTX *h, const char *s, size_t len)
@@ -118,34 +112,29 @@ static void config_key(const struct kube_config *cfg, const struct kube_credenti
 }
 
 /* dir/<first 16 bytes of the key in hex>.tls, when dir is safe to use; NULL otherwise. */
-static char *session_path(const unsigned char key[32])
+static char *session_path(const char *dir, const unsigned char key[32])
 {
-    pthread_mutex_lock(&mu);
-    char *dir = cache_dir ? strdup(cache_dir) : NULL;
-    pthread_mutex_unlock(&mu);
     if (!dir) return NULL;
     struct stat st;
     if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
         st.st_uid != geteuid() || (st.st_mode & 077)) {
         KLOG_DEBUG("tls: not caching sessions in %s (missing, not a private directory of this user)", dir);
-        free(dir);
         return NULL;
     }
     char hex[33], *path = NULL;
     for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
     if (asprintf(&path, "%s/%s.tls", dir, hex) < 0) path = NULL;
-    free(dir);
     return path;
 }
 
 /* The saved session for key from memory or the file; its length, 0 when none. */
-static size_t load_blob(const unsigned char key[32], unsigned char *blob)
+static size_t load_blob(const char *dir, const unsigned char key[32], unsigned char *blob)
 {
     size_t n = 0;
     pthread_mutex_lock(&mu);
     if (mem_len && !memcmp(mem_key, key, 32)) memcpy(blob, mem_blob, n = mem_len);
     pthread_mutex_unlock(&mu);
-    char *path = n ? NULL : session_path(key);
+    char *path = n ? NULL : session_path(dir, key);
     int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
     struct stat st;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
@@ -177,23 +166,29 @@ static void follow_or_lead(const unsigned char key[32], int *leader)
     }
 }
 
-int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred)
+int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
+                           const char *dir)
 {
     pthread_once(&idx_once, make_idx);
     struct claim *cl = calloc(1, sizeof *cl);
     unsigned char *blob = malloc(SESSION_MAX);
+    if (cl && dir && *dir && !(cl->dir = strdup(dir))) {
+        free(cl);
+        cl = NULL;
+    }
     if (!cl || !blob || ex_idx < 0 || !SSL_set_ex_data(ssl, ex_idx, cl)) {
+        if (cl) free(cl->dir);
         free(cl);
         free(blob);
         return 0;
     }
     config_key(cfg, cred, cl->key);
-    size_t n = load_blob(cl->key, blob);
+    size_t n = load_blob(cl->dir, cl->key, blob);
     if (!n) {
         pthread_mutex_lock(&mu);
         follow_or_lead(cl->key, &cl->leader);
         pthread_mutex_unlock(&mu);
-        n = cl->leader ? 0 : load_blob(cl->key, blob);
+        n = cl->leader ? 0 : load_blob(cl->dir, cl->key, blob);
     }
     const unsigned char *p = blob;
     SSL_SESSION *s = n ? d2i_SSL_SESSION(NULL, &p, (long)n) : NULL;
@@ -206,9 +201,9 @@ int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct
 }
 
 /* Writes the session to its file: a private temporary file renamed into place. */
-static void save_file(const unsigned char key[32], const unsigned char *blob, size_t n)
+static void save_file(const char *dir, const unsigned char key[32], const unsigned char *blob, size_t n)
 {
-    char *path = session_path(key), *tmp = NULL;
+    char *path = session_path(dir, key), *tmp = NULL;
     if (!path || asprintf(&tmp, "%s.XXXXXX", path) < 0) {
         free(path);
         return;
@@ -247,7 +242,7 @@ static int on_new_session(SSL *ssl, SSL_SESSION *s)
     }
     release_locked(cl);
     pthread_mutex_unlock(&mu);
-    if (n && !same) save_file(cl->key, blob, n);
+    if (n && !same) save_file(cl->dir, cl->key, blob, n);
     if (blob) OPENSSL_cleanse(blob, n);
     free(blob);
     return 0;

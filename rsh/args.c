@@ -164,6 +164,7 @@ int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg)
 void rsh_opts_free(struct rsh_opts *o)
 {
     free(o->command);
+    free(o->tls_dir);
     if (o->user_owned) free((char *)o->user);
     memset(o, 0, sizeof(*o));
 }

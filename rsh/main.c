@@ -4,6 +4,7 @@
  * the sibling program mpi-rsh-ssh, ssh/main.c, started in its place), bridges
  * stdin/stdout/stderr and exits with the remote exit code; 255 on any failure,
  * 128+signal when stopped by SIGTERM/SIGINT/SIGHUP. See docs/rsh.md. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,34 +15,13 @@
 #include "kube/exec.h"
 #include "kube/log.h"
 #include "kube/util.h"
+#include "holder_proto.h"
 #include "rsh.h"
 
 static void die_msg(const struct rsh_opts *o, const char *pod, const char *msg)
 {
     (void)o;
     fprintf(stderr, "mpi-rsh: %s%s%s\n", pod ? pod : "", pod ? ": " : "", msg);
-}
-
-/* Best-effort: a second exec that signals the session's processes in the pod. */
-static void remote_kill(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag)
-{
-    char *script = rsh_kill_script(tag, 1);
-    if (!script) return;
-    struct kube_exec_opts k = *base;
-    struct kube_exec_result r;
-    k.command = script;
-    k.fd_in = -1;
-    k.capture = 1;
-    k.cancel_fd = 0;
-    k.attempts = 2;
-    k.retry_budget_ms = 2000;
-    k.connect_timeout_ms = 2000;
-    k.handshake_timeout_ms = 3000;
-    k.timeout_ms = 5000;
-    kube_exec_run(cfg, &k, &r);
-    KLOG_DEBUG("remote kill of session %s: exit %d%s%s", tag, r.exit_code, r.message ? ": " : "", r.message ? r.message : "");
-    kube_exec_result_free(&r);
-    free(script);
 }
 
 static int run_exec(struct rsh_opts *o, const char *pod)
@@ -61,6 +41,7 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     struct kube_exec_opts x;
     struct kube_exec_result r;
     kube_exec_opts_default(&x);
+    if (!o->tls_dir_set) o->tls_dir = kube_tls_session_dir_default(); /* NULL (no memory): no files */
     x.namespace = o->namespace;
     x.pod = pod;
     x.container = o->container;
@@ -72,9 +53,10 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     x.ping_interval_ms = o->ping_ms;
     x.cancel_fd = rsh_sig_pipe[0];
     x.user_agent = "mpi-rsh/0.1";
+    x.tls_session_dir = o->tls_dir;
     code = kube_exec_run(cfg, &x, &r);
     if (r.outcome == KUBE_EXEC_CANCELLED) {
-        if (tagged) remote_kill(cfg, &x, tag);
+        if (tagged) rsh_remote_kill(cfg, &x, tag);
         code = 128 + (rsh_got_signal ? rsh_got_signal : SIGTERM);
     } else if (r.message && (r.outcome != KUBE_EXEC_EXITED || code == 255)) {
         die_msg(o, pod, r.message);
@@ -89,6 +71,46 @@ out:
     return code;
 }
 
+/* With a stream holder serving this launch ($MPI_RSH_HOLDER) and no configuration of our own
+ * given, becomes mpi-rsh-thin (libc only), which hands this stream to the holder. Returns
+ * only when that cannot be done (this process then runs the stream itself). */
+static void hand_to_holder(const struct rsh_opts *o, const char *pod, int argc, char **argv)
+{
+    const char *sock = getenv(RSH_HOLDER_ENV);
+    if (!sock || !*sock || o->kubeconfig || o->context || !o->command) return;
+    char *ns = o->namespace ? NULL : rsh_host_namespace(o->host);
+    char nums[5][16];
+    snprintf(nums[0], sizeof nums[0], "%d", o->proto);
+    snprintf(nums[1], sizeof nums[1], "%d", o->ping_ms);
+    snprintf(nums[2], sizeof nums[2], "%d", o->attempts);
+    snprintf(nums[3], sizeof nums[3], "%d", o->connect_timeout_s);
+    const char *f[RSH_HOLDER_NFIELDS] = {
+        [RSH_HF_NAMESPACE] = o->namespace ? o->namespace : ns ? ns : "",
+        [RSH_HF_POD] = pod,
+        [RSH_HF_CONTAINER] = o->container ? o->container : "",
+        [RSH_HF_COMMAND] = o->command,
+        [RSH_HF_STDIN] = o->no_stdin || rsh_stdin_is_devnull() ? "0" : "1",
+        [RSH_HF_PROTO] = nums[0],
+        [RSH_HF_PING_MS] = nums[1],
+        [RSH_HF_ATTEMPTS] = nums[2],
+        [RSH_HF_CONNECT_S] = nums[3],
+        [RSH_HF_TAG] = o->no_session_tag ? "0" : "1",
+    };
+    char **av = calloc((size_t)argc + RSH_HOLDER_NFIELDS + 4, sizeof *av);
+    if (av) {
+        int n = 0;
+        av[n++] = "mpi-rsh-thin";
+        av[n++] = (char *)sock;
+        for (int i = 0; i < RSH_HOLDER_NFIELDS; i++) av[n++] = (char *)f[i];
+        av[n++] = "--";
+        for (int i = 0; i < argc; i++) av[n++] = argv[i];
+        rsh_exec_sibling("mpi-rsh-thin", av);
+        KLOG_INFO("cannot start mpi-rsh-thin (%s): running the stream in this process", strerror(errno));
+    }
+    free(av);
+    free(ns);
+}
+
 int main(int argc, char **argv)
 {
     struct rsh_opts o;
@@ -98,8 +120,8 @@ int main(int argc, char **argv)
         rsh_opts_free(&o);
         return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */
     }
-    kube_tls_session_dir_default();
     char *pod = rsh_host_to_pod(o.host, &err);
+    if (pod) hand_to_holder(&o, pod, argc, argv);
     int code = pod ? run_exec(&o, pod) : 255;
     if (!pod) fprintf(stderr, "mpi-rsh: %s\n", err);
     free(pod);

@@ -8,15 +8,28 @@ BUNDLE_DIR      := build/bundle
 BUNDLE_LAUNCHER := build/launcher/mpi-bundle-launcher
 # mpi-rsh's SSH transport is its own program (rsh/ssh/main.c), so the exec transport's
 # process never loads libssh2 and libcrypto; mpi-rsh execs it (rsh/ssh_handoff.c)
+# (exec_kill.o is the exec client's: left out, so libssl stays out of it)
 RSH_SSH_PROG := $(BINDIR)/mpi-rsh-ssh
-$(RSH_SSH_PROG): $(BUILD)/rsh/ssh/main.o $(call comp_lib_objs,rsh) $(LIBKUBE)
+RSH_SSH_OBJS = $(filter-out %/exec_kill.o,$(call comp_lib_objs,rsh))
+$(RSH_SSH_PROG): $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBKUBE)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(BUILD)/rsh/ssh/main.o $(call comp_lib_objs,rsh) $(LIBKUBE) $(PROG_LDLIBS)
-all: $(RSH_SSH_PROG)
-EXTRA_PROGS += $(RSH_SSH_PROG)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBKUBE) $(PROG_LDLIBS)
+# the stream holder (rsh/holder/) and the libc-only client mpi-rsh becomes when one serves
+# the launch (rsh/thin/): docs/rsh.md "Stream holder"
+RSH_HOLDER_PROG := $(BINDIR)/mpi-rsh-holder
+RSH_HOLDER_OBJS = $(BUILD)/rsh/holder/main.o $(BUILD)/rsh/holder/stream.o
+$(RSH_HOLDER_PROG): $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBKUBE)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBKUBE) $(PROG_LDLIBS)
+RSH_THIN_PROG := $(BINDIR)/mpi-rsh-thin
+$(RSH_THIN_PROG): $(BUILD)/rsh/thin/main.o $(BUILD)/rsh/ssh_handoff.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+all: $(RSH_SSH_PROG) $(RSH_HOLDER_PROG) $(RSH_THIN_PROG)
+EXTRA_PROGS += $(RSH_SSH_PROG) $(RSH_HOLDER_PROG) $(RSH_THIN_PROG)
 
 # the programs that exist after $(PROGS) is built (mpi-agent only once agent/main.c exists)
-BUNDLE_PROGS     = $(filter %/mpi-rsh %/mpi-agent,$(PROGS)) $(RSH_SSH_PROG)
+BUNDLE_PROGS     = $(filter %/mpi-rsh %/mpi-agent,$(PROGS)) $(RSH_SSH_PROG) $(RSH_HOLDER_PROG) $(RSH_THIN_PROG)
 
 .PHONY: bundle install-rsh-bundle
 INSTALL_HOOKS += install-rsh-bundle
@@ -25,7 +38,7 @@ $(BUNDLE_LAUNCHER): rsh/launcher/launcher.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -Os -static -s -o $@ $<
 
-bundle: $(PROGS) $(RSH_SSH_PROG) $(BUNDLE_LAUNCHER) rsh/mkbundle.sh
+bundle: $(PROGS) $(RSH_SSH_PROG) $(RSH_HOLDER_PROG) $(RSH_THIN_PROG) $(BUNDLE_LAUNCHER) rsh/mkbundle.sh
 	rsh/mkbundle.sh $(BUNDLE_DIR) $(BUNDLE_LAUNCHER) $(BUNDLE_PROGS)
 
 install-rsh-bundle: bundle

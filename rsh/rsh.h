@@ -21,6 +21,8 @@ struct rsh_opts {
     int attempts;            /* -o ConnectionAttempts= (0 = default) */
     int connect_timeout_s;   /* -o ConnectTimeout= (0 = default) */
     int ping_ms;             /* MPI_RSH_PING_MS: client ping interval (0 = 30000) */
+    char *tls_dir;           /* MPI_RSH_TLS_CACHE_DIR (set but empty: NULL, no files); owned */
+    int tls_dir_set;         /* MPI_RSH_TLS_CACHE_DIR was set (else main.c uses the default) */
     /* ours (long options, or the environment the agent sets) */
     const char *namespace;   /* --namespace / MPI_JOB_NAMESPACE */
     const char *container;   /* --container / MPI_JOB_WORKER_CONTAINER */
@@ -40,7 +42,8 @@ struct rsh_opts {
  * 0 ok; -1 with *errmsg (usage error). o->command is malloc'd; free with rsh_opts_free. */
 int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg);
 /* Fills unset fields from the environment (MPI_JOB_NAMESPACE, MPI_JOB_WORKER_CONTAINER,
- * MPI_JOB_TRANSPORT, MPI_JOB_SSH_DIR, MPI_JOB_SSH_PORT, MPI_RSH_ATTEMPTS, MPI_RSH_PING_MS). 0 ok, -1 bad value. */
+ * MPI_JOB_TRANSPORT, MPI_JOB_SSH_DIR, MPI_JOB_SSH_PORT, MPI_RSH_ATTEMPTS, MPI_RSH_PING_MS,
+ * MPI_RSH_TLS_CACHE_DIR). 0 ok, -1 bad value (or out of memory). */
 int rsh_apply_env(struct rsh_opts *o, char **errmsg);
 /* Frees what o owns. */
 void rsh_opts_free(struct rsh_opts *o);
@@ -59,6 +62,12 @@ char *rsh_remote_command(const char *command, const char *tag);
  * (TERM, then KILL after grace_s seconds). */
 char *rsh_kill_script(const char *tag, int grace_s);
 
+/* exec_kill.c: best-effort second exec (short bounds) that signals the processes of the
+ * session tagged tag in base's pod: TERM, KILL a second later. */
+struct kube_config;
+struct kube_exec_opts;
+void rsh_remote_kill(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag);
+
 /* startup.c: the start of both programs: SIGTERM/SIGINT/SIGHUP write their number to
  * rsh_sig_pipe[1] (the transports poll rsh_sig_pipe[0]) and set rsh_got_signal, SIGPIPE is
  * ignored; then argv and the environment into o, and the log level. 0 ok; 255 (the exit
@@ -74,5 +83,8 @@ int rsh_stdin_is_devnull(void);
  * ($MPI_K8S_BUNDLE_DIR), else mpi-rsh's own directory, else PATH. Returns only on failure
  * (255, a one-line message printed). */
 int rsh_exec_ssh_program(char **argv);
+/* Execs the sibling program prog (looked up as above) with argv (argv[0] is replaced by
+ * prog). Returns only on failure (-1, errno set; nothing printed). */
+int rsh_exec_sibling(const char *prog, char **argv);
 
 #endif

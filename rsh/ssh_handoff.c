@@ -15,27 +15,37 @@
 
 #define SSH_PROGRAM "mpi-rsh-ssh"
 
-/* dir/SSH_PROGRAM into buf when it is executable; 0 found, -1 not. */
-static int sibling(const char *dir, size_t dlen, char *buf, size_t n)
+/* dir/prog into buf when it is executable; 0 found, -1 not. */
+static int sibling(const char *dir, size_t dlen, const char *prog, char *buf, size_t n)
 {
-    int w = snprintf(buf, n, "%.*s/%s", (int)dlen, dir, SSH_PROGRAM);
+    int w = snprintf(buf, n, "%.*s/%s", (int)dlen, dir, prog);
     return w > 0 && (size_t)w < n && access(buf, X_OK) == 0 ? 0 : -1;
 }
 
-int rsh_exec_ssh_program(char **argv)
+int rsh_exec_sibling(const char *prog, char **argv)
 {
     char path[PATH_MAX], self[PATH_MAX];
     const char *bundle = getenv("MPI_K8S_BUNDLE_DIR");
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     const char *slash = sl > 0 ? memrchr(self, '/', (size_t)sl) : NULL;
-    int found = (bundle && *bundle && sibling(bundle, strlen(bundle), path, sizeof path) == 0) ||
-                (slash && sibling(self, (size_t)(slash - self), path, sizeof path) == 0);
+    int found = (bundle && *bundle && sibling(bundle, strlen(bundle), prog, path, sizeof path) == 0) ||
+                (slash && sibling(self, (size_t)(slash - self), prog, path, sizeof path) == 0);
     char *const *args = argv;
-    argv[0] = SSH_PROGRAM;
+    argv[0] = (char *)prog;
     if (found)
         execv(path, args);
     else
-        execvp(SSH_PROGRAM, args);
+        execvp(prog, args);
+    return -1;
+}
+
+int rsh_exec_ssh_program(char **argv)
+{
+    const char *bundle = getenv("MPI_K8S_BUNDLE_DIR");
+    char self[PATH_MAX];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    const char *slash = sl > 0 ? memrchr(self, '/', (size_t)sl) : NULL;
+    rsh_exec_sibling(SSH_PROGRAM, argv);
     fprintf(stderr, "mpi-rsh: cannot start the SSH transport (%s, looked in %s%s%s and PATH): %s\n", SSH_PROGRAM,
             bundle && *bundle ? "$MPI_K8S_BUNDLE_DIR, " : "", slash ? "mpi-rsh's directory" : "",
             slash ? "" : "(no /proc/self/exe)", strerror(errno));

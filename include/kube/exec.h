@@ -37,6 +37,9 @@ struct kube_exec_opts {
     int64_t timeout_ms;        /* bound on the whole session after the upgrade (0 = none) */
     int cancel_fd;             /* > 0: once readable, close the stream and return (cancelled) */
     const char *user_agent;    /* NULL = "mpi-k8s-exec/0.1" */
+    const char *tls_session_dir; /* TLS sessions kept in files here (created 0700, used only when
+                                  * this user's and closed to others) so the next process resumes
+                                  * instead of a full handshake; NULL/"" = in this process only */
 };
 
 /* How the session ended. */
@@ -94,13 +97,10 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
 /* Frees what r owns. */
 void kube_exec_reply_free(struct kube_exec_reply *r);
 
-/* Keeps the TLS session of each handshake in a file under dir (created 0700; used only when
- * it is this user's and closed to others), so the next process resumes it instead of a full
- * handshake; NULL or "" turns that off. Process-wide; the last session is kept in memory anyway. */
-void kube_tls_session_dir(const char *dir);
-/* kube_tls_session_dir($MPI_RSH_TLS_CACHE_DIR), by default $TMPDIR/mpi-k8s-tls-<uid> (a
- * launcher pod's /tmp is its own): mpi-agent's reach check and every mpi-rsh share it, so
- * only the first connection of a launch makes a full handshake. */
-void kube_tls_session_dir_default(void);
+/* The conventional tls_session_dir: $TMPDIR/mpi-k8s-tls-<euid> ($TMPDIR unset: /tmp; a
+ * launcher pod's /tmp is its own). mpi-agent's reach check and every mpi-rsh use it unless
+ * told otherwise, so only the first connection of a launch makes a full handshake. New
+ * string, NULL when out of memory. */
+char *kube_tls_session_dir_default(void);
 
 #endif

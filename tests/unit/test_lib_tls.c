@@ -74,7 +74,7 @@ static void open_fails(const char *server, const char *want, int want_retry)
     assert_non_null(cfg);
     char *err = NULL;
     int retry = -1;
-    assert_null(kube_conn_open(cfg, NULL, kube_now_ms() + 5000, &err, &retry));
+    assert_null(kube_conn_open(cfg, NULL, NULL, kube_now_ms() + 5000, &err, &retry));
     assert_non_null(err);
     assert_non_null(strstr(err, want));
     assert_null(strchr(err, '\n'));
@@ -128,7 +128,7 @@ static void *client_one(void *arg)
     const struct kube_config *cfg = arg;
     char *err = NULL;
     int retry;
-    struct kube_conn *c = kube_conn_open(cfg, NULL, kube_now_ms() + 20000, &err, &retry);
+    struct kube_conn *c = kube_conn_open(cfg, NULL, NULL, kube_now_ms() + 20000, &err, &retry);
     if (!c) fprintf(stderr, "client: %s\n", err);
     char b;
     ssize_t n = -2;
@@ -165,7 +165,6 @@ static void test_concurrent_resumption(void **state)
     struct kube_config *cfg = kube_config_new_server(url);
     assert_non_null(cfg);
     cfg->ca_file = strdup(cert);
-    kube_tls_session_dir(NULL); /* in memory only */
     pthread_t srv[NCONN], cli[NCONN];
     void *res;
     for (int i = 0; i < NCONN; i++) assert_int_equal(pthread_create(&srv[i], NULL, serve_one, &sv), 0);

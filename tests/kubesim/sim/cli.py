@@ -309,6 +309,21 @@ def cmd_fault(a):
     return 0
 
 
+def cmd_stat(a):
+    """exec-streams: prints "OPEN PEAK" (exec streams open now, most at once since the
+    last exec-streams-reset); exec-streams-reset: peak := open, then prints the same."""
+    if a.what not in ("exec-streams", "exec-streams-reset"):
+        die("stat: unknown counter %r (one of: exec-streams, exec-streams-reset)" % a.what, 2)
+    try:
+        rep = control(a.dir, {"op": a.what})
+    except (OSError, RuntimeError, ValueError) as e:
+        die("stat: cannot reach the simulator in %s: %s" % (a.dir, e))
+    if not rep.get("ok"):
+        die("stat %s: %s" % (a.what, rep.get("error")))
+    print(rep["result"]["open"], rep["result"]["peak"])
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="kubesim", description="single-node Kubernetes simulator")
     sub = p.add_subparsers(dest="command", required=True)
@@ -332,6 +347,9 @@ def main(argv=None):
     f.add_argument("--dir", required=True)
     f.add_argument("kind")
     f.add_argument("args", nargs="*")
+    st = sub.add_parser("stat", help="print a counter: exec-streams (open, peak)")
+    st.add_argument("--dir", required=True)
+    st.add_argument("what")
     s = sub.add_parser("serve", help=argparse.SUPPRESS)
     s.add_argument("--dir", required=True)
     a = p.parse_args(argv)
@@ -348,6 +366,8 @@ def main(argv=None):
         return cmd_down(a)
     if a.command == "fault":
         return cmd_fault(a)
+    if a.command == "stat":
+        return cmd_stat(a)
     if a.command == "serve":
         from .server import main as serve
         return serve(a.dir)

@@ -28,6 +28,9 @@ PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io
 CHUNK = 32 * 1024 - 1
 DRAIN_AFTER_EXIT = 10.0
 READY_DELAY = 0.05  # default of the exec_ready_delay tunable: see ExecSession.ready
+# exec streams upgraded and not yet ended (`kubesim stat --dir D exec-streams`), and the most
+# open at once since the last `exec-streams-reset`: how many streams clients hold on the server
+STREAMS = {"open": 0, "peak": 0}
 
 
 def exec_ready_delay(config):
@@ -186,9 +189,12 @@ async def handle_exec(k, request, ns, name):
     await ws.prepare(request)
     sess = ExecSession(k, w, c, hp, ws, request, proto or "channel.k8s.io", argv,
                        stdin, stdout, stderr, tty)
+    STREAMS["open"] += 1
+    STREAMS["peak"] = max(STREAMS["peak"], STREAMS["open"])
     try:
         await sess.run()
     finally:
+        STREAMS["open"] -= 1
         sess.kill()
     return ws
 

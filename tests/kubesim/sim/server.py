@@ -278,6 +278,13 @@ class Server:
             return await maybe(self._kubelet_op("kill_containers", req["ns"], req["name"]))
         if op == "exec-drop-after":
             return await maybe(self._kubelet_op("set_exec_drop_after", int(req["bytes"])))
+        if op == "exec-streams":
+            from .exec import STREAMS
+            return dict(STREAMS)
+        if op == "exec-streams-reset":
+            from .exec import STREAMS
+            STREAMS["peak"] = STREAMS["open"]
+            return dict(STREAMS)
         if op == "pause-node":
             return await maybe(self._kubelet_op("pause_node", req["node"]))
         if op == "unpause-node":
