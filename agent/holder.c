@@ -36,7 +36,7 @@ static char *find_holder(const struct agent_opts *o)
 char **agent_holder_wrap(const struct agent_opts *o, char **argv)
 {
     const char *env = getenv("MPI_AGENT_STREAM_HOLDER");
-    if (o->transport != AGENT_TRANSPORT_EXEC || (env && !strcmp(env, "0")))
+    if (o->transport != MPIK8S_TRANSPORT_EXEC || (env && !strcmp(env, "0")))
         return NULL;
     char *holder = find_holder(o);
     if (!holder) {
