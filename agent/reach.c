@@ -3,6 +3,7 @@
  * API (the same client mpi-rsh uses); ssh transport does DNS, connect,
  * handshake, host key and auth (kube_ssh_check). Threads, bounded by a deadline. */
 #include "reach.h"
+#include "mpik8s/contract.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -31,7 +32,7 @@ struct reach_job {
 static char *tls_dir;
 static void tls_dir_init(void)
 {
-    const char *d = getenv("MPI_RSH_TLS_CACHE_DIR"); /* the directory every mpi-rsh uses */
+    const char *d = getenv(MPIK8S_RSH_ENV_TLS_CACHE_DIR); /* the directory every mpi-rsh uses */
     tls_dir = !d ? kube_tls_session_dir_default() : *d ? strdup(d) : NULL;
 }
 

@@ -3,6 +3,7 @@
  * remote command line with its session tag, and the script that kills a tagged
  * session's processes inside the pod. */
 #include "rsh.h"
+#include "mpik8s/contract.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -96,7 +97,7 @@ int rsh_apply_env(struct rsh_opts *o, char **errmsg)
     if (!o->port && env_int(MPIK8S_ENV_SSH_PORT, 1, 65535, &o->port, errmsg) < 0) return -1;
     if (!o->attempts && env_int("MPI_RSH_ATTEMPTS", 1, 1000, &o->attempts, errmsg) < 0) return -1;
     if (env_int("MPI_RSH_PING_MS", 10, 3600000, &o->ping_ms, errmsg) < 0) return -1;
-    const char *tls = getenv("MPI_RSH_TLS_CACHE_DIR");
+    const char *tls = getenv(MPIK8S_RSH_ENV_TLS_CACHE_DIR);
     o->tls_dir_set = tls != NULL;
     if (tls && *tls && !(o->tls_dir = strdup(tls))) {
         kube_set_err(errmsg, "MPI_RSH_TLS_CACHE_DIR: out of memory");

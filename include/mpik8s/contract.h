@@ -26,6 +26,9 @@
 #define MPIK8S_ENV_SSH_PORT "MPI_JOB_SSH_PORT"         /* ssh: the workers' sshd port */
 #define MPIK8S_ENV_LAUNCHER_UID "MPI_JOB_LAUNCHER_UID" /* init only: the main container's uid */
 
+/* ---- environment mpi-rsh (and the agent's reach check, the stream holder) read ---- */
+#define MPIK8S_RSH_ENV_TLS_CACHE_DIR "MPI_RSH_TLS_CACHE_DIR" /* TLS session cache directory */
+
 /* ---- MPIJob annotations (metadata.annotations) the operator turns into the above ---- */
 #define MPIK8S_ANN_TRANSPORT "mpi-k8s.io/transport"              /* exec | ssh */
 #define MPIK8S_ANN_AGENT_RUN "mpi-k8s.io/agent-run"              /* "false" = don't wrap the command */

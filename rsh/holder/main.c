@@ -9,6 +9,7 @@
  * passed to COMMAND. When the Kubernetes configuration cannot be loaded it runs COMMAND
  * without a holder (each mpi-rsh then reports the problem itself). See docs/rsh.md. */
 #include <errno.h>
+#include "mpik8s/contract.h"
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -135,7 +136,7 @@ int main(int argc, char **argv)
         KLOG_WARN("not holding streams (each mpi-rsh runs alone): %s", err ? err : "no Kubernetes configuration");
         free(err);
     } else {
-        const char *td = getenv("MPI_RSH_TLS_CACHE_DIR"); /* the directory every mpi-rsh uses */
+        const char *td = getenv(MPIK8S_RSH_ENV_TLS_CACHE_DIR); /* the directory every mpi-rsh uses */
         h.cfg = cfg;
         h.tls_dir = !td ? kube_tls_session_dir_default() : *td ? strdup(td) : NULL;
         ls = listen_socket();
