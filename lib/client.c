@@ -1,5 +1,5 @@
 /* client.c - the client object, its pool of libcurl handles (each with its multi handle,
- * which keeps its keep-alive connection), one HTTP exchange over them (kube_client_call:
+ * which keeps its keep-alive connection), one HTTP exchange over them (Kube_client_call:
  * cancellable at once through the cancel tokens' eventfds) and the retries and client-side
  * rate limit around it (kube_request_raw); JSON verbs are in verbs.c, watches in watch.c. */
 #include "kube/client.h"
@@ -56,7 +56,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
         kube_config_free(cfg);
         return NULL;
     }
-    if (kube_curl_global_init()) {
+    if (Kube_curl_global_init()) {
         kube_set_err(errmsg, "libcurl: global initialisation failed");
         kube_config_free(cfg);
         return NULL;
@@ -111,7 +111,7 @@ const char *kube_client_namespace(const struct kube_client *c)
     return c->cfg->namespace ? c->cfg->namespace : "default";
 }
 void kube_client_set_cancel(struct kube_client *c, struct kube_cancel *cancel) { c->cancel = cancel; }
-struct kube_cancel *kube_client_cancel(const struct kube_client *c) { return c->cancel; }
+struct kube_cancel *Kube_client_cancel(const struct kube_client *c) { return c->cancel; }
 const struct kube_client_opts *kube_client_opts(const struct kube_client *c) { return &c->opts; }
 
 void kube_client_free(struct kube_client *c)
@@ -166,7 +166,7 @@ static void put_handle(struct kube_client *c, struct handle *hd, int keep)
 
 /* ---- the rate limit ---- */
 
-int kube_client_throttle(struct kube_client *c, struct kube_cancel *extra)
+int Kube_client_throttle(struct kube_client *c, struct kube_cancel *extra)
 {
     if (c->opts.qps <= 0)
         return 0;
@@ -243,7 +243,7 @@ static int prepare(struct kube_client *c, CURL *h, const char *method, const cha
                    struct kube_curl_lists *l, char *ebuf, char **errmsg)
 {
     curl_easy_reset(h); /* keeps the live connection and caches */
-    if (kube_curl_apply_config(h, c->cfg, cred, l, errmsg))
+    if (Kube_curl_apply_config(h, c->cfg, cred, l, errmsg))
         return -1;
     struct curl_slist *nl = curl_slist_append(l->headers, "Accept: application/json");
     if (nl)
@@ -320,7 +320,7 @@ static CURLcode run(CURLM *m, CURL *h, struct kube_cancel *a, struct kube_cancel
     return rc;
 }
 
-/* Fills err for a failed transfer; returns *unsent as kube_client_call documents. */
+/* Fills err for a failed transfer; returns *unsent as Kube_client_call documents. */
 static int transfer_error(struct kube_client *c, CURLcode rc, const char *ebuf, const char *url,
                           struct kube_error *err)
 {
@@ -328,22 +328,22 @@ static int transfer_error(struct kube_client *c, CURLcode rc, const char *ebuf, 
         kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
         return 0;
     }
-    char *m = kube_curl_describe_error(rc, ebuf, url, c->cfg);
+    char *m = Kube_curl_describe_error(rc, ebuf, url, c->cfg);
     kube_error_set(err, 0, rc == CURLE_OPERATION_TIMEDOUT ? KUBE_TIMEOUT : KUBE_TRANSPORT, "%s",
                    m ? m : curl_easy_strerror(rc));
     free(m);
-    if (kube_curl_error_permanent(rc)) {
+    if (Kube_curl_error_permanent(rc)) {
         err->permanent = 1;
         return -1;
     }
-    return kube_curl_error_unsent(rc);
+    return Kube_curl_error_unsent(rc);
 }
 
-int kube_client_call(struct kube_client *c, const char *method, const char *path, const char *query,
+int Kube_client_call(struct kube_client *c, const char *method, const char *path, const char *query,
                      const char *content_type, struct kube_call *call, struct kube_cancel *extra,
                      long timeout_ms, struct kube_error *err, int *unsent)
 {
-    char *url = kube_curl_url(c->cfg, path, query), *shown = kube_http_url(c->cfg, path, query), *emsg = NULL;
+    char *url = Kube_curl_url(c->cfg, path, query), *shown = Kube_http_url(c->cfg, path, query), *emsg = NULL;
     char ebuf[CURL_ERROR_SIZE];
     int rc = -1;
     *unsent = 0;
@@ -379,7 +379,7 @@ int kube_client_call(struct kube_client *c, const char *method, const char *path
         int prepared = !emsg;
         curl_easy_setopt(hd.h, CURLOPT_ERRORBUFFER, (char *)NULL);
         put_handle(c, &hd, cr == CURLE_OK || cr == CURLE_WRITE_ERROR);
-        kube_curl_lists_free(&l);
+        Kube_curl_lists_free(&l);
         int again = prepared && cr == CURLE_OK && call->code == 401 && call->drop_401 &&
                     kube_config_credential_rejected(c->cfg, &cred);
         kube_credential_free(&cred);
@@ -438,7 +438,7 @@ static int on_body(const char *data, size_t n, void *ud)
     return 0;
 }
 
-/* One request. Returns the 2xx body or NULL with err; *unsent as kube_client_call sets it. */
+/* One request. Returns the 2xx body or NULL with err; *unsent as Kube_client_call sets it. */
 static char *exchange(struct kube_client *c, const char *method, const char *path, const char *query,
                       const char *body, size_t body_len, const char *content_type, struct kube_cancel *extra,
                       size_t *len, struct kube_error *err, int *unsent)
@@ -446,11 +446,11 @@ static char *exchange(struct kube_client *c, const char *method, const char *pat
     struct sink s = {0};
     struct kube_call call = {.body = body, .body_len = body ? body_len : 0, .on_body = on_body, .ud = &s};
     char *out = NULL;
-    int r = kube_client_call(c, method, path, query, body ? content_type : NULL, &call, extra,
+    int r = Kube_client_call(c, method, path, query, body ? content_type : NULL, &call, extra,
                              c->opts.request_timeout_ms, err, unsent);
     int code = (int)call.code;
     if (r == 1) {
-        char *url = kube_http_url(c->cfg, path, query);
+        char *url = Kube_http_url(c->cfg, path, query);
         if (s.overflow == 1)
             kube_error_set(err, code, KUBE_PROTOCOL, "reply from %s larger than %u bytes", url ? url : path,
                            MAX_BODY);
@@ -477,7 +477,7 @@ static char *exchange(struct kube_client *c, const char *method, const char *pat
 
 /* ---- retries ---- */
 
-char *kube_request_raw_cancel(struct kube_client *c, const char *method, const char *path, const char *query,
+char *Kube_request_raw_cancel(struct kube_client *c, const char *method, const char *path, const char *query,
                               const char *body, size_t body_len, const char *content_type, int idempotent,
                               struct kube_cancel *extra, size_t *len, struct kube_error *err)
 {
@@ -485,7 +485,7 @@ char *kube_request_raw_cancel(struct kube_client *c, const char *method, const c
     char *out = NULL;
     for (int attempt = 1;; attempt++) {
         int unsent = 0;
-        if (kube_client_throttle(c, extra)) {
+        if (Kube_client_throttle(c, extra)) {
             kube_error_set(err, 0, KUBE_CANCELLED, "%s %s cancelled", method, path);
             break;
         }
@@ -513,6 +513,6 @@ char *kube_request_raw(struct kube_client *c, const char *method, const char *pa
                        const char *body, size_t body_len, const char *content_type, int idempotent, size_t *len,
                        struct kube_error *err)
 {
-    return kube_request_raw_cancel(c, method, path, query, body, body_len, content_type, idempotent, NULL, len,
+    return Kube_request_raw_cancel(c, method, path, query, body, body_len, content_type, idempotent, NULL, len,
                                    err);
 }

@@ -22,12 +22,12 @@
 /* Marks each merged entry with where it came from (for error messages). */
 #define ORIGIN_KEY "@origin"
 
-struct kube_config *kube_config_alloc(void)
+struct kube_config *Kube_config_alloc(void)
 {
     struct kube_config *cfg = calloc(1, sizeof *cfg);
     if (!cfg)
         return NULL;
-    cfg->tok = kube_token_state_new();
+    cfg->tok = Kube_token_state_new();
     if (!cfg->tok) {
         free(cfg);
         return NULL;
@@ -60,14 +60,14 @@ void kube_config_free(struct kube_config *cfg)
     free(cfg->as_uid);
     kube_strv_free(cfg->as_groups);
     kube_strv_free(cfg->as_extra);
-    kube_exec_plugin_free(cfg->exec);
-    kube_token_state_free(cfg->tok);
+    Kube_exec_plugin_free(cfg->exec);
+    Kube_token_state_free(cfg->tok);
     free(cfg);
 }
 
 struct kube_config *kube_config_new_server(const char *server)
 {
-    struct kube_config *cfg = kube_config_alloc();
+    struct kube_config *cfg = Kube_config_alloc();
     if (!cfg)
         return NULL;
     cfg->server = strdup(server);
@@ -174,7 +174,7 @@ static json_t *parse_one(const char *data, size_t len, const char *origin, const
     static const char *const cluster_paths[] = {"certificate-authority", NULL};
     static const char *const user_paths[] = {"client-certificate", "client-key", "tokenFile", NULL};
     char *yerr = NULL;
-    json_t *root = kube_yaml_to_json(data, len, &yerr);
+    json_t *root = Kube_yaml_to_json(data, len, &yerr);
     if (!root) {
         kube_set_err(errmsg, "%s: invalid YAML: %s", origin, yerr ? yerr : "?");
         free(yerr);
@@ -312,7 +312,7 @@ static int check_file(const char *path, const char *tag, const char *key, char *
 }
 
 /* Refuses a key client-go does not know either (a typo would otherwise be silently ignored). */
-int kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg)
+int Kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg)
 {
     const char *k;
     json_t *v;
@@ -374,7 +374,7 @@ static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errms
     const char *tag = json_string_value(json_object_get(ent, ORIGIN_KEY));
     const json_t *in = json_object_get(ent, "cluster");
     char *insecure = NULL;
-    if (kube_config_known_keys(in, tag, keys, errmsg) || opt_str(in, "server", tag, &cfg->server, errmsg) ||
+    if (Kube_config_known_keys(in, tag, keys, errmsg) || opt_str(in, "server", tag, &cfg->server, errmsg) ||
         opt_str(in, "proxy-url", tag, &cfg->proxy_url, errmsg) || check_proxy_url(cfg->proxy_url, tag, errmsg) ||
         opt_str(in, "certificate-authority", tag, &cfg->ca_file, errmsg) ||
         opt_str(in, "tls-server-name", tag, &cfg->tls_server_name, errmsg) ||
@@ -515,7 +515,7 @@ static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
     const json_t *in = json_object_get(ent, "user");
     json_t *ex = json_object_get(in, "exec");
     char *extag = NULL;
-    if (kube_config_known_keys(in, tag, keys, errmsg) || reject_unsupported(in, tag, errmsg) ||
+    if (Kube_config_known_keys(in, tag, keys, errmsg) || reject_unsupported(in, tag, errmsg) ||
         opt_str(in, "token", tag, &cfg->token, errmsg) ||
         opt_str(in, "tokenFile", tag, &cfg->token_file, errmsg) ||
         opt_str(in, "client-certificate", tag, &cfg->cert_file, errmsg) ||
@@ -530,7 +530,7 @@ static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
         return -1;
     if (ex && !json_is_null(ex)) {
         extag = kube_strdup_printf("%s.exec", tag);
-        int rc = extag ? kube_exec_plugin_parse(ex, extag, &cfg->exec, errmsg) : -1;
+        int rc = extag ? Kube_exec_plugin_parse(ex, extag, &cfg->exec, errmsg) : -1;
         free(extag);
         if (rc)
             return -1;
@@ -565,14 +565,14 @@ static int build_config(const json_t *root, const char *origin, const char *cont
     }
     const char *ctag = json_string_value(json_object_get(ctx, ORIGIN_KEY));
     const json_t *cin = json_object_get(ctx, "context");
-    struct kube_config *cfg = kube_config_alloc();
+    struct kube_config *cfg = Kube_config_alloc();
     char *cluster = NULL, *user = NULL;
     if (!cfg) {
         kube_set_err(errmsg, "out of memory");
         return -1;
     }
     static const char *const ckeys[] = {"cluster", "user", "namespace", "extensions", NULL};
-    if (kube_config_known_keys(cin, ctag, ckeys, errmsg) || opt_str(cin, "cluster", ctag, &cluster, errmsg) ||
+    if (Kube_config_known_keys(cin, ctag, ckeys, errmsg) || opt_str(cin, "cluster", ctag, &cluster, errmsg) ||
         opt_str(cin, "user", ctag, &user, errmsg) ||
         opt_str(cin, "namespace", ctag, &cfg->namespace, errmsg))
         goto fail;
@@ -613,7 +613,7 @@ fail:
 }
 
 /* Messages quote names and values from the file or a plugin: keep them on one line. */
-int kube_config_one_line(int rc, char **errmsg)
+int Kube_config_one_line(int rc, char **errmsg)
 {
     if (rc && errmsg && *errmsg)
         for (char *p = *errmsg; *p; p++)
@@ -628,10 +628,10 @@ int kube_config_parse(const char *data, size_t len, const char *origin, const ch
     *out = NULL;
     json_t *root = parse_one(data, len, origin ? origin : "kubeconfig", dir, errmsg);
     if (!root)
-        return kube_config_one_line(-1, errmsg);
+        return Kube_config_one_line(-1, errmsg);
     int rc = build_config(root, origin ? origin : "kubeconfig", context, out, errmsg);
     json_decref(root);
-    return kube_config_one_line(rc, errmsg);
+    return Kube_config_one_line(rc, errmsg);
 }
 
 /* ---- files, KUBECONFIG, in-cluster ---- */
@@ -746,7 +746,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config **out, char **
         kube_set_err(errmsg, "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
         return -1;
     }
-    struct kube_config *cfg = kube_config_alloc();
+    struct kube_config *cfg = Kube_config_alloc();
     char *ns_err = NULL;
     if (!cfg) {
         kube_set_err(errmsg, "out of memory");
@@ -824,5 +824,5 @@ static int load_any(const char *kubeconfig_path, const char *context, struct kub
 int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out,
                      char **errmsg)
 {
-    return kube_config_one_line(load_any(kubeconfig_path, context, out, errmsg), errmsg);
+    return Kube_config_one_line(load_any(kubeconfig_path, context, out, errmsg), errmsg);
 }

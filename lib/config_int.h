@@ -8,16 +8,16 @@
 #include "kube/config.h"
 
 /* Allocates an empty config with its token state (NULL on allocation failure). */
-struct kube_config *kube_config_alloc(void);
+struct kube_config *Kube_config_alloc(void);
 /* Creates the token cache (NULL on allocation failure). */
-struct kube_token_state *kube_token_state_new(void);
+struct kube_token_state *Kube_token_state_new(void);
 /* Frees the token cache, wiping the cached token. */
-void kube_token_state_free(struct kube_token_state *t);
+void Kube_token_state_free(struct kube_token_state *t);
 
 /* Refuses (-1, *errmsg "TAG.KEY: unknown field") a key of the mapping in not in keys (NULL-ended). */
-int kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg);
+int Kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg);
 /* Replaces control characters in *errmsg by spaces when rc is nonzero (messages quote file and
  * plugin contents); returns rc. */
-int kube_config_one_line(int rc, char **errmsg);
+int Kube_config_one_line(int rc, char **errmsg);
 
 #endif

@@ -55,7 +55,7 @@ void kube_credential_free(struct kube_credential *c)
     memset(c, 0, sizeof *c);
 }
 
-void kube_exec_plugin_free(struct kube_exec_plugin *p)
+void Kube_exec_plugin_free(struct kube_exec_plugin *p)
 {
     if (!p)
         return;
@@ -139,7 +139,7 @@ static int parse_env(const json_t *in, const char *tag, char ***out, char **errm
     return 0;
 }
 
-int kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_plugin **out, char **errmsg)
+int Kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_plugin **out, char **errmsg)
 {
     struct kube_exec_plugin *p = calloc(1, sizeof *p);
     *out = NULL;
@@ -151,8 +151,8 @@ int kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
     static const char *const known[] = {"apiVersion", "command", "args", "env", "installHint", "interactiveMode",
                                         "provideClusterInfo", NULL};
     json_t *pci = json_object_get(in, "provideClusterInfo");
-    if (kube_config_known_keys(in, tag, known, errmsg)) {
-        kube_exec_plugin_free(p);
+    if (Kube_config_known_keys(in, tag, known, errmsg)) {
+        Kube_exec_plugin_free(p);
         return -1;
     }
     if (!json_is_object(in) || !(p->tag = kube_strdup_printf("%s", tag)) ||
@@ -187,7 +187,7 @@ int kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
 fail:
     if (errmsg && !*errmsg)
         kube_set_err(errmsg, "%s: out of memory", tag);
-    kube_exec_plugin_free(p);
+    Kube_exec_plugin_free(p);
     return -1;
 }
 
@@ -424,7 +424,7 @@ static int run_plugin(const struct kube_exec_plugin *p, const struct kube_config
             snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(st));
         kube_set_err(errmsg, "exec plugin %s (%s) %s%s%s%s%s", p->command, p->tag, how, *ll ? ": " : "", ll,
                      hint ? "; install hint: " : "", hint ? hint : "");
-        kube_config_one_line(-1, errmsg);
+        Kube_config_one_line(-1, errmsg);
         goto fail;
     }
     if (o->err_len) /* what the plugin says on success (warnings) reaches the user */
@@ -444,7 +444,7 @@ fail:
     return -1;
 }
 
-int kube_exec_credential_parse(const char *out, size_t len, const char *api_version, const char *who,
+int Kube_exec_credential_parse(const char *out, size_t len, const char *api_version, const char *who,
                                struct kube_credential *cred, int64_t *expires_ms, char **errmsg)
 {
     json_error_t je;
@@ -494,7 +494,7 @@ int kube_exec_credential_parse(const char *out, size_t len, const char *api_vers
         *expires_ms = exp ? exp_ms : 0;
     }
     json_decref(j);
-    return kube_config_one_line(rc, errmsg);
+    return Kube_config_one_line(rc, errmsg);
 }
 
 /* Parses the plugin's ExecCredential into p->cred. 0, or -1 with *errmsg. */
@@ -503,7 +503,7 @@ static int take_output(struct kube_exec_plugin *p, const char *out, size_t len, 
     struct kube_credential c;
     int64_t exp = 0;
     char *who = kube_strdup_printf("exec plugin %s (%s)", p->command, p->tag);
-    int rc = who ? kube_exec_credential_parse(out, len, p->api_version, who, &c, &exp, errmsg) : -1;
+    int rc = who ? Kube_exec_credential_parse(out, len, p->api_version, who, &c, &exp, errmsg) : -1;
     free(who);
     if (rc == 0) {
         kube_credential_free(&p->cred);
@@ -529,7 +529,7 @@ static int dup_cred(const struct kube_credential *in, struct kube_credential *ou
     return 0;
 }
 
-int kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_config *cfg,
+int Kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_config *cfg,
                                 struct kube_credential *out, char **errmsg)
 {
     int rc = 0;
@@ -550,7 +550,7 @@ int kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_co
     return rc;
 }
 
-int kube_exec_plugin_rejected(struct kube_exec_plugin *p, const struct kube_credential *used)
+int Kube_exec_plugin_rejected(struct kube_exec_plugin *p, const struct kube_credential *used)
 {
     pthread_mutex_lock(&p->mu);
     /* only forget the credential the server refused: another thread may have renewed it */

@@ -44,20 +44,20 @@ static void global_init(void)
     g_init_rc = 0;
 }
 
-int kube_curl_global_init(void)
+int Kube_curl_global_init(void)
 {
     pthread_once(&g_once, global_init);
     return g_init_rc;
 }
 
-char *kube_curl_url(const struct kube_config *cfg, const char *path, const char *query)
+char *Kube_curl_url(const struct kube_config *cfg, const char *path, const char *query)
 {
     const char *q = query && *query ? "?" : "", *qs = query && *query ? query : "";
     if (!cfg->tls_server_name)
         return kube_strdup_printf("%s%s%s%s", cfg->server, path, q, qs);
     char *scheme, *host, *prefix;
     long port;
-    if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix))
+    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix))
         return NULL;
     char *url = kube_strdup_printf("%s://%s:%ld%s%s%s%s", scheme, cfg->tls_server_name, port, prefix, path, q, qs);
     free(scheme);
@@ -66,7 +66,7 @@ char *kube_curl_url(const struct kube_config *cfg, const char *path, const char 
     return url;
 }
 
-char *kube_http_url(const struct kube_config *cfg, const char *path, const char *query)
+char *Kube_http_url(const struct kube_config *cfg, const char *path, const char *query)
 {
     int q = query && *query;
     return kube_strdup_printf("%s%s%s%s", cfg->server, path, q ? "?" : "", q ? query : "");
@@ -86,7 +86,7 @@ static int apply_connect_to(CURL *h, const struct kube_config *cfg, struct kube_
 {
     char *scheme, *host, *prefix;
     long port;
-    if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix)) {
+    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix)) {
         kube_set_err(errmsg, "%s: server URL \"%s\" is not scheme://host[:port][/path]", cfg->origin, cfg->server);
         return -1;
     }
@@ -163,11 +163,11 @@ static int append_lines(struct curl_slist **list, const char *block)
     return 0;
 }
 
-int kube_curl_apply_config(CURL *h, const struct kube_config *cfg, const struct kube_credential *cred,
+int Kube_curl_apply_config(CURL *h, const struct kube_config *cfg, const struct kube_credential *cred,
                            struct kube_curl_lists *l, char **errmsg)
 {
     if (!h || !cfg || !cfg->server) {
-        kube_set_err(errmsg, "kube_curl_apply_config: no handle or no server configured");
+        kube_set_err(errmsg, "Kube_curl_apply_config: no handle or no server configured");
         return -1;
     }
     SET(CURLOPT_SHARE, g_share);
@@ -202,7 +202,7 @@ int kube_curl_apply_config(CURL *h, const struct kube_config *cfg, const struct 
     return 0;
 }
 
-void kube_curl_lists_free(struct kube_curl_lists *l)
+void Kube_curl_lists_free(struct kube_curl_lists *l)
 {
     for (struct curl_slist *p = l->headers; p; p = p->next)
         explicit_bzero(p->data, strlen(p->data));
@@ -211,7 +211,7 @@ void kube_curl_lists_free(struct kube_curl_lists *l)
     l->headers = l->connect_to = NULL;
 }
 
-char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url, const struct kube_config *cfg)
+char *Kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url, const struct kube_config *cfg)
 {
     char ca[512];
     const char *detail = errbuf && *errbuf ? errbuf : curl_easy_strerror(rc);
@@ -236,9 +236,9 @@ char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
         return kube_strdup_printf("request to %s timed out: %s", url, detail);
     case CURLE_PEER_FAILED_VERIFICATION:
         return kube_strdup_printf("TLS: the server certificate of %s is not trusted by %s (%s): %s", url,
-                                  kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
+                                  Kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
     case CURLE_SSL_CACERT_BADFILE:
-        return kube_strdup_printf("TLS: cannot load %s (%s): %s", kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
+        return kube_strdup_printf("TLS: cannot load %s (%s): %s", Kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
     case CURLE_SSL_CERTPROBLEM:
         return kube_strdup_printf("TLS: cannot use the client certificate/key (%s): %s", origin, detail);
     case CURLE_SSL_CONNECT_ERROR:
@@ -256,7 +256,7 @@ char *kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
     }
 }
 
-int kube_curl_error_permanent(CURLcode rc)
+int Kube_curl_error_permanent(CURLcode rc)
 {
     switch (rc) {
     case CURLE_PEER_FAILED_VERIFICATION:
@@ -277,7 +277,7 @@ int kube_curl_error_permanent(CURLcode rc)
     }
 }
 
-int kube_curl_error_unsent(CURLcode rc)
+int Kube_curl_error_unsent(CURLcode rc)
 {
     return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY ||
            rc == CURLE_SSL_CONNECT_ERROR; /* the handshake failed: no request byte was sent */

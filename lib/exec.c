@@ -65,7 +65,7 @@ static int connect_retrying(const struct kube_config *cfg, const struct kube_exe
     int64_t start = kube_now_ms();
     for (int attempt = 1;; attempt++) {
         struct exec_attempt a = {.err = KUBE_ERROR_INIT};
-        if (exec_connect(cfg, o, offered, c, &a) == 0) {
+        if (Kube_exec_connect(cfg, o, offered, c, &a) == 0) {
             kube_error_clear(&a.err);
             r->http_code = 101;
             return 0;
@@ -123,7 +123,7 @@ int kube_exec_run(const struct kube_config *cfg, const struct kube_exec_opts *o,
         return r->exit_code;
     }
     KLOG_DEBUG("exec: upgraded to v%d.channel.k8s.io", c.proto);
-    exec_session(&c, o, r);
-    exec_conn_close(&c);
+    Kube_exec_session(&c, o, r);
+    Kube_exec_conn_close(&c);
     return r->exit_code;
 }

@@ -15,14 +15,14 @@
 #define HEAD_MAX (64 * 1024)
 #define BODY_MAX (64 * 1024)
 
-int exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t deadline)
+int Kube_exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t deadline)
 {
     const char *p = buf;
     while (len > 0) {
-        ssize_t n = kube_conn_send(c->k, p, len);
+        ssize_t n = Kube_conn_send(c->k, p, len);
         if (n < 0) return -1;
         if (n == 0) {
-            if (kube_wait_fd(c->fd, kube_conn_events(c->k), deadline) <= 0) return -1;
+            if (Kube_wait_fd(c->fd, Kube_conn_events(c->k), deadline) <= 0) return -1;
             continue;
         }
         p += n;
@@ -44,9 +44,9 @@ static int recv_more(struct exec_conn *c, char **buf, size_t *len, size_t *cap, 
         *cap = ncap;
     }
     for (;;) {
-        ssize_t n = kube_conn_recv(c->k, *buf + *len, *cap - *len - 1);
+        ssize_t n = Kube_conn_recv(c->k, *buf + *len, *cap - *len - 1);
         if (n == -2) {
-            if (kube_wait_fd(c->fd, kube_conn_events(c->k), deadline) <= 0) return -1;
+            if (Kube_wait_fd(c->fd, Kube_conn_events(c->k), deadline) <= 0) return -1;
             continue;
         }
         if (n < 0) return -1;
@@ -64,7 +64,7 @@ static char *build_request(const struct kube_config *cfg, const struct kube_cred
     char *scheme = NULL, *host = NULL, *prefix = NULL, *target = kube_exec_target(o), *auth = NULL, *req = NULL;
     long port;
     if (!target) { kube_set_err(errmsg, "exec: namespace, pod and command are required"); return NULL; }
-    if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
+    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
         kube_set_err(errmsg, "exec: cannot parse server URL \"%s\"", cfg->server);
         goto out;
     }
@@ -97,13 +97,13 @@ static int open_conn(const struct kube_config *cfg, const struct kube_credential
 {
     char *msg = NULL;
     long cto = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
-    c->k = kube_conn_open(cfg, cred, o->tls_session_dir, kube_now_ms() + cto, &msg, &a->retryable);
+    c->k = Kube_conn_open(cfg, cred, o->tls_session_dir, kube_now_ms() + cto, &msg, &a->retryable);
     if (!c->k) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "%s", msg ? msg : "exec: cannot connect");
         free(msg);
         return -1;
     }
-    c->fd = kube_conn_fd(c->k);
+    c->fd = Kube_conn_fd(c->k);
     return 0;
 }
 
@@ -150,7 +150,7 @@ static void refused(struct exec_conn *c, const struct kube_exec_opts *o, char *b
     free(buf);
 }
 
-int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
+int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
                  struct exec_conn *c, struct exec_attempt *a)
 {
     char key[25], accept[29], *msg = NULL, *req = NULL, *buf = NULL;
@@ -158,7 +158,7 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     struct kube_credential cred = {0};
     memset(c, 0, sizeof(*c));
     c->fd = -1;
-    kube_openssl_init(); /* before the key's digest: the first OpenSSL use decides the config */
+    Kube_openssl_init(); /* before the key's digest: the first OpenSSL use decides the config */
     if (kube_ws_make_key(key) < 0 || kube_ws_accept_for(key, accept) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: no randomness for the WebSocket key");
         return -1;
@@ -171,7 +171,7 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     if (!req) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "%s", msg); goto fail; }
     if (open_conn(cfg, &cred, o, c, a) < 0) goto fail;
     int64_t deadline = kube_now_ms() + (o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms : 30000);
-    if (exec_send_all(c, req, strlen(req), deadline) < 0) {
+    if (Kube_exec_send_all(c, req, strlen(req), deadline) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: sending the upgrade request to %s failed", cfg->server);
         a->retryable = 1;
         goto fail;
@@ -181,11 +181,11 @@ int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, 
     while (pr == 0) {
         int got = recv_more(c, &buf, &len, &cap, HEAD_MAX + 1, deadline);
         if (got <= 0) {
-            const char *why = got == 0 ? "connection closed" : *kube_conn_error(c->k) ? kube_conn_error(c->k)
+            const char *why = got == 0 ? "connection closed" : *Kube_conn_error(c->k) ? Kube_conn_error(c->k)
                                                                                     : "timeout";
             kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s before the upgrade reply from %s (%s)", why,
                            cfg->server, cfg->origin);
-            a->retryable = !kube_conn_tls_failed(c->k);
+            a->retryable = !Kube_conn_tls_failed(c->k);
             goto fail;
         }
         pr = kube_exec_parse_reply(buf, len, accept, offered, &rep, &msg);
@@ -217,13 +217,13 @@ fail:
     free(req);
     free(msg);
     kube_credential_free(&cred);
-    exec_conn_close(c);
+    Kube_exec_conn_close(c);
     return -1;
 }
 
-void exec_conn_close(struct exec_conn *c)
+void Kube_exec_conn_close(struct exec_conn *c)
 {
-    kube_conn_close(c->k);
+    Kube_conn_close(c->k);
     free(c->pre);
     memset(c, 0, sizeof(*c));
     c->fd = -1;

@@ -27,13 +27,13 @@ struct exec_attempt {
 
 /* Connects, sends the upgrade offering `offered` and validates the 101. 0 ok (c filled),
  * -1 with a filled. */
-int exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
+int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
                  struct exec_conn *c, struct exec_attempt *a);
 /* Closes the connection and frees c's buffers. */
-void exec_conn_close(struct exec_conn *c);
+void Kube_exec_conn_close(struct exec_conn *c);
 /* Sends all of buf (waiting for writability up to deadline, monotonic ms; 0 = none). 0/-1. */
-int exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t deadline);
+int Kube_exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t deadline);
 /* Runs the session over an upgraded connection and fills r (exit code, outcome, message). */
-void exec_session(struct exec_conn *c, const struct kube_exec_opts *o, struct kube_exec_result *r);
+void Kube_exec_session(struct exec_conn *c, const struct kube_exec_opts *o, struct kube_exec_result *r);
 
 #endif

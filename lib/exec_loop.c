@@ -81,12 +81,12 @@ static void queue_close(struct sess *s, int code, const char *reason)
 static int flush(struct sess *s)
 {
     while (s->q_off < s->q_len) {
-        ssize_t n = kube_conn_send(s->c->k, s->q + s->q_off, s->q_len - s->q_off);
+        ssize_t n = Kube_conn_send(s->c->k, s->q + s->q_off, s->q_len - s->q_off);
         s->send_pending = n == 0;
         if (n == 0) return 0;
         if (n < 0) {
             if (!s->status_seen && !s->r->message)
-                kube_set_err(&s->r->message, "exec: sending to the API server failed: %s", kube_conn_error(s->c->k));
+                kube_set_err(&s->r->message, "exec: sending to the API server failed: %s", Kube_conn_error(s->c->k));
             return -1;
         }
         s->q_off += (size_t)n;
@@ -241,7 +241,7 @@ static void feed(struct sess *s, const uint8_t *buf, size_t len)
 static int drain(struct sess *s, uint8_t *rbuf)
 {
     for (int i = 0; i < DRAIN_ROUNDS && !s->done; i++) {
-        ssize_t n = kube_conn_recv(s->c->k, rbuf, RBUF);
+        ssize_t n = Kube_conn_recv(s->c->k, rbuf, RBUF);
         if (n == -2) return 0;
         if (n <= 0) {
             s->done = 1;
@@ -249,7 +249,7 @@ static int drain(struct sess *s, uint8_t *rbuf)
                 kube_set_err(&s->r->message, "exec: connection to the API server %s without an exit status",
                              n == 0 ? "closed" : "failed");
             else
-                KLOG_DEBUG("exec: connection ended after the status (%s)", n == 0 ? "EOF" : kube_conn_error(s->c->k));
+                KLOG_DEBUG("exec: connection ended after the status (%s)", n == 0 ? "EOF" : Kube_conn_error(s->c->k));
             return 0;
         }
         s->last_rx = kube_now_ms();
@@ -372,7 +372,7 @@ static int poll_round(struct sess *s, int more, uint8_t *ibuf)
     return 0;
 }
 
-void exec_session(struct exec_conn *c, const struct kube_exec_opts *o, struct kube_exec_result *r)
+void Kube_exec_session(struct exec_conn *c, const struct kube_exec_opts *o, struct kube_exec_result *r)
 {
     struct sess s;
     session_init(&s, c, o, r);
@@ -395,7 +395,7 @@ void exec_session(struct exec_conn *c, const struct kube_exec_opts *o, struct ku
         timers(&s, kube_now_ms());
     }
     if (!s.broken) { /* best effort: send our close frame (bounded) */
-        exec_send_all(c, s.q + s.q_off, s.q_len - s.q_off, kube_now_ms() + 1000);
+        Kube_exec_send_all(c, s.q + s.q_off, s.q_len - s.q_off, kube_now_ms() + 1000);
     }
     if (!s.status_seen && r->outcome != KUBE_EXEC_CANCELLED && r->outcome != KUBE_EXEC_TIMEOUT) {
         r->outcome = KUBE_EXEC_STREAM_ERROR;

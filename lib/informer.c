@@ -94,7 +94,7 @@ static void add_items(struct kube_informer *inf, struct store *fresh, json_t *it
     json_t *it;
     json_array_foreach(items, i, it) {
         const char *name = kube_obj_name(it);
-        char *group = name ? informer_group_of(inf, it) : NULL;
+        char *group = name ? Kube_informer_group_of(inf, it) : NULL;
         if (!group)
             continue;
         if (!json_object_get(it, "kind") && inf->res.kind)
@@ -103,7 +103,7 @@ static void add_items(struct kube_informer *inf, struct store *fresh, json_t *it
             json_object_set_new(it, "apiVersion", json_string(apiv));
         if (inf->h.on_object)
             inf->h.on_object(group, it, inf->h.ud);
-        informer_put(inf, fresh, group, name, it);
+        Kube_informer_put(inf, fresh, group, name, it);
         free(group);
     }
 }
@@ -149,7 +149,7 @@ static int list_pages(struct kube_informer *inf, struct store *fresh, char **rv,
 static struct store *list_fresh(struct kube_informer *inf, char **rv, struct kube_error *err)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
-        struct store *fresh = store_new();
+        struct store *fresh = Kube_store_new();
         if (!fresh) {
             kube_error_set(err, 0, KUBE_UNKNOWN, "list %s: out of memory", inf->res.resource);
             return NULL;
@@ -158,7 +158,7 @@ static struct store *list_fresh(struct kube_informer *inf, char **rv, struct kub
         int rc = list_pages(inf, fresh, rv, err);
         if (rc == 1)
             return fresh;
-        store_free(fresh);
+        Kube_store_free(fresh);
         free(*rv);
         *rv = NULL;
         if (rc < 0)
@@ -178,7 +178,7 @@ struct diff_ctx {
 static void diff_entry(const char *group, const struct store_entry *e, void *ud)
 {
     struct diff_ctx *x = ud;
-    const struct store_entry *o = store_get(x->other, group, store_entry_name(e));
+    const struct store_entry *o = Kube_store_get(x->other, group, Kube_store_entry_name(e));
     if (x->fresh_side && !o)
         push(x->ds, CH_ADD, NULL, e->obj);
     else if (x->fresh_side && (!o->rv || !e->rv || o->rv != e->rv))
@@ -190,7 +190,7 @@ static void diff_entry(const char *group, const struct store_entry *e, void *ud)
 static void diff_group(const char *group, void *ud)
 {
     struct diff_ctx *x = ud;
-    if (x->fresh_side || !store_has_group(x->other, group))
+    if (x->fresh_side || !Kube_store_has_group(x->other, group))
         json_array_append_new(x->ds->groups, json_string(group));
 }
 
@@ -200,12 +200,12 @@ static void relist_deltas(struct kube_informer *inf, const struct store *old, co
 {
     struct diff_ctx add = {ds, old, 1}, del = {ds, fresh, 0};
     if (wants_deltas(inf)) {
-        store_foreach(fresh, NULL, diff_entry, &add);
-        store_foreach(old, NULL, diff_entry, &del);
+        Kube_store_foreach(fresh, NULL, diff_entry, &add);
+        Kube_store_foreach(old, NULL, diff_entry, &del);
     }
     if (ds->groups) {
-        store_groups_foreach(fresh, diff_group, &add);
-        store_groups_foreach(old, diff_group, &del);
+        Kube_store_groups_foreach(fresh, diff_group, &add);
+        Kube_store_groups_foreach(old, diff_group, &del);
     }
 }
 
@@ -221,9 +221,9 @@ static void replace_all(struct kube_informer *inf, struct store *fresh, const ch
     inf->store = fresh;
     inf->seen_rv = end && *end == '\0' ? rvn : 0;
     inf->synced = 1;
-    informer_bump(inf);
+    Kube_informer_bump(inf);
     pthread_mutex_unlock(&inf->mu);
-    store_free(old); /* the deltas hold their own references */
+    Kube_store_free(old); /* the deltas hold their own references */
     dispatch(inf, &ds);
     if (inf->h.on_synced)
         inf->h.on_synced(inf->h.ud);
@@ -235,20 +235,20 @@ static void replace_all(struct kube_informer *inf, struct store *fresh, const ch
 static void apply_event_locked(struct kube_informer *inf, const struct kube_watch_event *ev, const char *group,
                                const char *name, struct deltas *ds)
 {
-    unsigned long long rv = informer_rv_num(ev->object);
-    const struct store_entry *old = store_get(inf->store, group, name);
+    unsigned long long rv = Kube_informer_rv_num(ev->object);
+    const struct store_entry *old = Kube_store_get(inf->store, group, name);
     json_t *old_obj = old ? json_incref(old->obj) : NULL;
     if (ev->type == KUBE_EVENT_DELETED) {
-        if (store_del(inf->store, group, name) && wants_deltas(inf))
+        if (Kube_store_del(inf->store, group, name) && wants_deltas(inf))
             push(ds, CH_DELETE, old_obj, NULL);
     } else if (!rv || !old || old->rv <= rv) { /* older than the cached copy (a write-through): keep that */
-        if (informer_put(inf, inf->store, group, name, ev->object) == 0 && wants_deltas(inf))
-            push(ds, old ? CH_UPDATE : CH_ADD, old_obj, store_get(inf->store, group, name)->obj);
+        if (Kube_informer_put(inf, inf->store, group, name, ev->object) == 0 && wants_deltas(inf))
+            push(ds, old ? CH_UPDATE : CH_ADD, old_obj, Kube_store_get(inf->store, group, name)->obj);
     }
     json_decref(old_obj);
     if (rv > inf->seen_rv)
         inf->seen_rv = rv;
-    informer_bump(inf);
+    Kube_informer_bump(inf);
 }
 
 static int on_watch_event(const struct kube_watch_event *ev, void *ud)
@@ -257,11 +257,11 @@ static int on_watch_event(const struct kube_watch_event *ev, void *ud)
     const char *name = kube_obj_name(ev->object);
     if (ev->type == KUBE_EVENT_BOOKMARK || !name) /* the resuming watch tracks bookmarks */
         return 0;
-    char *group = informer_group_of(inf, ev->object);
+    char *group = Kube_informer_group_of(inf, ev->object);
     if (!group)
         return 0;
     KLOG_TRACE("informer %s: %s %s %s resourceVersion %llu", inf->res.resource, kube_event_type_name(ev->type),
-               group, name, informer_rv_num(ev->object));
+               group, name, Kube_informer_rv_num(ev->object));
     if (inf->h.on_object)
         inf->h.on_object(group, ev->object, inf->h.ud);
     struct deltas ds = {NULL, 0, 0, inf->h.on_group ? json_array() : NULL};
@@ -383,7 +383,7 @@ static void release(struct kube_informer *inf)
     free(inf->label_selector);
     free(inf->field_selector);
     free(inf->last_error);
-    store_free(inf->store);
+    Kube_store_free(inf->store);
     kube_cancel_free(inf->cancel);
     free(inf);
 }
@@ -409,7 +409,7 @@ struct kube_informer *kube_informer_new(struct kube_client *c, const struct kube
     inf->c = c;
     if (handlers)
         inf->h = *handlers;
-    inf->store = store_new();
+    inf->store = Kube_store_new();
     inf->cancel = kube_cancel_new();
     if (copy_config(inf, r, &o) < 0 || !inf->store || !inf->cancel || pthread_mutex_init(&inf->mu, NULL)) {
         kube_set_err(errmsg, "informer: out of memory");

@@ -33,16 +33,16 @@ struct kube_informer {
 };
 
 /* The group of obj (new string) or NULL when it belongs to none / out of memory. */
-char *informer_group_of(const struct kube_informer *inf, const json_t *obj);
+char *Kube_informer_group_of(const struct kube_informer *inf, const json_t *obj);
 /* obj's metadata.resourceVersion as a number, 0 when absent or not numeric. */
-unsigned long long informer_rv_num(const json_t *obj);
+unsigned long long Kube_informer_rv_num(const json_t *obj);
 /* Stores obj (transformed, serialised when compact) as name in group of s. 0 ok, -1 out of memory
  * (logged). */
-int informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name,
+int Kube_informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name,
                  const json_t *obj);
 /* The object of entry e as a new reference (parsed again when compact) or NULL. */
-json_t *informer_load(const struct store_entry *e);
+json_t *Kube_informer_load(const struct store_entry *e);
 /* Counts a change and wakes waiters; mu held. */
-void informer_bump(struct kube_informer *inf);
+void Kube_informer_bump(struct kube_informer *inf);
 
 #endif

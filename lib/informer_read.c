@@ -11,7 +11,7 @@
 #include "kube/timer.h"
 #include "kube/util.h"
 
-char *informer_group_of(const struct kube_informer *inf, const json_t *obj)
+char *Kube_informer_group_of(const struct kube_informer *inf, const json_t *obj)
 {
     if (inf->index)
         return inf->index(obj);
@@ -19,7 +19,7 @@ char *informer_group_of(const struct kube_informer *inf, const json_t *obj)
     return strdup(ns ? ns : "");
 }
 
-unsigned long long informer_rv_num(const json_t *obj)
+unsigned long long Kube_informer_rv_num(const json_t *obj)
 {
     const char *rv = kube_obj_resource_version(obj);
     char *end = NULL;
@@ -52,14 +52,14 @@ static int stored_form(const struct kube_informer *inf, const json_t *obj, json_
     return *text ? 0 : -1;
 }
 
-int informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name,
+int Kube_informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name,
                  const json_t *obj)
 {
     json_t *o;
     char *text;
     int rc = stored_form(inf, obj, &o, &text);
     if (rc == 0)
-        rc = store_put(s, group, name, o, text, informer_rv_num(obj));
+        rc = Kube_store_put(s, group, name, o, text, Kube_informer_rv_num(obj));
     json_decref(o);
     free(text);
     if (rc < 0)
@@ -67,25 +67,25 @@ int informer_put(struct kube_informer *inf, struct store *s, const char *group, 
     return rc;
 }
 
-json_t *informer_load(const struct store_entry *e)
+json_t *Kube_informer_load(const struct store_entry *e)
 {
     if (e->obj)
         return json_incref(e->obj);
-    json_t *o = json_loads(store_entry_text(e), 0, NULL);
+    json_t *o = json_loads(Kube_store_entry_text(e), 0, NULL);
     json_t *md = json_object_get(o, "metadata");
     if (o && !json_is_object(md)) {
         md = json_object();
         if (json_object_set_new(o, "metadata", md) < 0)
             md = NULL;
     }
-    if (!md || json_object_set_new(md, "name", json_string(store_entry_name(e))) < 0) {
+    if (!md || json_object_set_new(md, "name", json_string(Kube_store_entry_name(e))) < 0) {
         json_decref(o);
         return NULL;
     }
     return o;
 }
 
-void informer_bump(struct kube_informer *inf)
+void Kube_informer_bump(struct kube_informer *inf)
 {
     inf->gen++;
     pthread_cond_broadcast(&inf->cond);
@@ -98,8 +98,8 @@ json_t *kube_informer_get_in(struct kube_informer *inf, const char *group, const
     if (!group || !name)
         return NULL;
     pthread_mutex_lock(&inf->mu);
-    const struct store_entry *e = store_get(inf->store, group, name);
-    json_t *o = e ? informer_load(e) : NULL;
+    const struct store_entry *e = Kube_store_get(inf->store, group, name);
+    json_t *o = e ? Kube_informer_load(e) : NULL;
     pthread_mutex_unlock(&inf->mu);
     return o;
 }
@@ -113,9 +113,9 @@ static void find_in(const char *group, const struct store_entry *e, void *ud)
 {
     (void)group;
     struct find_ctx *f = ud;
-    if (f->found || strcmp(store_entry_name(e), f->name) != 0)
+    if (f->found || strcmp(Kube_store_entry_name(e), f->name) != 0)
         return;
-    json_t *o = informer_load(e);
+    json_t *o = Kube_informer_load(e);
     const char *ns = kube_obj_namespace(o);
     if (o && strcmp(ns ? ns : "", f->ns) == 0)
         f->found = o;
@@ -131,7 +131,7 @@ json_t *kube_informer_get(struct kube_informer *inf, const char *ns, const char 
     if (!name)
         return NULL;
     pthread_mutex_lock(&inf->mu);
-    store_foreach(inf->store, NULL, find_in, &f);
+    Kube_store_foreach(inf->store, NULL, find_in, &f);
     pthread_mutex_unlock(&inf->mu);
     return f.found;
 }
@@ -139,7 +139,7 @@ json_t *kube_informer_get(struct kube_informer *inf, const char *ns, const char 
 static void append_to(const char *group, const struct store_entry *e, void *ud)
 {
     (void)group;
-    json_t *o = informer_load(e);
+    json_t *o = Kube_informer_load(e);
     if (o)
         json_array_append_new(ud, o);
 }
@@ -150,7 +150,7 @@ json_t *kube_informer_group(struct kube_informer *inf, const char *group)
     if (!out || !group)
         return out;
     pthread_mutex_lock(&inf->mu);
-    store_foreach(inf->store, group, append_to, out);
+    Kube_store_foreach(inf->store, group, append_to, out);
     pthread_mutex_unlock(&inf->mu);
     return out;
 }
@@ -171,13 +171,13 @@ static void collect_match(const char *group, const struct store_entry *e, void *
 {
     (void)group;
     struct list_ctx *l = ud;
-    json_t *o = l->oom ? NULL : informer_load(e);
+    json_t *o = l->oom ? NULL : Kube_informer_load(e);
     if (!o || !kube_selector_matches_obj(l->sel, o)) {
         json_decref(o);
         return;
     }
     const char *ns = kube_obj_namespace(o);
-    char *key = kube_strdup_printf("%s/%s", ns ? ns : "", store_entry_name(e));
+    char *key = kube_strdup_printf("%s/%s", ns ? ns : "", Kube_store_entry_name(e));
     if (!key || l->n == l->cap) {
         free(key);
         json_decref(o);
@@ -199,10 +199,10 @@ json_t *kube_informer_list(struct kube_informer *inf, const char *label_selector
         return NULL;
     json_t *out = json_array();
     pthread_mutex_lock(&inf->mu);
-    struct list_ctx l = {sel, NULL, 0, store_count(inf->store), 0};
+    struct list_ctx l = {sel, NULL, 0, Kube_store_count(inf->store), 0};
     l.items = calloc(l.cap ? l.cap : 1, sizeof *l.items);
     if (l.items && out)
-        store_foreach(inf->store, NULL, collect_match, &l);
+        Kube_store_foreach(inf->store, NULL, collect_match, &l);
     pthread_mutex_unlock(&inf->mu);
     if (l.items)
         qsort(l.items, l.n, sizeof *l.items, cmp_kv);
@@ -227,15 +227,15 @@ json_t *kube_informer_list(struct kube_informer *inf, const char *label_selector
 void kube_informer_store(struct kube_informer *inf, const json_t *obj)
 {
     const char *name = kube_obj_name(obj);
-    char *group = inf && name ? informer_group_of(inf, obj) : NULL;
+    char *group = inf && name ? Kube_informer_group_of(inf, obj) : NULL;
     if (!group)
         return;
-    unsigned long long rv = informer_rv_num(obj);
+    unsigned long long rv = Kube_informer_rv_num(obj);
     pthread_mutex_lock(&inf->mu);
     /* once the watch delivered this revision the cache is at least as new (and knows of a
      * deletion since): storing then could resurrect a deleted object */
-    if (rv && rv > inf->seen_rv && informer_put(inf, inf->store, group, name, obj) == 0)
-        informer_bump(inf);
+    if (rv && rv > inf->seen_rv && Kube_informer_put(inf, inf->store, group, name, obj) == 0)
+        Kube_informer_bump(inf);
     pthread_mutex_unlock(&inf->mu);
     free(group);
 }
@@ -245,8 +245,8 @@ void kube_informer_drop(struct kube_informer *inf, const char *group, const char
     if (!inf || !group || !name)
         return;
     pthread_mutex_lock(&inf->mu);
-    if (store_del(inf->store, group, name))
-        informer_bump(inf);
+    if (Kube_store_del(inf->store, group, name))
+        Kube_informer_bump(inf);
     pthread_mutex_unlock(&inf->mu);
 }
 
@@ -257,7 +257,7 @@ static void counters(struct kube_informer *inf, size_t *count, uint64_t *gen, in
 {
     pthread_mutex_lock(&inf->mu);
     if (count)
-        *count = store_count(inf->store);
+        *count = Kube_store_count(inf->store);
     if (gen)
         *gen = inf->gen;
     if (synced)

@@ -31,7 +31,7 @@ static void entry_free(struct store_entry *e)
     free(e);
 }
 
-struct store *store_new(void)
+struct store *Kube_store_new(void)
 {
     struct store *s = calloc(1, sizeof *s);
     if (!s)
@@ -45,7 +45,7 @@ struct store *store_new(void)
     return s;
 }
 
-void store_free(struct store *s)
+void Kube_store_free(struct store *s)
 {
     if (!s)
         return;
@@ -119,7 +119,7 @@ static struct group *group_at(struct store *s, const char *key)
     return *gp;
 }
 
-int store_put(struct store *s, const char *key, const char *name, json_t *obj, const char *text,
+int Kube_store_put(struct store *s, const char *key, const char *name, json_t *obj, const char *text,
               unsigned long long rv)
 {
     struct group *g = group_at(s, key);
@@ -129,7 +129,7 @@ int store_put(struct store *s, const char *key, const char *name, json_t *obj, c
     struct store_entry *e = malloc(sizeof *e + nl + tl);
     if (!e) {
         if (!g->head)
-            store_del(s, key, ""); /* drops the empty group */
+            Kube_store_del(s, key, ""); /* drops the empty group */
         return -1;
     }
     e->rv = rv;
@@ -151,7 +151,7 @@ int store_put(struct store *s, const char *key, const char *name, json_t *obj, c
     return 0;
 }
 
-int store_del(struct store *s, const char *key, const char *name)
+int Kube_store_del(struct store *s, const char *key, const char *name)
 {
     struct group **gp = find_group(s, key), *g = *gp;
     if (!g)
@@ -170,23 +170,23 @@ int store_del(struct store *s, const char *key, const char *name)
     return e != NULL;
 }
 
-const struct store_entry *store_get(const struct store *s, const char *key, const char *name)
+const struct store_entry *Kube_store_get(const struct store *s, const char *key, const char *name)
 {
     struct group *g = *find_group(s, key);
     return g ? *find_entry(g, name) : NULL;
 }
 
-const char *store_entry_name(const struct store_entry *e)
+const char *Kube_store_entry_name(const struct store_entry *e)
 {
     return e->data;
 }
 
-const char *store_entry_text(const struct store_entry *e)
+const char *Kube_store_entry_text(const struct store_entry *e)
 {
     return e->obj ? NULL : e->data + strlen(e->data) + 1;
 }
 
-int store_has_group(const struct store *s, const char *key)
+int Kube_store_has_group(const struct store *s, const char *key)
 {
     return *find_group(s, key) != NULL;
 }
@@ -198,7 +198,7 @@ static void group_foreach(const struct group *g,
         fn(g->key, e, ud);
 }
 
-void store_foreach(const struct store *s, const char *key,
+void Kube_store_foreach(const struct store *s, const char *key,
                    void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud)
 {
     if (key) {
@@ -212,14 +212,14 @@ void store_foreach(const struct store *s, const char *key,
             group_foreach(g, fn, ud);
 }
 
-void store_groups_foreach(const struct store *s, void (*fn)(const char *key, void *ud), void *ud)
+void Kube_store_groups_foreach(const struct store *s, void (*fn)(const char *key, void *ud), void *ud)
 {
     for (size_t i = 0; i < s->nbuckets; i++)
         for (struct group *g = s->buckets[i]; g; g = g->next)
             fn(g->key, ud);
 }
 
-size_t store_count(const struct store *s)
+size_t Kube_store_count(const struct store *s)
 {
     return s->count;
 }

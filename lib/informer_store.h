@@ -21,28 +21,28 @@ struct store_entry {
 };
 
 /* A new empty store, or NULL when out of memory. */
-struct store *store_new(void);
+struct store *Kube_store_new(void);
 /* Frees s and everything in it (NULL is fine). */
-void store_free(struct store *s);
+void Kube_store_free(struct store *s);
 /* Stores (or replaces) name in group: obj (a reference is taken) when not NULL, else text.
  * 0 ok, -1 out of memory (the old entry, if any, stays). */
-int store_put(struct store *s, const char *group, const char *name, json_t *obj, const char *text,
+int Kube_store_put(struct store *s, const char *group, const char *name, json_t *obj, const char *text,
               unsigned long long rv);
 /* Removes name from group (and the group once empty); 1 removed, 0 absent. */
-int store_del(struct store *s, const char *group, const char *name);
+int Kube_store_del(struct store *s, const char *group, const char *name);
 /* The entry name in group (valid until s changes) or NULL. */
-const struct store_entry *store_get(const struct store *s, const char *group, const char *name);
+const struct store_entry *Kube_store_get(const struct store *s, const char *group, const char *name);
 /* The entry's object name and its text (NULL when held as a jansson value). */
-const char *store_entry_name(const struct store_entry *e);
-const char *store_entry_text(const struct store_entry *e);
+const char *Kube_store_entry_name(const struct store_entry *e);
+const char *Kube_store_entry_text(const struct store_entry *e);
 /* 1 when group has objects. */
-int store_has_group(const struct store *s, const char *group);
+int Kube_store_has_group(const struct store *s, const char *group);
 /* Calls fn(group, entry, ud) for every object of group (group NULL: of every group). */
-void store_foreach(const struct store *s, const char *group,
+void Kube_store_foreach(const struct store *s, const char *group,
                    void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud);
 /* Calls fn(group, ud) for every group. */
-void store_groups_foreach(const struct store *s, void (*fn)(const char *group, void *ud), void *ud);
+void Kube_store_groups_foreach(const struct store *s, void (*fn)(const char *group, void *ud), void *ud);
 /* Number of objects stored. */
-size_t store_count(const struct store *s);
+size_t Kube_store_count(const struct store *s);
 
 #endif

@@ -28,7 +28,7 @@ static int server_host_port(const char *server, char *host, size_t hn, char *por
 {
     char *scheme, *h, *prefix;
     long p;
-    if (kube_conn_split_server(server, &scheme, &h, &p, &prefix) < 0)
+    if (Kube_conn_split_server(server, &scheme, &h, &p, &prefix) < 0)
         return -1;
     const char *b = h[0] == '[' ? h + 1 : h;
     size_t l = strlen(b) - (h[0] == '[');

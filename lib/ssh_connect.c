@@ -70,7 +70,7 @@ static int dns_retryable(int gai)
     return gai == EAI_NONAME || gai == EAI_AGAIN || gai == EAI_NODATA || gai == EAI_FAIL;
 }
 
-int kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepalive_s,
+int Kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepalive_s,
                           int *retry, char **errmsg)
 {
     struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };

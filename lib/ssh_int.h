@@ -41,25 +41,25 @@ struct kube_sshi_conn {
 };
 
 /* Loads identity + pins from dir; KUBE_SSH_OK or KUBE_SSH_ERR_CONFIG with *errmsg. */
-int kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg);
-/* Frees what kube_sshi_keys_load filled. */
-void kube_sshi_keys_free(struct kube_sshi_keys *k);
+int Kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg);
+/* Frees what Kube_sshi_keys_load filled. */
+void Kube_sshi_keys_free(struct kube_sshi_keys *k);
 /* Checks the session's host key against the pins; KUBE_SSH_OK or KUBE_SSH_ERR_HOSTKEY. */
-int kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s,
+int Kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s,
                              const char *host, int port, char **errmsg);
 
 /* One DNS + TCP connect try (every address, each bounded by timeout_ms); returns the
  * connected socket, or KUBE_SSH_ERR_DNS / _CONNECT with *retry = 1 if worth retrying. */
-int kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepalive_s,
+int Kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepalive_s,
                           int *retry, char **errmsg);
 
 /* DNS → connect → handshake → host key → auth, with the bounded retries of o->attempts. */
-int kube_sshi_open(const struct kube_ssh_opts *o, const char *host,
+int Kube_sshi_open(const struct kube_ssh_opts *o, const char *host,
                    struct kube_sshi_conn *c, char **errmsg);
 /* Disconnects (bounded wait) and frees the session and socket. */
-void kube_sshi_close(struct kube_sshi_conn *c, const char *reason);
+void Kube_sshi_close(struct kube_sshi_conn *c, const char *reason);
 
 /* libssh2's last error message for s ("" if none). */
-const char *kube_sshi_lasterr(LIBSSH2_SESSION *s);
+const char *Kube_sshi_lasterr(LIBSSH2_SESSION *s);
 
 #endif

@@ -94,7 +94,7 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
     return rc;
 }
 
-int kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg)
+int Kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg)
 {
     /* ours, then upstream MPI Operator's names (its Secret mounted as id_rsa, id_rsa.pub) */
     static const char *const ids[] = { "ssh-privatekey", "id_ed25519", "id_rsa" };
@@ -108,24 +108,24 @@ int kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg
     if (!k->identity || access(k->identity, R_OK) != 0) {
         kube_set_err(errmsg, "config: no readable private key in %s (expected ssh-privatekey, "
                       "id_ed25519 or id_rsa)", dir);
-        kube_sshi_keys_free(k);
+        Kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }
     k->pinned_path = first_existing(dir, pins, 4);
     if (!k->pinned_path) {
         kube_set_err(errmsg, "config: no host key to pin in %s (expected ssh-publickey, "
                       "id_ed25519.pub, id_rsa.pub or known_hosts); refusing to trust unknown hosts", dir);
-        kube_sshi_keys_free(k);
+        Kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }
     if (read_pins(k, errmsg) < 0) {
-        kube_sshi_keys_free(k);
+        Kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }
     return KUBE_SSH_OK;
 }
 
-void kube_sshi_keys_free(struct kube_sshi_keys *k)
+void Kube_sshi_keys_free(struct kube_sshi_keys *k)
 {
     for (size_t i = 0; i < k->npins; i++) {
         free(k->pins[i].type);
@@ -147,7 +147,7 @@ static char *blob_type(const unsigned char *b, size_t n)
     return l <= n - 4 ? strndup((const char *)b + 4, l) : NULL;
 }
 
-int kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s,
+int Kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s,
                              const char *host, int port, char **errmsg)
 {
     size_t len = 0;

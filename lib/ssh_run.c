@@ -51,7 +51,7 @@ static int pump_remote(struct bridge *b, int stream, int fd)
         }
         if (n < 0) {
             kube_set_err(b->errmsg, "session: connection to %s lost: %s", b->c->host,
-                          kube_sshi_lasterr(b->c->s));
+                          Kube_sshi_lasterr(b->c->s));
             return -1;
         }
         b->stuck = OP_NONE;
@@ -102,7 +102,7 @@ static int pump_stdin(struct bridge *b)
     }
     if (w < 0) {
         kube_set_err(b->errmsg, "session: sending stdin to %s: %s", b->c->host,
-                      kube_sshi_lasterr(b->c->s));
+                      Kube_sshi_lasterr(b->c->s));
         return -1;
     }
     b->in_off += (size_t)w;
@@ -124,7 +124,7 @@ static int pump_eof(struct bridge *b)
     b->stuck = OP_NONE;
     if (rc < 0 && rc != LIBSSH2_ERROR_CHANNEL_CLOSED) {
         kube_set_err(b->errmsg, "session: sending EOF to %s: %s", b->c->host,
-                      kube_sshi_lasterr(b->c->s));
+                      Kube_sshi_lasterr(b->c->s));
         return -1;
     }
     b->eof_sent = 1;
@@ -141,7 +141,7 @@ static int pump_close(struct bridge *b)
         return 0;
     if (rc < 0 && rc != LIBSSH2_ERROR_INVAL) {
         kube_set_err(b->errmsg, "session: connection to %s lost before the exit status: %s",
-                      b->c->host, kube_sshi_lasterr(b->c->s));
+                      b->c->host, Kube_sshi_lasterr(b->c->s));
         return -1;
     }
     b->closed = 1;
@@ -280,12 +280,12 @@ static int start_command(struct kube_sshi_conn *c, const char *command, LIBSSH2_
     *ch = libssh2_channel_open_session(c->s);
     if (!*ch) {
         kube_set_err(errmsg, "session: %s refused a session channel: %s", c->host,
-                      kube_sshi_lasterr(c->s));
+                      Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_SESSION;
     }
     if (libssh2_channel_exec(*ch, command) != 0) {
         kube_set_err(errmsg, "session: %s refused to run the command: %s", c->host,
-                      kube_sshi_lasterr(c->s));
+                      Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_SESSION;
     }
     return KUBE_SSH_OK;
@@ -325,7 +325,7 @@ int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *co
     }
     struct kube_ssh_opts ro = *o;
     ro.no_auth = 0;                        /* a command always runs as an authenticated user */
-    int rc = kube_sshi_open(&ro, host, &c, errmsg);
+    int rc = Kube_sshi_open(&ro, host, &c, errmsg);
     if (rc != KUBE_SSH_OK)
         return rc;
     libssh2_keepalive_config(c.s, 1, (unsigned)c.keepalive_s);
@@ -351,7 +351,7 @@ int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *co
     libssh2_session_set_timeout(c.s, 1000);
     if (b.ch)
         libssh2_channel_free(b.ch);
-    kube_sshi_close(&c, "done");
+    Kube_sshi_close(&c, "done");
     free(b.inbuf);
     free(b.outbuf);
     return rc;

@@ -27,7 +27,7 @@ static void lib_init(void)
     init_rc = libssh2_init(0);
 }
 
-const char *kube_sshi_lasterr(LIBSSH2_SESSION *s)
+const char *Kube_sshi_lasterr(LIBSSH2_SESSION *s)
 {
     char *msg = NULL;
     int len = 0;
@@ -116,7 +116,7 @@ static LIBSSH2_RECV_FUNC(recv_stamped)
 static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_keys *k,
                              int *retry, char **errmsg)
 {
-    int fd = kube_sshi_tcp_connect(c->host, c->port, c->timeout_ms, c->keepalive_s, retry, errmsg);
+    int fd = Kube_sshi_tcp_connect(c->host, c->port, c->timeout_ms, c->keepalive_s, retry, errmsg);
     if (fd < 0)
         return fd;
     c->fd = fd;
@@ -139,7 +139,7 @@ static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_ke
     if (rc != 0) {
         *retry = handshake_retryable(rc);
         kube_set_err(errmsg, "handshake: with %s port %d failed: %s", c->host, c->port,
-                      kube_sshi_lasterr(c->s));
+                      Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_HANDSHAKE;
     }
     c->handshaken = 1;
@@ -154,11 +154,11 @@ static int authenticate(struct kube_sshi_conn *c, const struct kube_sshi_keys *k
         return KUBE_SSH_OK;
     if (rc == LIBSSH2_ERROR_FILE) {
         kube_set_err(errmsg, "config: cannot use private key %s: %s (expected an unencrypted "
-                      "OpenSSH ed25519 key)", k->identity, kube_sshi_lasterr(c->s));
+                      "OpenSSH ed25519 key)", k->identity, Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_CONFIG;
     }
     kube_set_err(errmsg, "auth: %s@%s port %d refused the key %s: %s", c->user, c->host,
-                  c->port, k->identity, kube_sshi_lasterr(c->s));
+                  c->port, k->identity, Kube_sshi_lasterr(c->s));
     return KUBE_SSH_ERR_AUTH;
 }
 
@@ -185,20 +185,20 @@ static int try_once(struct kube_sshi_conn *c, const struct kube_sshi_keys *k, in
 {
     int rc = connect_handshake(c, k, retry, errmsg);
     if (rc == KUBE_SSH_OK)
-        rc = kube_sshi_hostkey_verify(k, c->s, c->host, c->port, errmsg);
+        rc = Kube_sshi_hostkey_verify(k, c->s, c->host, c->port, errmsg);
     if (rc == KUBE_SSH_OK && !c->no_auth)
         rc = authenticate(c, k, errmsg);
     if (rc != KUBE_SSH_OK)
-        kube_sshi_close(c, "giving up");
+        Kube_sshi_close(c, "giving up");
     return rc;
 }
 
-int kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_sshi_conn *c,
+int Kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_sshi_conn *c,
                    char **errmsg)
 {
     struct kube_sshi_keys k;
     int rc = setup(o, host, c, errmsg);
-    if (rc != KUBE_SSH_OK || (rc = kube_sshi_keys_load(o->key_dir, &k, errmsg)) != KUBE_SSH_OK)
+    if (rc != KUBE_SSH_OK || (rc = Kube_sshi_keys_load(o->key_dir, &k, errmsg)) != KUBE_SSH_OK)
         return rc;
     int attempts = o->attempts > 0 ? o->attempts : 10;
     int64_t start = kube_now_ms(), delay = 250;
@@ -222,11 +222,11 @@ int kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_
         }
         delay = delay * 2 > 2000 ? 2000 : delay * 2;
     }
-    kube_sshi_keys_free(&k);
+    Kube_sshi_keys_free(&k);
     return rc;
 }
 
-void kube_sshi_close(struct kube_sshi_conn *c, const char *reason)
+void Kube_sshi_close(struct kube_sshi_conn *c, const char *reason)
 {
     if (c->s) {
         libssh2_session_set_blocking(c->s, 1);
@@ -245,8 +245,8 @@ void kube_sshi_close(struct kube_sshi_conn *c, const char *reason)
 int kube_ssh_check(const struct kube_ssh_opts *o, const char *host, char **errmsg)
 {
     struct kube_sshi_conn c;
-    int rc = kube_sshi_open(o, host, &c, errmsg);
+    int rc = Kube_sshi_open(o, host, &c, errmsg);
     if (rc == KUBE_SSH_OK)
-        kube_sshi_close(&c, "reachability check done");
+        Kube_sshi_close(&c, "reachability check done");
     return rc;
 }

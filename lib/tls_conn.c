@@ -37,7 +37,7 @@ struct kube_conn {
     char err[256];
 };
 
-int kube_conn_split_server(const char *server, char **scheme, char **host, long *port, char **prefix)
+int Kube_conn_split_server(const char *server, char **scheme, char **host, long *port, char **prefix)
 {
     *scheme = *host = *prefix = NULL;
     const char *p = server ? strstr(server, "://") : NULL;
@@ -71,7 +71,7 @@ bad:
     return -1;
 }
 
-int kube_wait_fd(int fd, short events, int64_t deadline)
+int Kube_wait_fd(int fd, short events, int64_t deadline)
 {
     for (;;) {
         int64_t left = deadline ? deadline - kube_now_ms() : 60000;
@@ -89,7 +89,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) goto fail;
-    int r = kube_wait_fd(fd, POLLOUT, deadline), soerr = 0;
+    int r = Kube_wait_fd(fd, POLLOUT, deadline), soerr = 0;
     socklen_t sl = sizeof soerr;
     if (r <= 0) {
         errno = r == 0 ? ETIMEDOUT : errno;
@@ -180,23 +180,23 @@ static void handshake_error(struct kube_conn *c, const struct kube_config *cfg, 
     int name_err = v == X509_V_ERR_IP_ADDRESS_MISMATCH || v == X509_V_ERR_HOSTNAME_MISMATCH;
     if (v != X509_V_OK)
         kube_set_err(errmsg, "TLS: the server certificate of %s is not trusted by %s (%s): %s%s%s%s", cfg->server,
-                     kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, X509_verify_cert_error_string(v),
+                     Kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin, X509_verify_cert_error_string(v),
                      name_err ? " (expected \"" : "", name_err ? name : "", name_err ? "\")" : "");
     else if (ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE &&
              !cfg->cert_file && !cfg->cert_data)
         kube_set_err(errmsg, "TLS handshake with %s failed (%s): the server refused it; it may require a client "
                      "certificate and none is configured (%s)", cfg->server, cfg->origin,
-                     kube_tls_errstr(e, sizeof e, "handshake failure"));
+                     Kube_tls_errstr(e, sizeof e, "handshake failure"));
     else
         kube_set_err(errmsg, "TLS handshake with %s failed (%s): %s", cfg->server, cfg->origin,
-                     kube_tls_errstr(e, sizeof e, "the server closed the connection"));
+                     Kube_tls_errstr(e, sizeof e, "the server closed the connection"));
 }
 
 /* The TLS session over c->fd, verified against name (a DNS name or an IP address). */
 static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const struct kube_credential *cred,
                      const char *name, const char *session_dir, int64_t deadline, char **errmsg, int *retryable)
 {
-    if (!(c->ctx = kube_tls_ctx_new(cfg, cred, errmsg))) return -1;
+    if (!(c->ctx = Kube_tls_ctx_new(cfg, cred, errmsg))) return -1;
     if (!(c->ssl = SSL_new(c->ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
         kube_set_err(errmsg, "TLS: cannot create a session for %s", cfg->server);
         return -1;
@@ -210,15 +210,15 @@ static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const s
         kube_set_err(errmsg, "TLS: cannot verify the server name \"%s\" of %s (%s)", name, cfg->server, cfg->origin);
         return -1;
     }
-    kube_tls_session_offer(c->ssl, cfg, cred, session_dir);
+    Kube_tls_session_offer(c->ssl, cfg, cred, session_dir);
     for (;;) {
         int r = no_sigpipe(c->ssl, do_connect, NULL, 0);
         if (r == 1) return 0;
         int err = SSL_get_error(c->ssl, r);
         short ev = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
-        int w = ev ? kube_wait_fd(c->fd, ev, deadline) : -1;
+        int w = ev ? Kube_wait_fd(c->fd, ev, deadline) : -1;
         if (w > 0) continue;
-        kube_tls_session_release(c->ssl);
+        Kube_tls_session_release(c->ssl);
         if (w == 0) {
             kube_set_err(errmsg, "TLS handshake with %s timed out (%s)", cfg->server, cfg->origin);
             *retryable = 1;
@@ -243,7 +243,7 @@ static int proxy_reply(int fd, const struct kube_config *cfg, const char *proxy,
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            int w = kube_wait_fd(fd, POLLIN, deadline);
+            int w = Kube_wait_fd(fd, POLLIN, deadline);
             if (w > 0) continue;
             kube_set_err(errmsg, "proxy %s: no reply to CONNECT for %s (%s)%s", proxy, cfg->server, cfg->origin,
                          w == 0 ? ": timed out" : "");
@@ -318,7 +318,7 @@ static int proxy_connect(const struct kube_config *cfg, const char *proxy_url, c
         kube_set_err(errmsg, "out of memory");
         return -1;
     }
-    if (kube_conn_split_server(proxy, &pscheme, &phost, &pport, &pprefix) < 0 || strcmp(pscheme, "http")) {
+    if (Kube_conn_split_server(proxy, &pscheme, &phost, &pport, &pprefix) < 0 || strcmp(pscheme, "http")) {
         kube_set_err(errmsg, "proxy %s for %s (%s): the exec connection supports http:// proxies only", proxy,
                      cfg->server, cfg->origin);
         free(pscheme); free(phost); free(pprefix); free(proxy);
@@ -333,7 +333,7 @@ static int proxy_connect(const struct kube_config *cfg, const char *proxy_url, c
     while (req && off < len) {
         ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
         if (n > 0) { off += (size_t)n; continue; }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR) && kube_wait_fd(fd, POLLOUT, deadline) > 0) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EINTR) && Kube_wait_fd(fd, POLLOUT, deadline) > 0) continue;
         break;
     }
     int ok = req && off == len;
@@ -351,13 +351,13 @@ static int proxy_connect(const struct kube_config *cfg, const char *proxy_url, c
     return fd;
 }
 
-struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
+struct kube_conn *Kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
                                  const char *session_dir, int64_t deadline, char **errmsg, int *retryable)
 {
     char *scheme, *host, *prefix, *proxy = kube_config_proxy(cfg);
     long port;
     *retryable = 0;
-    if (kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
+    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
         kube_set_err(errmsg, "%s: server URL \"%s\" is not http(s)://host[:port][/path]", cfg->origin, cfg->server);
         free(proxy);
         return NULL;
@@ -384,7 +384,7 @@ struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kub
     free(host);
     free(prefix);
     if (!ok && c) {
-        kube_conn_close(c);
+        Kube_conn_close(c);
         c = NULL;
     }
     return c;
@@ -418,14 +418,14 @@ static ssize_t ssl_result(struct kube_conn *c, int r, const char *what)
     }
     snprintf(c->err, sizeof c->err, "TLS %s: %s", what,
              err == SSL_ERROR_SYSCALL && errno ? strerror(errno)
-             : kube_tls_errstr(e, sizeof e, err == SSL_ERROR_SYSCALL ? "connection closed without close_notify"
+             : Kube_tls_errstr(e, sizeof e, err == SSL_ERROR_SYSCALL ? "connection closed without close_notify"
                                                                       : "protocol error"));
     return err == SSL_ERROR_SYSCALL && !errno && !ERR_peek_error() ? 0 : -1;
 }
 
 static int ssl_write(SSL *ssl, const void *buf, int len) { return SSL_write(ssl, buf, len); }
 
-ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len)
+ssize_t Kube_conn_send(struct kube_conn *c, const void *buf, size_t len)
 {
     int n = len > 1 << 30 ? 1 << 30 : (int)len;
     if (!c->ssl) {
@@ -444,7 +444,7 @@ ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len)
     return s == -2 ? 0 : -1;
 }
 
-ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len)
+ssize_t Kube_conn_recv(struct kube_conn *c, void *buf, size_t len)
 {
     int n = len > 1 << 30 ? 1 << 30 : (int)len;
     if (!c->ssl) {
@@ -462,20 +462,20 @@ ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len)
     return r > 0 ? r : ssl_result(c, r, "recv");
 }
 
-int kube_conn_fd(const struct kube_conn *c) { return c->fd; }
+int Kube_conn_fd(const struct kube_conn *c) { return c->fd; }
 
-short kube_conn_events(const struct kube_conn *c) { return c->events ? c->events : POLLIN; }
+short Kube_conn_events(const struct kube_conn *c) { return c->events ? c->events : POLLIN; }
 
-const char *kube_conn_error(const struct kube_conn *c) { return c->err; }
+const char *Kube_conn_error(const struct kube_conn *c) { return c->err; }
 
-int kube_conn_tls_failed(const struct kube_conn *c) { return c->tls_failed; }
+int Kube_conn_tls_failed(const struct kube_conn *c) { return c->tls_failed; }
 
-int kube_conn_pending(const struct kube_conn *c) { return c->ssl && SSL_pending(c->ssl) > 0; }
+int Kube_conn_pending(const struct kube_conn *c) { return c->ssl && SSL_pending(c->ssl) > 0; }
 
-void kube_conn_close(struct kube_conn *c)
+void Kube_conn_close(struct kube_conn *c)
 {
     if (!c) return;
-    if (c->ssl) kube_tls_session_release(c->ssl);
+    if (c->ssl) Kube_tls_session_release(c->ssl);
     SSL_free(c->ssl);
     SSL_CTX_free(c->ctx);
     if (c->fd >= 0) close(c->fd);

@@ -21,44 +21,44 @@ struct kube_conn;
  * plugin's). NULL on failure with a one-line *errmsg naming the server, the config and the
  * cause; *retryable is set for refused / unresolvable / timed-out connections. session_dir:
  * where TLS sessions are kept across processes (NULL/"" = this process's memory only). */
-struct kube_conn *kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
+struct kube_conn *Kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
                                  const char *session_dir, int64_t deadline, char **errmsg, int *retryable);
-/* Sends up to len bytes: >0 sent, 0 would block (poll kube_conn_events), -1 broken. */
-ssize_t kube_conn_send(struct kube_conn *c, const void *buf, size_t len);
+/* Sends up to len bytes: >0 sent, 0 would block (poll Kube_conn_events), -1 broken. */
+ssize_t Kube_conn_send(struct kube_conn *c, const void *buf, size_t len);
 /* Receives up to len bytes: >0 read, 0 orderly EOF, -2 would block, -1 broken. */
-ssize_t kube_conn_recv(struct kube_conn *c, void *buf, size_t len);
+ssize_t Kube_conn_recv(struct kube_conn *c, void *buf, size_t len);
 /* Waits until fd has events or deadline (monotonic ms; 0 = no bound) passes, riding out
  * EINTR: 1 ready, 0 timed out, -1 poll error. */
-int kube_wait_fd(int fd, short events, int64_t deadline);
+int Kube_wait_fd(int fd, short events, int64_t deadline);
 /* The socket, for poll(). */
-int kube_conn_fd(const struct kube_conn *c);
+int Kube_conn_fd(const struct kube_conn *c);
 /* POLLIN/POLLOUT the last would-block result waits for (TLS may read to write and back). */
-short kube_conn_events(const struct kube_conn *c);
+short Kube_conn_events(const struct kube_conn *c);
 /* 1 when decrypted bytes are buffered (poll() cannot see them: read before polling). */
-int kube_conn_pending(const struct kube_conn *c);
+int Kube_conn_pending(const struct kube_conn *c);
 /* The last send/recv error as text ("" when none). */
-const char *kube_conn_error(const struct kube_conn *c);
+const char *Kube_conn_error(const struct kube_conn *c);
 /* 1 when the last error was a TLS protocol error (e.g. the server's alert that a client
  * certificate is required): permanent, unlike a reset or a timeout. */
-int kube_conn_tls_failed(const struct kube_conn *c);
+int Kube_conn_tls_failed(const struct kube_conn *c);
 /* Closes the connection (no TLS close_notify wait) and frees c (NULL is fine). */
-void kube_conn_close(struct kube_conn *c);
+void Kube_conn_close(struct kube_conn *c);
 
 /* Splits "scheme://host[:port][/prefix]": host keeps IPv6 brackets, port defaults to 443
  * (80 for http), prefix has no trailing slash. 0 ok, -1 malformed. Strings are malloc'd. */
-int kube_conn_split_server(const char *server, char **scheme, char **host, long *port, char **prefix);
+int Kube_conn_split_server(const char *server, char **scheme, char **host, long *port, char **prefix);
 
 /* tls_ctx.c: an OpenSSL client context for cfg (TLS 1.2 and 1.3; trust anchors; the
  * client certificate and key from the config, or from cred when it carries an exec
  * plugin's). NULL with a one-line *errmsg naming the file or field that could not be used. */
-SSL_CTX *kube_tls_ctx_new(const struct kube_config *cfg, const struct kube_credential *cred, char **errmsg);
+SSL_CTX *Kube_tls_ctx_new(const struct kube_config *cfg, const struct kube_credential *cred, char **errmsg);
 /* Initialises OpenSSL once for the exec connection, without the system's openssl.cnf (before
  * anything else in the process uses OpenSSL, so that nothing loads it). */
-void kube_openssl_init(void);
+void Kube_openssl_init(void);
 /* Describes cfg's trust anchor ("CA file X", "certificate-authority-data", ...) into buf. */
-const char *kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n);
+const char *Kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n);
 /* OpenSSL's last queued error as text (or fallback) into buf; the queue is cleared. */
-const char *kube_tls_errstr(char *buf, size_t n, const char *fallback);
+const char *Kube_tls_errstr(char *buf, size_t n, const char *fallback);
 
 /* tls_session.c: TLS sessions remembered per configuration (server, trust, identity), in
  * memory for this process and, when the connection names a directory (kube_exec_opts'
@@ -68,11 +68,11 @@ const char *kube_tls_errstr(char *buf, size_t n, const char *fallback);
  * make this connection the one others wait for. The session the server sends is saved by a
  * callback (TLS 1.3 sends it after the handshake), to memory and to a file under dir (NULL/""
  * = memory only). */
-int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
+int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
                            const char *dir);
 /* Installs the new-session callback on ctx. */
-void kube_tls_session_setup(SSL_CTX *ctx);
+void Kube_tls_session_setup(SSL_CTX *ctx);
 /* The connection ends (or its handshake failed): other connections stop waiting for it. */
-void kube_tls_session_release(SSL *ssl);
+void Kube_tls_session_release(SSL *ssl);
 
 #endif

@@ -16,7 +16,7 @@
 #include "kube/util.h"
 
 /* OpenSSL's oldest queued error as text (or fallback), and the queue cleared. */
-const char *kube_tls_errstr(char *buf, size_t n, const char *fallback)
+const char *Kube_tls_errstr(char *buf, size_t n, const char *fallback)
 {
     unsigned long e = ERR_peek_last_error();
     if (e)
@@ -28,7 +28,7 @@ const char *kube_tls_errstr(char *buf, size_t n, const char *fallback)
 }
 
 /* Names the trust anchor, for messages. */
-const char *kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n)
+const char *Kube_tls_ca_desc(const struct kube_config *cfg, char *buf, size_t n)
 {
     if (!cfg)
         snprintf(buf, n, "the configured CA");
@@ -70,8 +70,8 @@ static int load_trust(SSL_CTX *ctx, const struct kube_config *cfg, char **errmsg
              : cfg->ca_data ? add_ca_data(ctx, cfg->ca_data, cfg->ca_data_len) == 0
                             : SSL_CTX_set_default_verify_paths(ctx) == 1;
     if (!ok) {
-        kube_set_err(errmsg, "TLS: cannot load %s (%s): %s", kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin,
-                     kube_tls_errstr(e, sizeof e, "no PEM certificate found"));
+        kube_set_err(errmsg, "TLS: cannot load %s (%s): %s", Kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin,
+                     Kube_tls_errstr(e, sizeof e, "no PEM certificate found"));
         return -1;
     }
     return 0;
@@ -129,7 +129,7 @@ static int load_identity(SSL_CTX *ctx, const struct kube_config *cfg, const stru
         what = "the client key (it does not match the certificate)";
     if (what) {
         kube_set_err(errmsg, "TLS: cannot use the client certificate/key (%s): %s: %s", cfg->origin, what,
-                     kube_tls_errstr(e, sizeof e, "not a PEM certificate or key"));
+                     Kube_tls_errstr(e, sizeof e, "not a PEM certificate or key"));
         return -1;
     }
     return 0;
@@ -141,25 +141,25 @@ static int load_identity(SSL_CTX *ctx, const struct kube_config *cfg, const stru
  * instructions per call (callgrind). */
 static void init_once(void) { OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL); }
 
-void kube_openssl_init(void)
+void Kube_openssl_init(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_once);
 }
 
-SSL_CTX *kube_tls_ctx_new(const struct kube_config *cfg, const struct kube_credential *cred, char **errmsg)
+SSL_CTX *Kube_tls_ctx_new(const struct kube_config *cfg, const struct kube_credential *cred, char **errmsg)
 {
-    kube_openssl_init();
+    Kube_openssl_init();
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx) {
         char e[256];
-        kube_set_err(errmsg, "TLS: cannot create a context: %s", kube_tls_errstr(e, sizeof e, "unknown error"));
+        kube_set_err(errmsg, "TLS: cannot create a context: %s", Kube_tls_errstr(e, sizeof e, "unknown error"));
         return NULL;
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     /* exec_loop retries a partial send with the queue's current head, which may have grown */
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    kube_tls_session_setup(ctx);
+    Kube_tls_session_setup(ctx);
     if (load_trust(ctx, cfg, errmsg) < 0 || load_identity(ctx, cfg, cred, errmsg) < 0) {
         SSL_CTX_free(ctx);
         return NULL;

@@ -166,7 +166,7 @@ static void follow_or_lead(const unsigned char key[32], int *leader)
     }
 }
 
-int kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
+int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
                            const char *dir)
 {
     pthread_once(&idx_once, make_idx);
@@ -248,13 +248,13 @@ static int on_new_session(SSL *ssl, SSL_SESSION *s)
     return 0;
 }
 
-void kube_tls_session_setup(SSL_CTX *ctx)
+void Kube_tls_session_setup(SSL_CTX *ctx)
 {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_sess_set_new_cb(ctx, on_new_session);
 }
 
-void kube_tls_session_release(SSL *ssl)
+void Kube_tls_session_release(SSL *ssl)
 {
     struct claim *cl = ssl && ex_idx >= 0 ? SSL_get_ex_data(ssl, ex_idx) : NULL;
     pthread_mutex_lock(&mu);

@@ -21,7 +21,7 @@ struct kube_token_state {
     off_t size;
 };
 
-struct kube_token_state *kube_token_state_new(void)
+struct kube_token_state *Kube_token_state_new(void)
 {
     struct kube_token_state *t = calloc(1, sizeof *t);
     if (t && pthread_mutex_init(&t->mu, NULL)) {
@@ -31,7 +31,7 @@ struct kube_token_state *kube_token_state_new(void)
     return t;
 }
 
-void kube_token_state_free(struct kube_token_state *t)
+void Kube_token_state_free(struct kube_token_state *t)
 {
     if (!t)
         return;
@@ -102,7 +102,7 @@ int kube_config_credential(const struct kube_config *cfg, struct kube_credential
         return out->token ? 0 : -1;
     }
     if (cfg->exec)
-        return kube_exec_plugin_credential(cfg->exec, cfg, out, errmsg);
+        return Kube_exec_plugin_credential(cfg->exec, cfg, out, errmsg);
     return 0;
 }
 
@@ -110,7 +110,7 @@ int kube_config_credential_rejected(const struct kube_config *cfg, const struct 
 {
     if (cfg->token || cfg->token_file || !cfg->exec)
         return 0;
-    return kube_exec_plugin_rejected(cfg->exec, used);
+    return Kube_exec_plugin_rejected(cfg->exec, used);
 }
 
 /* Appends "Name: value\r\n" to *buf; -1 on allocation failure. Values holding CR or LF are

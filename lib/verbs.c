@@ -27,7 +27,7 @@ static json_t *request_json(struct kube_client *c, const char *method, const cha
         }
     }
     size_t len = 0;
-    char *reply = kube_request_raw_cancel(c, method, path, query, b, b ? strlen(b) : 0,
+    char *reply = Kube_request_raw_cancel(c, method, path, query, b, b ? strlen(b) : 0,
                                           content_type ? content_type : "application/json",
                                           method_idempotent(method), extra, &len, err);
     free(b);
@@ -165,7 +165,7 @@ static json_t *list_pages(struct kube_client *c, const struct kube_resource *r, 
     return all;
 }
 
-json_t *kube_list_all_cancel(struct kube_client *c, const struct kube_resource *r, const char *ns,
+json_t *Kube_list_all_cancel(struct kube_client *c, const struct kube_resource *r, const char *ns,
                              const struct kube_list_opts *opts, struct kube_cancel *extra, struct kube_error *err)
 {
     json_t *all = list_pages(c, r, ns, opts, extra, err);
@@ -182,7 +182,7 @@ json_t *kube_list_all_cancel(struct kube_client *c, const struct kube_resource *
 json_t *kube_list_all(struct kube_client *c, const struct kube_resource *r, const char *ns,
                       const struct kube_list_opts *opts, struct kube_error *err)
 {
-    return kube_list_all_cancel(c, r, ns, opts, NULL, err);
+    return Kube_list_all_cancel(c, r, ns, opts, NULL, err);
 }
 
 json_t *kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns, const json_t *obj,

@@ -128,11 +128,11 @@ int kube_watch_stream(struct kube_client *c, const struct kube_resource *r, cons
     if (!(w.p = kube_watch_parser_new(0))) {
         kube_error_set(err, 0, KUBE_TRANSPORT, "out of memory starting a watch");
     } else if (watch_target(r, ns, opts, &path, &q, err) == 0) {
-        url = kube_http_url(kube_client_config(c), path, kube_query_str(q));
+        url = Kube_http_url(kube_client_config(c), path, kube_query_str(q));
         /* the server ends a watch with timeoutSeconds; this only bounds a silent, dead peer */
         long tmo = opts && opts->timeout_seconds > 0 ? (opts->timeout_seconds + 30) * 1000L : 0;
         int unsent = 0;
-        int rc = kube_client_call(c, "GET", path, kube_query_str(q), NULL, &call, cancel, tmo, err, &unsent);
+        int rc = Kube_client_call(c, "GET", path, kube_query_str(q), NULL, &call, cancel, tmo, err, &unsent);
         ret = finish(rc, url ? url : path, &w);
     }
     kube_watch_parser_free(w.p);

@@ -76,7 +76,7 @@ int kube_watch(struct kube_client *c, const struct kube_resource *r, const char 
             KLOG_DEBUG("watch %s: server ended the stream; resuming from %s", r->resource, s.rv ? s.rv : "now");
             /* a server that ends empty streams at once must not make us spin */
             if (!s.progressed && kube_now_ms() - t0 < 1000 &&
-                kube_cancel_sleep_any_ms(cancel, kube_client_cancel(c), 1000)) {
+                kube_cancel_sleep_any_ms(cancel, Kube_client_cancel(c), 1000)) {
                 kube_error_set(err, 0, KUBE_CANCELLED, "watch %s cancelled", r->resource);
                 ret = -1;
                 break;
@@ -95,7 +95,7 @@ int kube_watch(struct kube_client *c, const struct kube_resource *r, const char 
         kube_log(failures > 1 ? KUBE_LOG_WARN : KUBE_LOG_DEBUG, "watch %s: %s; reconnecting in %lld ms from %s",
                  r->resource, err->message ? err->message : kube_reason_name(err->reason), (long long)delay,
                  s.rv ? s.rv : "now");
-        if (kube_cancel_sleep_any_ms(cancel, kube_client_cancel(c), delay)) {
+        if (kube_cancel_sleep_any_ms(cancel, Kube_client_cancel(c), delay)) {
             kube_error_set(err, 0, KUBE_CANCELLED, "watch %s cancelled", r->resource);
             break;
         }

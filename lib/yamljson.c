@@ -102,7 +102,7 @@ static json_t *conv_node(struct conv *c, yaml_node_t *n, int depth)
     }
 }
 
-json_t *kube_yaml_to_json(const char *data, size_t len, char **errmsg)
+json_t *Kube_yaml_to_json(const char *data, size_t len, char **errmsg)
 {
     yaml_parser_t parser;
     yaml_document_t doc;

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct kube_credential c;
     int64_t exp = 0;
     char *err = NULL;
-    int rc = kube_exec_credential_parse(size ? (const char *)data + 1 : "", size ? size - 1 : 0, api,
+    int rc = Kube_exec_credential_parse(size ? (const char *)data + 1 : "", size ? size - 1 : 0, api,
                                         "exec plugin fuzz (fuzz.yaml)", &c, &exp, &err);
     if (rc == 0) {
         if (err || (!c.token && !(c.cert && c.key)) || (!c.cert != !c.key))

@@ -80,50 +80,50 @@ static void key_cb(const char *key, void *ud)
 /* The text stored as name in group key (NULL when absent); *rv (if given) its resourceVersion. */
 static const char *get_text(const struct store *s, const char *key, const char *name, unsigned long long *rv)
 {
-    const struct store_entry *e = store_get(s, key, name);
+    const struct store_entry *e = Kube_store_get(s, key, name);
     if (e && rv)
         *rv = e->rv;
-    return e ? store_entry_text(e) : NULL;
+    return e ? Kube_store_entry_text(e) : NULL;
 }
 
 static void test_objstore(void **state)
 {
     (void)state;
-    struct store *s = store_new();
+    struct store *s = Kube_store_new();
     assert_non_null(s);
     char key[64], name[64];
     for (int i = 0; i < 3000; i++) {
         snprintf(key, sizeof key, "ns/job-%d", i);
         for (int j = 0; j < 3; j++) {
             snprintf(name, sizeof name, "job-%d-worker-%d", i, j);
-            assert_int_equal(store_put(s, key, name, NULL, "{\"a\":1}", (unsigned long long)(i * 10 + j)), 0);
+            assert_int_equal(Kube_store_put(s, key, name, NULL, "{\"a\":1}", (unsigned long long)(i * 10 + j)), 0);
         }
     }
-    assert_int_equal(store_count(s), 9000);
+    assert_int_equal(Kube_store_count(s), 9000);
     unsigned long long rv = 0;
     assert_string_equal(get_text(s, "ns/job-2999", "job-2999-worker-2", &rv), "{\"a\":1}");
     assert_int_equal(rv, 29992);
-    assert_int_equal(store_put(s, "ns/job-7", "job-7-worker-1", NULL, "{\"b\":2}", 99), 0); /* replace */
-    assert_int_equal(store_count(s), 9000);
+    assert_int_equal(Kube_store_put(s, "ns/job-7", "job-7-worker-1", NULL, "{\"b\":2}", 99), 0); /* replace */
+    assert_int_equal(Kube_store_count(s), 9000);
     assert_string_equal(get_text(s, "ns/job-7", "job-7-worker-1", &rv), "{\"b\":2}");
     assert_int_equal(rv, 99);
     int n = 0;
-    store_foreach(s, "ns/job-7", count_cb, &n);
+    Kube_store_foreach(s, "ns/job-7", count_cb, &n);
     assert_int_equal(n, 3);
     assert_null(get_text(s, "ns/job-7", "job-7-worker-9", NULL));
     assert_null(get_text(s, "ns/job-3000", "job-3000-worker-0", NULL));
-    assert_int_equal(store_del(s, "ns/job-7", "job-7-worker-9"), 0);
+    assert_int_equal(Kube_store_del(s, "ns/job-7", "job-7-worker-9"), 0);
     for (int j = 0; j < 3; j++) {
         snprintf(name, sizeof name, "job-7-worker-%d", j);
-        assert_int_equal(store_del(s, "ns/job-7", name), 1);
+        assert_int_equal(Kube_store_del(s, "ns/job-7", name), 1);
     }
-    assert_int_equal(store_has_group(s, "ns/job-7"), 0);
-    assert_int_equal(store_has_group(s, "ns/job-8"), 1);
-    assert_int_equal(store_count(s), 8997);
+    assert_int_equal(Kube_store_has_group(s, "ns/job-7"), 0);
+    assert_int_equal(Kube_store_has_group(s, "ns/job-8"), 1);
+    assert_int_equal(Kube_store_count(s), 8997);
     n = 0;
-    store_groups_foreach(s, key_cb, &n);
+    Kube_store_groups_foreach(s, key_cb, &n);
     assert_int_equal(n, 2999);
-    store_free(s);
+    Kube_store_free(s);
 }
 
 /* A pod as the caches keep it: the name back from the store's key, the role and

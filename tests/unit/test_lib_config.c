@@ -106,7 +106,7 @@ static void test_basic(void **st)
     char *tok = kube_config_token(cfg, &err);
     assert_string_equal(tok, "s3cr3t");
     free(tok);
-    char *url = kube_http_url(cfg, "/api/v1/pods", "limit=1");
+    char *url = Kube_http_url(cfg, "/api/v1/pods", "limit=1");
     assert_string_equal(url, "https://127.0.0.1:6443/api/v1/pods?limit=1"); /* the server, not tls-server-name */
     free(url);
     assert_non_null(strstr(cfg->origin, "basic.yaml, context dev"));

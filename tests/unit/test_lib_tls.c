@@ -25,7 +25,7 @@ static void split_ok(const char *url, const char *scheme, const char *host, long
 {
     char *s, *h, *p;
     long n;
-    assert_int_equal(kube_conn_split_server(url, &s, &h, &n, &p), 0);
+    assert_int_equal(Kube_conn_split_server(url, &s, &h, &n, &p), 0);
     assert_string_equal(s, scheme);
     assert_string_equal(h, host);
     assert_int_equal(n, port);
@@ -48,7 +48,7 @@ static void test_split(void **state)
     for (int i = 0; bad[i]; i++) {
         char *s, *h, *p;
         long n;
-        assert_int_equal(kube_conn_split_server(bad[i], &s, &h, &n, &p), -1);
+        assert_int_equal(Kube_conn_split_server(bad[i], &s, &h, &n, &p), -1);
         assert_null(s);
         assert_null(h);
         assert_null(p);
@@ -74,7 +74,7 @@ static void open_fails(const char *server, const char *want, int want_retry)
     assert_non_null(cfg);
     char *err = NULL;
     int retry = -1;
-    assert_null(kube_conn_open(cfg, NULL, NULL, kube_now_ms() + 5000, &err, &retry));
+    assert_null(Kube_conn_open(cfg, NULL, NULL, kube_now_ms() + 5000, &err, &retry));
     assert_non_null(err);
     assert_non_null(strstr(err, want));
     assert_null(strchr(err, '\n'));
@@ -128,14 +128,14 @@ static void *client_one(void *arg)
     const struct kube_config *cfg = arg;
     char *err = NULL;
     int retry;
-    struct kube_conn *c = kube_conn_open(cfg, NULL, NULL, kube_now_ms() + 20000, &err, &retry);
+    struct kube_conn *c = Kube_conn_open(cfg, NULL, NULL, kube_now_ms() + 20000, &err, &retry);
     if (!c) fprintf(stderr, "client: %s\n", err);
     char b;
     ssize_t n = -2;
-    while (c && (n = kube_conn_recv(c, &b, 1)) == -2) kube_wait_fd(kube_conn_fd(c), POLLIN, kube_now_ms() + 5000);
+    while (c && (n = Kube_conn_recv(c, &b, 1)) == -2) Kube_wait_fd(Kube_conn_fd(c), POLLIN, kube_now_ms() + 5000);
     if (c && n != 1) fprintf(stderr, "client: no byte from the server (%zd)\n", n);
     free(err);
-    kube_conn_close(c);
+    Kube_conn_close(c);
     return c ? arg : NULL;
 }
 
