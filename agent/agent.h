@@ -20,17 +20,17 @@ enum agent_mpi {
 
 /* Options resolved from flags, then the controller's env, then defaults. */
 struct agent_opts {
-    const char *cmd;           /* subcommand name */
-    char *namespace;           /* -n / MPI_JOB_NAMESPACE / in-cluster file / kubeconfig */
-    char *job;                 /* --job / MPI_JOB_NAME / positional (status) */
-    char *kubeconfig;          /* --kubeconfig (NULL: library default order) */
-    char *hostfile;            /* --hostfile, default /etc/mpi/hostfile */
-    int hostfile_given;        /* 1 when --hostfile was passed explicitly */
-    char *dest;                /* --dest, bundle destination, default /opt/kube */
-    char *container;           /* --container / MPI_JOB_WORKER_CONTAINER */
-    char *ssh_dir;             /* MPI_JOB_SSH_DIR */
-    int ssh_port;              /* MPI_JOB_SSH_PORT, default 2222 */
-    int launcher_uid;          /* MPI_JOB_LAUNCHER_UID (init container): the runAsUser of the
+    const char *cmd;    /* subcommand name */
+    char *namespace;    /* -n / MPI_JOB_NAMESPACE / in-cluster file / kubeconfig */
+    char *job;          /* --job / MPI_JOB_NAME / positional (status) */
+    char *kubeconfig;   /* --kubeconfig (NULL: library default order) */
+    char *hostfile;     /* --hostfile, default /etc/mpi/hostfile */
+    int hostfile_given; /* 1 when --hostfile was passed explicitly */
+    char *dest;         /* --dest, bundle destination, default /opt/kube */
+    char *container;    /* --container / MPI_JOB_WORKER_CONTAINER */
+    char *ssh_dir;      /* MPI_JOB_SSH_DIR */
+    int ssh_port;       /* MPI_JOB_SSH_PORT, default 2222 */
+    int launcher_uid;   /* MPI_JOB_LAUNCHER_UID (init container): the runAsUser of the
                                   launcher's main container; -1 = not set */
     enum mpik8s_transport transport;
     enum agent_mpi mpi;
@@ -43,8 +43,8 @@ struct agent_opts {
     int no_reach;              /* --no-reach-check */
     int no_deliver;            /* init: --no-deliver */
     int verbose;
-    char *termination_log;     /* MPI_AGENT_TERMINATION_LOG or /dev/termination-log */
-    char **argv;               /* run: CMD ARGS... (NULL-terminated); status: rest */
+    char *termination_log; /* MPI_AGENT_TERMINATION_LOG or /dev/termination-log */
+    char **argv;           /* run: CMD ARGS... (NULL-terminated); status: rest */
     int argc;
 };
 

@@ -18,9 +18,24 @@
 #define DEFAULT_DEST MPIK8S_AGENT_DIR
 
 enum {
-    OPT_KUBECONFIG = 256, OPT_JOB, OPT_HOSTFILE, OPT_MPI, OPT_TRANSPORT, OPT_CONTAINER,
-    OPT_TIMEOUT, OPT_SLOTS, OPT_WORKERS, OPT_DEST, OPT_NO_DELIVER, OPT_NO_REACH,
-    OPT_PROGRESS, OPT_GRACE, OPT_NO_WAIT, OPT_VERSION, OPT_SSH_DIR, OPT_SSH_PORT,
+    OPT_KUBECONFIG = 256,
+    OPT_JOB,
+    OPT_HOSTFILE,
+    OPT_MPI,
+    OPT_TRANSPORT,
+    OPT_CONTAINER,
+    OPT_TIMEOUT,
+    OPT_SLOTS,
+    OPT_WORKERS,
+    OPT_DEST,
+    OPT_NO_DELIVER,
+    OPT_NO_REACH,
+    OPT_PROGRESS,
+    OPT_GRACE,
+    OPT_NO_WAIT,
+    OPT_VERSION,
+    OPT_SSH_DIR,
+    OPT_SSH_PORT,
 };
 
 static const struct option long_opts[] = {
@@ -58,10 +73,14 @@ int agent_duration_parse(const char *s, double *out)
     if (errno || end == s || v < 0 || v != v)
         return -1;
     double mul = 1;
-    if (!strcmp(end, "ms")) mul = 0.001;
-    else if (!strcmp(end, "m")) mul = 60;
-    else if (!strcmp(end, "h")) mul = 3600;
-    else if (*end && strcmp(end, "s")) return -1;
+    if (!strcmp(end, "ms"))
+        mul = 0.001;
+    else if (!strcmp(end, "m"))
+        mul = 60;
+    else if (!strcmp(end, "h"))
+        mul = 3600;
+    else if (*end && strcmp(end, "s"))
+        return -1;
     if (v * mul > 1e9)
         return -1;
     *out = v * mul;
@@ -123,8 +142,7 @@ static int parse_duration_opt(const char *what, const char *s, double *out)
 {
     if (agent_duration_parse(s, out) == 0)
         return 0;
-    fprintf(stderr, "mpi-agent: %s: expected a duration like 90, 90s, 15m or 250ms, got \"%s\"\n",
-            what, s);
+    fprintf(stderr, "mpi-agent: %s: expected a duration like 90, 90s, 15m or 250ms, got \"%s\"\n", what, s);
     return -1;
 }
 
@@ -141,8 +159,7 @@ static int parse_mpi_opt(const char *what, const char *s, enum agent_mpi *m)
 {
     if (agent_mpi_parse(s, m) == 0)
         return 0;
-    fprintf(stderr, "mpi-agent: %s: expected openmpi, openmpi5, mpich or intel, got \"%s\"\n",
-            what, s);
+    fprintf(stderr, "mpi-agent: %s: expected openmpi, openmpi5, mpich or intel, got \"%s\"\n", what, s);
     return -1;
 }
 
@@ -150,8 +167,7 @@ static int parse_mpi_opt(const char *what, const char *s, enum agent_mpi *m)
 static char *in_cluster_namespace(void)
 {
     const char *dir = getenv("KUBE_SA_DIR");
-    char *path = kube_strdup_printf("%s/namespace",
-                                    dir ? dir : "/var/run/secrets/kubernetes.io/serviceaccount");
+    char *path = kube_strdup_printf("%s/namespace", dir ? dir : "/var/run/secrets/kubernetes.io/serviceaccount");
     char *text = NULL, *err = NULL;
     size_t len = 0;
     if (path && kube_read_file(path, 256, &text, &len, &err) == 0) {
@@ -174,19 +190,33 @@ static int opts_from_env(struct agent_opts *o)
     o->grace_s = DEFAULT_GRACE_S;
     o->ssh_port = 2222;
     o->launcher_uid = -1;
-    if ((v = getenv(MPIK8S_ENV_JOB_NAME)) && *v && set_str(&o->job, v) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_JOB_NAMESPACE)) && *v && set_str(&o->namespace, v) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_WORKER_CONTAINER)) && *v && set_str(&o->container, v) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_SSH_DIR)) && *v && set_str(&o->ssh_dir, v) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_TRANSPORT)) && *v && parse_transport(MPIK8S_ENV_TRANSPORT, v, &o->transport) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_MPI_IMPLEMENTATION)) && *v && parse_mpi_opt(MPIK8S_ENV_MPI_IMPLEMENTATION, v, &o->mpi) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_SSH_PORT)) && *v && parse_count(MPIK8S_ENV_SSH_PORT, v, &o->ssh_port) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_LAUNCHER_UID)) && *v && parse_count(MPIK8S_ENV_LAUNCHER_UID, v, &o->launcher_uid) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_WORKERS)) && *v && parse_count(MPIK8S_ENV_WORKERS, v, &o->workers) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_SLOTS)) && *v && parse_count(MPIK8S_ENV_SLOTS, v, &o->slots) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_AGENT_TIMEOUT)) && *v && parse_duration_opt(MPIK8S_ENV_AGENT_TIMEOUT, v, &o->timeout_s) < 0) return -1;
-    if ((v = getenv(MPIK8S_ENV_PROGRESS_TIMEOUT)) && *v && parse_duration_opt(MPIK8S_ENV_PROGRESS_TIMEOUT, v, &o->progress_timeout_s) < 0) return -1;
-    if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0) return -1;
+    if ((v = getenv(MPIK8S_ENV_JOB_NAME)) && *v && set_str(&o->job, v) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_JOB_NAMESPACE)) && *v && set_str(&o->namespace, v) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_WORKER_CONTAINER)) && *v && set_str(&o->container, v) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_SSH_DIR)) && *v && set_str(&o->ssh_dir, v) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_TRANSPORT)) && *v && parse_transport(MPIK8S_ENV_TRANSPORT, v, &o->transport) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_MPI_IMPLEMENTATION)) && *v && parse_mpi_opt(MPIK8S_ENV_MPI_IMPLEMENTATION, v, &o->mpi) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_SSH_PORT)) && *v && parse_count(MPIK8S_ENV_SSH_PORT, v, &o->ssh_port) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_LAUNCHER_UID)) && *v && parse_count(MPIK8S_ENV_LAUNCHER_UID, v, &o->launcher_uid) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_WORKERS)) && *v && parse_count(MPIK8S_ENV_WORKERS, v, &o->workers) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_SLOTS)) && *v && parse_count(MPIK8S_ENV_SLOTS, v, &o->slots) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_AGENT_TIMEOUT)) && *v && parse_duration_opt(MPIK8S_ENV_AGENT_TIMEOUT, v, &o->timeout_s) < 0)
+        return -1;
+    if ((v = getenv(MPIK8S_ENV_PROGRESS_TIMEOUT)) && *v &&
+        parse_duration_opt(MPIK8S_ENV_PROGRESS_TIMEOUT, v, &o->progress_timeout_s) < 0)
+        return -1;
+    if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0)
+        return -1;
     return 0;
 }
 
@@ -239,7 +269,10 @@ static void usage(const char *cmd)
             "      --grace DUR         run: SIGTERM to SIGKILL delay (default 10s)\n"
             "  -v, --verbose           more logging (repeat for trace)\n"
             "      --version           print the version\n",
-            cmd, !strcmp(cmd, "run") ? " -- CMD [ARGS...]" : !strcmp(cmd, "status") ? " JOB" : "");
+            cmd,
+            !strcmp(cmd, "run")      ? " -- CMD [ARGS...]"
+            : !strcmp(cmd, "status") ? " JOB"
+                                     : "");
 }
 
 int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv)
@@ -263,8 +296,7 @@ int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **arg
             return 1;
         }
         if (c == '?' || c == ':') {
-            fprintf(stderr, "mpi-agent %s: bad option \"%s\" (see mpi-agent %s --help)\n", cmd,
-                    argv[optind - 1], cmd);
+            fprintf(stderr, "mpi-agent %s: bad option \"%s\" (see mpi-agent %s --help)\n", cmd, argv[optind - 1], cmd);
             return -1;
         }
         if (apply_flag(o, c, optarg) < 0)
@@ -272,8 +304,10 @@ int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **arg
     }
     o->argv = argv + optind;
     o->argc = argc - optind;
-    if (!o->hostfile && set_str(&o->hostfile, DEFAULT_HOSTFILE) < 0) return -1;
-    if (!o->dest && set_str(&o->dest, DEFAULT_DEST) < 0) return -1;
+    if (!o->hostfile && set_str(&o->hostfile, DEFAULT_HOSTFILE) < 0)
+        return -1;
+    if (!o->dest && set_str(&o->dest, DEFAULT_DEST) < 0)
+        return -1;
     if (!o->namespace)
         o->namespace = in_cluster_namespace();
     return 0;

@@ -165,14 +165,15 @@ int agent_deliver(const char *src, const char *dest, int *count, char **err)
     *count = 0;
     struct stat st;
     if (stat(src, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        kube_set_err(err, "deliver: bundle directory %s not found (install with make install, or "
-                     "set MPI_AGENT_BUNDLE_DIR)", src);
+        kube_set_err(err,
+                     "deliver: bundle directory %s not found (install with make install, or "
+                     "set MPI_AGENT_BUNDLE_DIR)",
+                     src);
         return -1;
     }
     int64_t t0 = kube_now_ms();
     if (copy_tree(src, dest, count, err) < 0)
         return -1;
-    KLOG_INFO("delivered %d file(s) from %s to %s in %lld ms", *count, src, dest,
-              (long long)(kube_now_ms() - t0));
+    KLOG_INFO("delivered %d file(s) from %s to %s in %lld ms", *count, src, dest, (long long)(kube_now_ms() - t0));
     return 0;
 }

@@ -14,10 +14,7 @@
 #define HOSTFILE_MAX_BYTES (4 * 1024 * 1024)
 #define SLOTS_MAX 1000000
 
-static int is_label_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-}
+static int is_label_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
 
 /* Whether s[0..n) is a DNS label: 1-63 letters, digits and '-', not starting or ending with '-'. */
 static int is_dns_label(const char *s, size_t n)
@@ -42,8 +39,10 @@ static int check_domain(const char *host, const char *dom, char **err)
     while (*dom) {
         size_t n = strcspn(dom, ".");
         if (!is_dns_label(dom, n)) {
-            kube_set_err(err, "host \"%s\": expected a DNS name (labels of 1-63 letters, digits "
-                         "and '-', separated by '.')", kube_excerpt(host, q, sizeof q));
+            kube_set_err(err,
+                         "host \"%s\": expected a DNS name (labels of 1-63 letters, digits "
+                         "and '-', separated by '.')",
+                         kube_excerpt(host, q, sizeof q));
             return -1;
         }
         dom += n + (dom[n] == '.');
@@ -56,8 +55,10 @@ char *agent_host_to_pod(const char *host, char **err)
     char q[128];
     size_t n = strcspn(host, ".");
     if (n == 0 || n > 63) {
-        kube_set_err(err, "host \"%s\": expected a DNS name whose first label (the pod name) "
-                     "is 1-63 characters", kube_excerpt(host, q, sizeof q));
+        kube_set_err(err,
+                     "host \"%s\": expected a DNS name whose first label (the pod name) "
+                     "is 1-63 characters",
+                     kube_excerpt(host, q, sizeof q));
         return NULL;
     }
     int all_digits = 1;
@@ -66,16 +67,20 @@ char *agent_host_to_pod(const char *host, char **err)
             unsigned char c = (unsigned char)host[i];
             char got[16];
             snprintf(got, sizeof got, isgraph(c) ? "'%c'" : "byte 0x%02x", c);
-            kube_set_err(err, "host \"%s\": pod name must be lower-case letters, digits "
-                         "and '-' (got %s)", kube_excerpt(host, q, sizeof q), got);
+            kube_set_err(err,
+                         "host \"%s\": pod name must be lower-case letters, digits "
+                         "and '-' (got %s)",
+                         kube_excerpt(host, q, sizeof q), got);
             return NULL;
         }
         if (!isdigit((unsigned char)host[i]))
             all_digits = 0;
     }
     if (host[0] == '-' || host[n - 1] == '-' || all_digits) {
-        kube_set_err(err, "host \"%s\": \"%.*s\" is not a pod name (IP addresses cannot be "
-                     "mapped to pods)", kube_excerpt(host, q, sizeof q), (int)n, host);
+        kube_set_err(err,
+                     "host \"%s\": \"%.*s\" is not a pod name (IP addresses cannot be "
+                     "mapped to pods)",
+                     kube_excerpt(host, q, sizeof q), (int)n, host);
         return NULL;
     }
     if (host[n] == '.' && check_domain(host, host + n + 1, err) < 0)
@@ -147,8 +152,8 @@ static int parse_options(char *rest, const char *origin, int lineno, int *slots,
             if (parse_slots(w + 10, strlen(w + 10), &dummy) == 0)
                 continue;
         }
-        kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N from 1 to %d)",
-                     origin, lineno, kube_excerpt(w, q, sizeof q), SLOTS_MAX);
+        kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N from 1 to %d)", origin, lineno,
+                     kube_excerpt(w, q, sizeof q), SLOTS_MAX);
         return -1;
     }
     return 0;
@@ -215,9 +220,10 @@ static int check_chars(const char *line, const char *origin, int lineno, char **
 {
     for (const char *c = line; *c; c++) {
         if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f) {
-            kube_set_err(err, "%s line %d column %d: unexpected control character 0x%02x "
-                         "(expected `host`, `host:N` or `host slots=N`)", origin, lineno,
-                         (int)(c - line) + 1, (unsigned char)*c);
+            kube_set_err(err,
+                         "%s line %d column %d: unexpected control character 0x%02x "
+                         "(expected `host`, `host:N` or `host slots=N`)",
+                         origin, lineno, (int)(c - line) + 1, (unsigned char)*c);
             return -1;
         }
     }
@@ -225,8 +231,8 @@ static int check_chars(const char *line, const char *origin, int lineno, char **
 }
 
 /* Parses one line (comment and whitespace already stripped, non-empty). */
-static int parse_line(char *line, const char *origin, int lineno, struct agent_hostlist *out,
-                      struct pod_set *seen, char **err)
+static int parse_line(char *line, const char *origin, int lineno, struct agent_hostlist *out, struct pod_set *seen,
+                      char **err)
 {
     char q[128];
     if (check_chars(line, origin, lineno, err) < 0)
@@ -238,8 +244,8 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     char *colon = strchr(line, ':');
     if (colon) {
         if (parse_slots(colon + 1, strlen(colon + 1), &slots) < 0) {
-            kube_set_err(err, "%s line %d: \"%s\": expected host:N with N from 1 to %d", origin,
-                         lineno, kube_excerpt(line, q, sizeof q), SLOTS_MAX);
+            kube_set_err(err, "%s line %d: \"%s\": expected host:N with N from 1 to %d", origin, lineno,
+                         kube_excerpt(line, q, sizeof q), SLOTS_MAX);
             return -1;
         }
         *colon = '\0';
@@ -256,8 +262,7 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     long dup = pod_set_find(seen, out, pod);
     free(pod);
     if (dup >= 0) {
-        kube_set_err(err, "%s line %d: pod \"%s\" is listed twice", origin, lineno,
-                     out->v[dup].pod);
+        kube_set_err(err, "%s line %d: pod \"%s\" is listed twice", origin, lineno, out->v[dup].pod);
         return -1;
     }
     if (pod_set_fit(seen, out) < 0) {
@@ -270,8 +275,7 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     return 0;
 }
 
-int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out,
-                         char **err)
+int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out, char **err)
 {
     struct pod_set seen = { 0 };
     char *copy = strdup(text);
@@ -345,9 +349,9 @@ char *agent_hostfile_format(const struct agent_hostlist *l, enum agent_mpi m, in
         return NULL;
     for (size_t i = 0; i < l->n; i++) {
         int s = l->v[i].slots > 0 ? l->v[i].slots : default_slots;
-        mpik8s_hostfile_line(f, m == AGENT_MPI_OPENMPI || m == AGENT_MPI_OPENMPI5
-                                    ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON,
-                             l->v[i].host, s);
+        mpik8s_hostfile_line(
+            f, m == AGENT_MPI_OPENMPI || m == AGENT_MPI_OPENMPI5 ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON,
+            l->v[i].host, s);
     }
     if (fclose(f) != 0) {
         free(buf);

@@ -22,8 +22,7 @@ struct agent_hostlist {
 
 /* Parses hostfile text; origin names the file in errors ("/etc/mpi/hostfile line 3: ...").
  * Blank lines and # comments are skipped; duplicates are an error. 0 ok, -1 with *err. */
-int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out,
-                         char **err);
+int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out, char **err);
 /* Reads and parses a hostfile from path. 0 ok, -1 with *err. */
 int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **err);
 /* Appends host (copied) with slots; the pod name is derived. 0 ok, -1 bad host (with *err). */

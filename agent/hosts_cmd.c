@@ -18,8 +18,7 @@ int agent_cmd_hostfile(struct agent_opts *o)
     s.o = o;
     char *err = NULL;
     int rc = 1;
-    int need_api = !(o->hostfile_given || access(o->hostfile, F_OK) == 0) &&
-                   !(o->job && o->workers > 0 && o->namespace);
+    int need_api = !(o->hostfile_given || access(o->hostfile, F_OK) == 0) && !(o->job && o->workers > 0 && o->namespace);
     if (need_api && agent_session_connect(&s, o, &err) < 0)
         goto out;
     if (!need_api) {

@@ -63,8 +63,10 @@ static int prepare_no_api(struct agent_session *s, char **err)
     int bad = agent_reach_all(s, s->o->timeout_s, &rr);
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
-        kube_set_err(err, "timed out after %.0f s waiting for workers: %d not reachable through ssh "
-                     "(no-API mode):\n%s", s->o->timeout_s, bad, rep ? rep : "");
+        kube_set_err(err,
+                     "timed out after %.0f s waiting for workers: %d not reachable through ssh "
+                     "(no-API mode):\n%s",
+                     s->o->timeout_s, bad, rep ? rep : "");
         free(rep);
         agent_reach_results_free(rr, s->hosts.n);
         return -2;
@@ -84,7 +86,8 @@ int agent_prepare_workers(struct agent_session *s, char **err)
     int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
     if (!s->o->no_reach && s->o->transport == MPIK8S_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
         KLOG_INFO("the launcher runs as uid %d, whose name only its image knows: the SSH check stops "
-                  "at the workers' host key; mpirun's connections log in", s->o->launcher_uid);
+                  "at the workers' host key; mpirun's connections log in",
+                  s->o->launcher_uid);
     if (!s->o->no_reach)
         s->early = agent_reach_early_new(s, reach_deadline); /* NULL: checked after the wait */
     int w = agent_wait_workers(s, s->o->timeout_s, err);
@@ -121,8 +124,8 @@ int agent_prepare_workers(struct agent_session *s, char **err)
         worst = rr[i].rtt_ms > worst ? rr[i].rtt_ms : worst;
     agent_reach_results_free(rr, s->hosts.n);
     agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
-    KLOG_INFO("%zu/%zu workers reachable through %s (slowest %.0f ms, checked while waiting)",
-              s->hosts.n, s->hosts.n, mpik8s_transport_name(s->o->transport), worst);
+    KLOG_INFO("%zu/%zu workers reachable through %s (slowest %.0f ms, checked while waiting)", s->hosts.n, s->hosts.n,
+              mpik8s_transport_name(s->o->transport), worst);
     return 0;
 }
 
@@ -204,8 +207,7 @@ int agent_cmd_init(struct agent_opts *o)
         goto out;
     if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
         goto out;
-    KLOG_INFO("waiting up to %.0f s for %zu worker(s) in namespace %s", o->timeout_s, s.hosts.n,
-              s.ns);
+    KLOG_INFO("waiting up to %.0f s for %zu worker(s) in namespace %s", o->timeout_s, s.hosts.n, s.ns);
     int pw = agent_prepare_workers(&s, &err);
     if (pw < 0) {
         rc = pw == -2 ? AGENT_EXIT_WORKERS_NOT_READY : 1;

@@ -14,10 +14,7 @@
 
 #define RECORD_MAX (1 << 20) /* 1 MiB: thousands of workers */
 
-static char *record_path(const struct agent_opts *o)
-{
-    return kube_strdup_printf("%s/%s", o->dest, AGENT_INIT_RECORD);
-}
+static char *record_path(const struct agent_opts *o) { return kube_strdup_printf("%s/%s", o->dest, AGENT_INIT_RECORD); }
 
 /* The record as JSON (new reference) or NULL on allocation failure. */
 static json_t *record_json(const struct agent_session *s)
@@ -26,16 +23,14 @@ static json_t *record_json(const struct agent_session *s)
     for (size_t i = 0; workers && i < s->hosts.n; i++) {
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
         const char *uid = kube_obj_uid(pod);
-        json_array_append_new(workers, json_pack("{s:s, s:s}", "pod", s->hosts.v[i].pod, "uid",
-                                                 uid ? uid : ""));
+        json_array_append_new(workers, json_pack("{s:s, s:s}", "pod", s->hosts.v[i].pod, "uid", uid ? uid : ""));
         json_decref(pod);
     }
-    return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:o}", "job", s->o->job ? s->o->job : "",
-                     "namespace", s->ns, "transport", mpik8s_transport_name(s->o->transport),
-                     "reachChecked", !s->o->no_reach, "writtenAtMs", (json_int_t)kube_realtime_ms(),
-                     "workersReadyMs", (json_int_t)s->phases.at_ms[AGENT_PHASE_WORKERS_READY],
-                     "workersReachableMs", (json_int_t)s->phases.at_ms[AGENT_PHASE_WORKERS_REACHABLE],
-                     "workers", workers);
+    return json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:o}", "job", s->o->job ? s->o->job : "", "namespace", s->ns,
+                     "transport", mpik8s_transport_name(s->o->transport), "reachChecked", !s->o->no_reach, "writtenAtMs",
+                     (json_int_t)kube_realtime_ms(), "workersReadyMs",
+                     (json_int_t)s->phases.at_ms[AGENT_PHASE_WORKERS_READY], "workersReachableMs",
+                     (json_int_t)s->phases.at_ms[AGENT_PHASE_WORKERS_REACHABLE], "workers", workers);
 }
 
 int agent_init_record_write(const struct agent_session *s, char **err)
@@ -78,24 +73,21 @@ static json_t *record_read(const struct agent_opts *o, char **why)
 }
 
 /* Checks the record's job, namespace, transport, reach flag and age; 0 ok, -1 with *why. */
-static int check_header(const struct agent_session *s, const json_t *rec, int64_t max_age_ms,
-                        char **why)
+static int check_header(const struct agent_session *s, const json_t *rec, int64_t max_age_ms, char **why)
 {
     const char *job = kube_json_str(rec, "job"), *ns = kube_json_str(rec, "namespace");
     const char *tr = kube_json_str(rec, "transport");
     const char *want_job = s->o->job ? s->o->job : "";
     if (!job || strcmp(job, want_job) != 0 || !ns || strcmp(ns, s->ns) != 0)
-        return kube_set_err(why, "it is for job %s/%s, not %s/%s", ns ? ns : "?", job ? job : "?",
-                            s->ns, want_job);
+        return kube_set_err(why, "it is for job %s/%s, not %s/%s", ns ? ns : "?", job ? job : "?", s->ns, want_job);
     if (!tr || strcmp(tr, mpik8s_transport_name(s->o->transport)) != 0)
-        return kube_set_err(why, "it checked transport %s, not %s", tr ? tr : "?",
-                            mpik8s_transport_name(s->o->transport));
+        return kube_set_err(why, "it checked transport %s, not %s", tr ? tr : "?", mpik8s_transport_name(s->o->transport));
     if (!s->o->no_reach && !kube_json_bool(rec, "reachChecked", 0))
         return kube_set_err(why, "init did not check reachability");
     int64_t age = kube_realtime_ms() - kube_json_int(rec, "writtenAtMs", 0);
     if (age < 0 || age > max_age_ms)
-        return kube_set_err(why, "it is %lld s old (at most %lld s is trusted)",
-                            (long long)(age / 1000), (long long)(max_age_ms / 1000));
+        return kube_set_err(why, "it is %lld s old (at most %lld s is trusted)", (long long)(age / 1000),
+                            (long long)(max_age_ms / 1000));
     return 0;
 }
 
@@ -104,8 +96,7 @@ static int check_workers(const struct agent_session *s, const json_t *rec, char 
 {
     const json_t *w = json_object_get(rec, "workers");
     if (json_array_size(w) != s->hosts.n)
-        return kube_set_err(why, "it lists %zu worker(s), the job has %zu", json_array_size(w),
-                            s->hosts.n);
+        return kube_set_err(why, "it lists %zu worker(s), the job has %zu", json_array_size(w), s->hosts.n);
     for (size_t i = 0; i < s->hosts.n; i++) {
         const char *name = s->hosts.v[i].pod;
         const char *rpod = kube_json_str(json_array_get(w, i), "pod");
@@ -117,8 +108,8 @@ static int check_workers(const struct agent_session *s, const json_t *rec, char 
         struct agent_pod_view v = { 0 };
         int rc = 0;
         if (!uid || !ruid || strcmp(uid, ruid) != 0)
-            rc = kube_set_err(why, "worker %s was replaced (uid %s, init saw %s)", name,
-                              uid ? uid : "none", ruid ? ruid : "none");
+            rc = kube_set_err(why, "worker %s was replaced (uid %s, init saw %s)", name, uid ? uid : "none",
+                              ruid ? ruid : "none");
         else if (agent_pod_assess(pod, &v) < 0)
             rc = kube_set_err(why, "out of memory");
         else if (v.verdict != AGENT_POD_READY)

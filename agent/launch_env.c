@@ -15,8 +15,7 @@
 /* Default of Open MPI's plm_rsh_num_concurrent. */
 #define NUM_CONCURRENT_DEFAULT 128
 
-static int plan_add(struct agent_env_plan *p, const char *name, const char *value,
-                    enum agent_env_action a)
+static int plan_add(struct agent_env_plan *p, const char *name, const char *value, enum agent_env_action a)
 {
     struct agent_env_item *nv = realloc(p->v, (p->n + 1) * sizeof(*nv));
     if (!nv)
@@ -33,8 +32,7 @@ static int plan_add(struct agent_env_plan *p, const char *name, const char *valu
 }
 
 /* Adds name=value unless the user set name (then records the user's value as kept). */
-static int want(struct agent_env_plan *p, agent_getenv_fn get, void *ud, const char *name,
-                const char *value)
+static int want(struct agent_env_plan *p, agent_getenv_fn get, void *ud, const char *name, const char *value)
 {
     const char *cur = get(name, ud);
     if (cur)
@@ -43,8 +41,7 @@ static int want(struct agent_env_plan *p, agent_getenv_fn get, void *ud, const c
 }
 
 /* num_concurrent must be >= workers for an attached launch (else mpirun deadlocks). */
-static int want_concurrent(struct agent_env_plan *p, agent_getenv_fn get, void *ud,
-                           const char *name, int workers)
+static int want_concurrent(struct agent_env_plan *p, agent_getenv_fn get, void *ud, const char *name, int workers)
 {
     int need = workers > NUM_CONCURRENT_DEFAULT ? workers : NUM_CONCURRENT_DEFAULT;
     char buf[24];
@@ -62,15 +59,15 @@ static int want_concurrent(struct agent_env_plan *p, agent_getenv_fn get, void *
     return plan_add(p, name, buf, AGENT_ENV_SET);
 }
 
-static int plan_ompi(const struct agent_env_in *in, agent_getenv_fn get, void *ud,
-                     struct agent_env_plan *p, const char *pfx, const char *core)
+static int plan_ompi(const struct agent_env_in *in, agent_getenv_fn get, void *ud, struct agent_env_plan *p, const char *pfx,
+                     const char *core)
 {
     char name[96];
-#define W(suffix, val)                                                 \
-    do {                                                               \
-        snprintf(name, sizeof(name), "%s%s", pfx, suffix);             \
-        if (want(p, get, ud, name, val) < 0)                           \
-            return -1;                                                 \
+#define W(suffix, val)                                                                                                      \
+    do {                                                                                                                    \
+        snprintf(name, sizeof(name), "%s%s", pfx, suffix);                                                                  \
+        if (want(p, get, ud, name, val) < 0)                                                                                \
+            return -1;                                                                                                      \
     } while (0)
     /* "AGENT : false": mpirun passes this variable on to every orted, whose rsh component
      * insists the agent exists even when it never launches (no tree spawn); the agent lives
@@ -100,12 +97,10 @@ static int plan_ompi(const struct agent_env_in *in, agent_getenv_fn get, void *u
     return want_concurrent(p, get, ud, name, in->workers);
 }
 
-static int plan_hydra(const struct agent_env_in *in, agent_getenv_fn get, void *ud,
-                      struct agent_env_plan *p)
+static int plan_hydra(const struct agent_env_in *in, agent_getenv_fn get, void *ud, struct agent_env_plan *p)
 {
     if (in->mpi == AGENT_MPI_MPICH)
-        return want(p, get, ud, "HYDRA_LAUNCHER", "rsh") | want(p, get, ud, "HYDRA_LAUNCHER_EXEC",
-                                                               in->rsh_path) |
+        return want(p, get, ud, "HYDRA_LAUNCHER", "rsh") | want(p, get, ud, "HYDRA_LAUNCHER_EXEC", in->rsh_path) |
                want(p, get, ud, "HYDRA_HOST_FILE", in->hostfile_path);
     int rc = want(p, get, ud, "I_MPI_HYDRA_BOOTSTRAP", "rsh") |
              want(p, get, ud, "I_MPI_HYDRA_BOOTSTRAP_EXEC", in->rsh_path) |
@@ -118,8 +113,7 @@ static int plan_hydra(const struct agent_env_in *in, agent_getenv_fn get, void *
     return rc;
 }
 
-int agent_env_plan(const struct agent_env_in *in, agent_getenv_fn get, void *ud,
-                   struct agent_env_plan *out)
+int agent_env_plan(const struct agent_env_in *in, agent_getenv_fn get, void *ud, struct agent_env_plan *out)
 {
     memset(out, 0, sizeof(*out));
     int rc;

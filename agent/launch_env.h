@@ -15,7 +15,7 @@ enum agent_env_action {
 
 struct agent_env_item {
     char *name;
-    char *value;  /* the value in effect after applying */
+    char *value; /* the value in effect after applying */
     enum agent_env_action action;
 };
 
@@ -37,8 +37,7 @@ struct agent_env_in {
 typedef const char *(*agent_getenv_fn)(const char *name, void *ud);
 
 /* Composes the plan for in, consulting get for what is already set. 0 ok, -1 on OOM. */
-int agent_env_plan(const struct agent_env_in *in, agent_getenv_fn get, void *ud,
-                   struct agent_env_plan *out);
+int agent_env_plan(const struct agent_env_in *in, agent_getenv_fn get, void *ud, struct agent_env_plan *out);
 /* Applies the plan to the process environment (setenv for SET/RAISED). 0 ok, -1 with *err. */
 int agent_env_apply(const struct agent_env_plan *p, char **err);
 /* Frees the plan. */

@@ -16,15 +16,19 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-    { "init", agent_cmd_init, "deliver mpi-rsh to /opt/kube, wait (bounded) until the workers are "
-                              "Ready and reachable" },
-    { "run", agent_cmd_run, "-- CMD...: wait if needed, set the MPI launch env, supervise CMD "
-                            "(mpirun) and exit with its code" },
+    { "init", agent_cmd_init,
+      "deliver mpi-rsh to /opt/kube, wait (bounded) until the workers are "
+      "Ready and reachable" },
+    { "run", agent_cmd_run,
+      "-- CMD...: wait if needed, set the MPI launch env, supervise CMD "
+      "(mpirun) and exit with its code" },
     { "hostfile", agent_cmd_hostfile, "print the job's hostfile for the MPI flavour (--mpi)" },
-    { "discover-hosts", agent_cmd_discover_hosts, "print the Ready workers for horovodrun "
-                                                  "--host-discovery-script" },
-    { "status", agent_cmd_status, "[-n NS] JOB: workers, reachability and hostfile (exit 0 only "
-                                  "if all reachable)" },
+    { "discover-hosts", agent_cmd_discover_hosts,
+      "print the Ready workers for horovodrun "
+      "--host-discovery-script" },
+    { "status", agent_cmd_status,
+      "[-n NS] JOB: workers, reachability and hostfile (exit 0 only "
+      "if all reachable)" },
 };
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
 

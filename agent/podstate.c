@@ -16,10 +16,7 @@ static const json_t *find_condition(const json_t *pod, const char *t)
     return kube_json_find(kube_json_path(pod, "status.conditions"), "type", t);
 }
 
-static const char *str_or(const char *s, const char *d)
-{
-    return s && *s ? s : d;
-}
+static const char *str_or(const char *s, const char *d) { return s && *s ? s : d; }
 
 /* Describes one container status that is not running well; NULL when nothing to say.
  * *fatal is set when the state means the pod will not recover by itself. */
@@ -37,7 +34,8 @@ static char *describe_container(const json_t *cs, int init, int *fatal)
         if (strcmp(wr, "CrashLoopBackOff") == 0) {
             long long code = kube_json_int(cs, "lastState.terminated.exitCode", -1);
             return kube_strdup_printf("%s %s: CrashLoopBackOff (restarted %lld times, last exit "
-                                      "code %lld)", what, name, restarts, code);
+                                      "code %lld)",
+                                      what, name, restarts, code);
         }
         if (strcmp(wr, "ContainerCreating") == 0 || strcmp(wr, "PodInitializing") == 0)
             return NULL;
@@ -52,13 +50,11 @@ static char *describe_container(const json_t *cs, int init, int *fatal)
         const char *tr = str_or(kube_json_str(term, "reason"), "Terminated");
         if (init)
             *fatal = 1;
-        return kube_strdup_printf("%s %s %s: %s, exit code %lld", what, name,
-                                  init ? "failed" : "terminated", tr, code);
+        return kube_strdup_printf("%s %s %s: %s, exit code %lld", what, name, init ? "failed" : "terminated", tr, code);
     }
     if (restarts >= AGENT_RESTART_LOOP_COUNT && !init) {
         *fatal = 1;
-        return kube_strdup_printf("%s %s is restarting in a loop (%lld restarts)", what, name,
-                                  restarts);
+        return kube_strdup_printf("%s %s is restarting in a loop (%lld restarts)", what, name, restarts);
     }
     return NULL;
 }
@@ -66,8 +62,7 @@ static char *describe_container(const json_t *cs, int init, int *fatal)
 /* Returns the first problem among the (init) container statuses, or NULL. */
 static char *container_problem(const json_t *pod, int *fatal, int *restarts)
 {
-    static const char *const lists[2] = { "status.initContainerStatuses",
-                                          "status.containerStatuses" };
+    static const char *const lists[2] = { "status.initContainerStatuses", "status.containerStatuses" };
     char *first = NULL;
     for (int l = 0; l < 2; l++) {
         size_t i;
@@ -98,8 +93,7 @@ static char *final_reason(const json_t *pod, const char *phase, const char *cpro
     if (r && strcmp(r, "NodeLost") == 0)
         return kube_strdup_printf("node lost: %s", str_or(m, "node stopped reporting"));
     if (r || m)
-        return kube_strdup_printf("%s: %s%s%s", phase, str_or(r, "Failed"), m ? ": " : "",
-                                  m ? m : "");
+        return kube_strdup_printf("%s: %s%s%s", phase, str_or(r, "Failed"), m ? ": " : "", m ? m : "");
     if (cproblem)
         return kube_strdup_printf("%s: %s", phase, cproblem);
     return kube_strdup_printf("%s: the pod's containers exited", phase);
@@ -123,17 +117,14 @@ static char *pending_reason(const json_t *pod, const char *phase, const char *cp
     if (rr && strcmp(rr, "NodeLost") == 0)
         return kube_strdup_printf("node lost: %s", str_or(rm, "node stopped reporting"));
     if (strcmp(phase, "Running") == 0)
-        return kube_strdup_printf("Running but not Ready%s%s%s%s", rr ? ": " : "",
-                                  rr ? rr : "", rm ? ": " : "", rm ? rm : "");
+        return kube_strdup_printf("Running but not Ready%s%s%s%s", rr ? ": " : "", rr ? rr : "", rm ? ": " : "",
+                                  rm ? rm : "");
     if (!kube_json_str(pod, "spec.nodeName"))
         return strdup("waiting for the scheduler");
     return kube_strdup_printf("%s: containers starting", phase);
 }
 
-static char *dup_or_null(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 /* Decides the verdict and reason for a present pod. */
 static int assess_present(const json_t *pod, struct agent_pod_view *v)
@@ -142,13 +133,11 @@ static int assess_present(const json_t *pod, struct agent_pod_view *v)
     int fatal = 0;
     char *cp = container_problem(pod, &fatal, &v->restarts);
     const json_t *ready = find_condition(pod, "Ready");
-    int is_ready = ready && kube_json_str(ready, "status") &&
-                   strcmp(kube_json_str(ready, "status"), "True") == 0;
+    int is_ready = ready && kube_json_str(ready, "status") && strcmp(kube_json_str(ready, "status"), "True") == 0;
     if (kube_json_str(pod, "metadata.deletionTimestamp")) {
         v->verdict = AGENT_POD_FAILED;
         v->reason = strdup("being deleted");
-    } else if (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded") ||
-               !strcmp(phase, "Unknown")) {
+    } else if (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded") || !strcmp(phase, "Unknown")) {
         v->verdict = AGENT_POD_FAILED;
         v->reason = final_reason(pod, phase, cp);
     } else if (!strcmp(phase, "Running") && is_ready) {
@@ -206,8 +195,7 @@ char *agent_pod_gpus(const json_t *pod)
     const json_t *e;
     json_array_foreach(kube_json_path(c0, "env"), i, e) {
         const char *n = kube_json_str(e, "name"), *val = kube_json_str(e, "value");
-        if (n && val && *val && (!strcmp(n, "NVIDIA_VISIBLE_DEVICES") ||
-                                 !strcmp(n, "CUDA_VISIBLE_DEVICES")))
+        if (n && val && *val && (!strcmp(n, "NVIDIA_VISIBLE_DEVICES") || !strcmp(n, "CUDA_VISIBLE_DEVICES")))
             return strdup(val);
     }
     const json_t *lim = kube_json_path(c0, "resources.limits");

@@ -24,9 +24,9 @@
 struct reach_job {
     struct agent_session *s;
     struct agent_reach_result *res;
-    size_t next;            /* next worker index to take */
+    size_t next; /* next worker index to take */
     pthread_mutex_t mu;
-    int64_t deadline;       /* monotonic ms */
+    int64_t deadline; /* monotonic ms */
 };
 
 static char *tls_dir;
@@ -45,8 +45,7 @@ static const char *reach_tls_dir(void)
 }
 
 /* One exec of `true`; 0 ok, -1 with *err. */
-static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, int cancel_fd,
-                    char **err)
+static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, int cancel_fd, char **err)
 {
     struct kube_exec_opts eo;
     kube_exec_opts_default(&eo);
@@ -115,16 +114,14 @@ static int cancelled(int fd)
     return fd > 0 && poll(&p, 1, 0) > 0;
 }
 
-void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int cancel_fd,
-                     struct agent_reach_result *r)
+void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int cancel_fd, struct agent_reach_result *r)
 {
     int64_t delay = RETRY_FIRST_MS;
     for (;;) {
         char *err = NULL;
         int64_t t0 = kube_now_ms();
-        int rc = s->o->transport == MPIK8S_TRANSPORT_SSH
-                     ? try_ssh(s, s->hosts.v[i].host, deadline, &err)
-                     : try_exec(s, s->hosts.v[i].pod, deadline, cancel_fd, &err);
+        int rc = s->o->transport == MPIK8S_TRANSPORT_SSH ? try_ssh(s, s->hosts.v[i].host, deadline, &err)
+                                                         : try_exec(s, s->hosts.v[i].pod, deadline, cancel_fd, &err);
         r->tries++;
         r->rtt_ms = (double)(kube_now_ms() - t0);
         free(r->error);
@@ -192,8 +189,7 @@ char *agent_reach_report(const struct agent_session *s, const struct agent_reach
         return NULL;
     for (size_t i = 0; i < s->hosts.n; i++)
         if (!r[i].ok)
-            fprintf(f, "  %s: %s (after %d tr%s)\n", s->hosts.v[i].pod,
-                    r[i].error ? r[i].error : "unreachable", r[i].tries,
+            fprintf(f, "  %s: %s (after %d tr%s)\n", s->hosts.v[i].pod, r[i].error ? r[i].error : "unreachable", r[i].tries,
                     r[i].tries == 1 ? "y" : "ies");
     if (fclose(f) != 0) {
         free(buf);

@@ -9,10 +9,10 @@
 
 /* Outcome of one worker's check. */
 struct agent_reach_result {
-    int ok;          /* 1 reachable */
-    double rtt_ms;   /* duration of the successful (or last) try */
+    int ok;        /* 1 reachable */
+    double rtt_ms; /* duration of the successful (or last) try */
     int tries;
-    char *error;     /* "exec refused: ...", "ssh DNS: ..." when !ok */
+    char *error; /* "exec refused: ...", "ssh DNS: ..." when !ok */
 };
 
 /* Checks every worker once per try, retrying failures until deadline_s from now (0 = one try
@@ -21,8 +21,7 @@ struct agent_reach_result {
 int agent_reach_all(struct agent_session *s, double deadline_s, struct agent_reach_result **results);
 /* Checks worker i, retrying until deadline (monotonic ms) or until cancel_fd (> 0) becomes
  * readable; fills r (tries, rtt of the last try, ok or error). */
-void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int cancel_fd,
-                     struct agent_reach_result *r);
+void agent_reach_one(struct agent_session *s, size_t i, int64_t deadline, int cancel_fd, struct agent_reach_result *r);
 /* Formats the failures as one "  pod: error" line each (new string, "" if none). */
 char *agent_reach_report(const struct agent_session *s, const struct agent_reach_result *r);
 /* Frees an array from agent_reach_all. */

@@ -22,9 +22,9 @@ struct agent_reach_early {
     struct agent_reach_result *res;
     struct early_arg *args;
     pthread_t *th;
-    char *state;       /* 0 not started, 1 running (thread), 2 joined */
+    char *state; /* 0 not started, 1 running (thread), 2 joined */
     size_t running;
-    int cancel[2];     /* write end closed = cancelled */
+    int cancel[2]; /* write end closed = cancelled */
     int64_t deadline;
 };
 
@@ -109,8 +109,7 @@ static size_t join_done(struct agent_reach_early *e)
 }
 
 /* Waits for the running checks, asking abort_fn between rounds; 1 if it aborted. */
-static int wait_running(struct agent_reach_early *e, agent_reach_abort_fn abort_fn, void *ud,
-                        char **why)
+static int wait_running(struct agent_reach_early *e, agent_reach_abort_fn abort_fn, void *ud, char **why)
 {
     while (join_done(e) > 0) {
         if (abort_fn && abort_fn(ud, why))

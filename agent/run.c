@@ -81,10 +81,10 @@ static int set_launch_env(struct agent_session *s, char **err)
             const struct agent_env_item *it = &plan.v[i];
             if (it->action == AGENT_ENV_RAISED)
                 KLOG_WARN("%s raised to %s: a lower value deadlocks an attached launch of %zu "
-                          "workers", it->name, it->value, s->hosts.n);
+                          "workers",
+                          it->name, it->value, s->hosts.n);
             else
-                KLOG_DEBUG("%s=%s (%s)", it->name, it->value,
-                           it->action == AGENT_ENV_SET ? "set" : "user's");
+                KLOG_DEBUG("%s=%s (%s)", it->name, it->value, it->action == AGENT_ENV_SET ? "set" : "user's");
         }
         rc = agent_env_apply(&plan, err);
         agent_env_plan_free(&plan);
@@ -121,8 +121,8 @@ static int init_done(struct agent_session *s)
     int ok = agent_init_record_trust(s, (int64_t)(s->o->timeout_s * 1000), &why);
     if (ok)
         KLOG_INFO("%zu worker(s) ready and %s as mpi-agent init found them (%s/%s); not waiting "
-                  "again", s->hosts.n, s->o->no_reach ? "not checked" : "reachable", s->o->dest,
-                  AGENT_INIT_RECORD);
+                  "again",
+                  s->hosts.n, s->o->no_reach ? "not checked" : "reachable", s->o->dest, AGENT_INIT_RECORD);
     else
         KLOG_INFO("not using mpi-agent init's record: %s; waiting for the workers", why ? why : "?");
     free(why);
@@ -167,8 +167,7 @@ int agent_cmd_run(struct agent_opts *o)
     goto done;
 fail:
     agent_log_lines(KUBE_LOG_ERROR, err ? err : "failed");
-    summary = kube_strdup_printf("launcher failed before starting %s: %s", o->argv[0],
-                                 err ? err : "unknown error");
+    summary = kube_strdup_printf("launcher failed before starting %s: %s", o->argv[0], err ? err : "unknown error");
 done:
     if (wrote_hostfile && o->hostfile && unlink(o->hostfile) != 0)
         KLOG_DEBUG("removing %s: %s", o->hostfile, strerror(errno));

@@ -32,7 +32,8 @@ static int go_no_api(struct agent_session *s, const char *why, char **err)
     s->client = NULL;
     s->no_api = 1;
     KLOG_INFO("no API access (%s): no-API mode: workers from %s, checked through ssh only, no pod "
-              "watch or IP map", why, s->o->hostfile);
+              "watch or IP map",
+              why, s->o->hostfile);
     return 0;
 }
 
@@ -78,7 +79,8 @@ int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **
         char *why = kube_strdup_printf("kubernetes config: %s", cerr ? cerr : "unknown error");
         free(cerr);
         int rc = no_api_possible(s) && !o->kubeconfig && settle_namespace(s, err) == 0
-                     ? go_no_api(s, why ? why : "no kubernetes config", err) : -1;
+                     ? go_no_api(s, why ? why : "no kubernetes config", err)
+                     : -1;
         if (rc < 0 && !(err && *err))
             kube_set_err(err, "%s", why ? why : "kubernetes config: unknown error");
         free(why);

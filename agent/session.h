@@ -20,8 +20,8 @@ struct agent_session {
     struct kube_informer *inf;   /* pods of the job (or namespace), started by agent_watch_start */
     struct agent_phases phases;
     struct agent_reach_early *early; /* checks started during the wait (or NULL) */
-    int allow_no_api; /* set by init and run before connecting: the no-API mode may be chosen */
-    int no_api; /* no usable API credentials: client NULL, workers from the hostfile, SSH checks only */
+    int allow_no_api;                /* set by init and run before connecting: the no-API mode may be chosen */
+    int no_api;                      /* no usable API credentials: client NULL, workers from the hostfile, SSH checks only */
 };
 
 /* Connects: loads the config (flag, env, in-cluster, ~/.kube/config) and creates the client;

@@ -23,8 +23,7 @@
  * to exec into or sshd to answer; new string) or NULL. */
 static void print_pods(struct agent_session *s, char **skip)
 {
-    printf("%-28s %-10s %-6s %-16s %-8s %s\n", "POD", "PHASE", "READY", "NODE", "RESTARTS",
-           "REASON");
+    printf("%-28s %-10s %-6s %-16s %-8s %s\n", "POD", "PHASE", "READY", "NODE", "RESTARTS", "REASON");
     for (size_t i = 0; i < s->hosts.n; i++) {
         struct kube_error ke = KUBE_ERROR_INIT;
         json_t *pod = kube_get(s->client, &KUBE_RES_PODS, s->ns, s->hosts.v[i].pod, &ke);
@@ -34,13 +33,12 @@ static void print_pods(struct agent_session *s, char **skip)
                    ke.message ? ke.message : "error");
         } else if (agent_pod_assess(pod, &v) == 0) {
             printf("%-28s %-10s %-6s %-16s %-8d %s\n", s->hosts.v[i].pod, v.phase,
-                   v.verdict == AGENT_POD_READY ? "true" : "false", v.node ? v.node : "-",
-                   v.restarts, *v.reason ? v.reason : "-");
+                   v.verdict == AGENT_POD_READY ? "true" : "false", v.node ? v.node : "-", v.restarts,
+                   *v.reason ? v.reason : "-");
             if (!pod)
                 skip[i] = strdup("pod not found");
             else if (strcmp(v.phase, "Running") != 0)
-                skip[i] = kube_strdup_printf("phase %s, not Running%s%s", v.phase,
-                                             *v.reason ? ": " : "", v.reason);
+                skip[i] = kube_strdup_printf("phase %s, not Running%s%s", v.phase, *v.reason ? ": " : "", v.reason);
             agent_pod_view_free(&v);
         }
         kube_error_clear(&ke);
@@ -87,8 +85,7 @@ static int print_reach(struct agent_session *s, char **skip)
         free(rr);
         return (int)s->hosts.n;
     }
-    printf("\nREACHABILITY (%s `true`)\n",
-           s->o->transport == MPIK8S_TRANSPORT_SSH ? "ssh handshake" : "exec");
+    printf("\nREACHABILITY (%s `true`)\n", s->o->transport == MPIK8S_TRANSPORT_SSH ? "ssh handshake" : "exec");
     int bad = 0;
     for (size_t i = 0; i < s->hosts.n; i++) {
         bad += !rr[i].ok;
@@ -115,8 +112,7 @@ static int status_workers(struct agent_session *s, char **err)
     size_t n = json_array_size(pods);
     json_decref(pods);
     if (n == 0 && o->workers == 0) {
-        kube_set_err(err, "job %s/%s: no worker pods (labels mpi_job_name=%s,mpi_role_type=worker)",
-                     s->ns, o->job, o->job);
+        kube_set_err(err, "job %s/%s: no worker pods (labels mpi_job_name=%s,mpi_role_type=worker)", s->ns, o->job, o->job);
         return -1;
     }
     int saved = o->workers;

@@ -25,15 +25,15 @@
 #include "kube/log.h"
 #include "kube/util.h"
 
-#define DRAIN_MS 2000       /* after CMD exits, wait this long for its pipes to close */
+#define DRAIN_MS 2000 /* after CMD exits, wait this long for its pipes to close */
 #define LEFTOVER_TERM_MS 2000
 
 struct watcher {
     struct agent_session *s;
-    int notify_fd;          /* write end: one byte when a worker goes bad */
+    int notify_fd; /* write end: one byte when a worker goes bad */
     volatile int stop;
     pthread_mutex_t mu;
-    char *msg;              /* "worker w-1: being deleted ..." */
+    char *msg; /* "worker w-1: being deleted ..." */
 };
 
 struct sup {
@@ -41,10 +41,10 @@ struct sup {
     pid_t pid;
     int out_fd, err_fd, sig_fd, note_fd;
     int child_done, status;
-    int stopping;           /* we asked CMD to stop */
-    int64_t kill_at;        /* monotonic ms to SIGKILL the group, 0 = none */
+    int stopping;    /* we asked CMD to stop */
+    int64_t kill_at; /* monotonic ms to SIGKILL the group, 0 = none */
     int64_t started, last_output, drain_until;
-    char *reason;           /* why we stopped CMD, or NULL */
+    char *reason; /* why we stopped CMD, or NULL */
 };
 
 /* Returns the first worker that is not ready, as "worker POD: reason", or NULL. */
@@ -55,10 +55,9 @@ static char *bad_worker(struct agent_session *s)
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
         struct agent_pod_view v;
         if (agent_pod_assess(pod, &v) == 0 && v.verdict != AGENT_POD_READY)
-            msg = v.verdict == AGENT_POD_MISSING
-                      ? kube_strdup_printf("worker %s: deleted", s->hosts.v[i].pod)
-                      : kube_strdup_printf("worker %s: %s (phase %s, node %s)", s->hosts.v[i].pod,
-                                           v.reason, v.phase, v.node ? v.node : "-");
+            msg = v.verdict == AGENT_POD_MISSING ? kube_strdup_printf("worker %s: deleted", s->hosts.v[i].pod)
+                                                 : kube_strdup_printf("worker %s: %s (phase %s, node %s)", s->hosts.v[i].pod,
+                                                                      v.reason, v.phase, v.node ? v.node : "-");
         agent_pod_view_free(&v);
         json_decref(pod);
     }
@@ -153,10 +152,12 @@ static void on_silence(struct sup *u)
     int bad = agent_reach_all(s, 5.0, &rr);
     char *rep = rr ? agent_reach_report(s, rr) : NULL;
     char *pods = bad_worker(s);
-    char *why = kube_strdup_printf("no progress for %.0f s (no output); workers: %s%s%s",
-                                   s->o->progress_timeout_s,
+    char *why = kube_strdup_printf("no progress for %.0f s (no output); workers: %s%s%s", s->o->progress_timeout_s,
                                    bad == 0 ? "all reachable" : "unreachable:",
-                                   bad == 0 ? "" : rep ? rep : "?", pods ? pods : "");
+                                   bad == 0 ? ""
+                                   : rep    ? rep
+                                            : "?",
+                                   pods ? pods : "");
     for (char *p = why; p && *p; p++)
         if (*p == '\n')
             *p = ' ';
@@ -190,8 +191,9 @@ static int next_timeout(const struct sup *u)
 /* One round of the event loop; returns 0 when done. */
 static int sup_step(struct sup *u, struct watcher *w)
 {
-    struct pollfd p[4] = { { u->out_fd, POLLIN, 0 }, { u->err_fd, POLLIN, 0 },
-                           { u->sig_fd, POLLIN, 0 }, { u->note_fd, POLLIN, 0 } };
+    struct pollfd p[4] = {
+        { u->out_fd, POLLIN, 0 }, { u->err_fd, POLLIN, 0 }, { u->sig_fd, POLLIN, 0 }, { u->note_fd, POLLIN, 0 }
+    };
     int pr = poll(p, 4, next_timeout(u));
     if (pr < 0 && errno != EINTR)
         return 0;
@@ -407,8 +409,8 @@ void agent_print_rank_map(struct agent_session *s)
             snprintf(r, sizeof(r), "rank %d", rank);
         else
             snprintf(r, sizeof(r), "ranks %d-%d", rank, rank + n - 1);
-        KLOG_INFO("%s -> pod %s (node %s, IP %s%s%s)", r, s->hosts.v[i].pod, node ? node : "?",
-                  ip ? ip : "?", gpus ? ", GPUs " : "", gpus ? gpus : "");
+        KLOG_INFO("%s -> pod %s (node %s, IP %s%s%s)", r, s->hosts.v[i].pod, node ? node : "?", ip ? ip : "?",
+                  gpus ? ", GPUs " : "", gpus ? gpus : "");
         free(gpus);
         json_decref(pod);
         rank += n;

@@ -19,10 +19,7 @@ static const char *const phase_keys[AGENT_PHASE_COUNT] = {
     MPIK8S_PHASE_FIRST_OUTPUT,  MPIK8S_PHASE_FINISHED,
 };
 
-const char *agent_phase_key(enum agent_phase p)
-{
-    return (unsigned)p < AGENT_PHASE_COUNT ? phase_keys[p] : "?";
-}
+const char *agent_phase_key(enum agent_phase p) { return (unsigned)p < AGENT_PHASE_COUNT ? phase_keys[p] : "?"; }
 
 void agent_phase_mark(struct agent_phases *ph, enum agent_phase p)
 {
@@ -90,16 +87,14 @@ int agent_phases_parse(const char *line, struct agent_phases *ph)
         return -1;
     for (int i = 0; i < AGENT_PHASE_COUNT && rc == 0; i++) {
         const json_t *v = json_object_get(o, phase_keys[i]);
-        if (v && (!json_is_string(v) ||
-                  kube_time_parse_ms(json_string_value(v), &ph->at_ms[i]) < 0))
+        if (v && (!json_is_string(v) || kube_time_parse_ms(json_string_value(v), &ph->at_ms[i]) < 0))
             rc = -1;
     }
     json_decref(o);
     return rc;
 }
 
-int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph,
-                            char **err)
+int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph, char **err)
 {
     if (!path)
         path = getenv("MPI_AGENT_TERMINATION_LOG");

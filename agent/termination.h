@@ -36,7 +36,6 @@ char *agent_termination_format(const char *summary, const struct agent_phases *p
 int agent_phases_parse(const char *line, struct agent_phases *ph);
 /* Writes the message to path (MPI_AGENT_TERMINATION_LOG or /dev/termination-log when NULL);
  * a missing directory is not an error (not in a pod). 0 ok or skipped, -1 with *err. */
-int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph,
-                            char **err);
+int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph, char **err);
 
 #endif

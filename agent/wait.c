@@ -14,9 +14,9 @@
 #include "kube/log.h"
 #include "kube/util.h"
 
-#define PROGRESS_MIN_MS 2000    /* at most one progress line per this interval */
-#define PROGRESS_IDLE_MS 15000  /* and one at least this often while waiting */
-#define WAKE_MAX_MS 1000        /* re-check (in memory) at least this often */
+#define PROGRESS_MIN_MS 2000   /* at most one progress line per this interval */
+#define PROGRESS_IDLE_MS 15000 /* and one at least this often while waiting */
+#define WAKE_MAX_MS 1000       /* re-check (in memory) at least this often */
 
 char *agent_unready_report(struct agent_session *s, size_t *nready, int *any_failed)
 {
@@ -89,15 +89,14 @@ static int wait_synced(struct agent_session *s, int64_t deadline, char **err)
     if (kube_informer_wait_synced(s->inf, left > 0 ? left : 0))
         return 0;
     char *le = kube_informer_last_error(s->inf);
-    kube_set_err(err, "could not list the worker pods in namespace %s: %s", s->ns,
-                 le ? le : "timed out");
+    kube_set_err(err, "could not list the worker pods in namespace %s: %s", s->ns, le ? le : "timed out");
     free(le);
     return -1;
 }
 
 /* Decides after one assessment: 1 all ready, -1 failed/timed out/signalled (*err), 0 wait on. */
-static int wait_decide(struct agent_session *s, const char *rep, size_t nready, int failed,
-                       int64_t now, int64_t deadline, double timeout_s, char **err)
+static int wait_decide(struct agent_session *s, const char *rep, size_t nready, int failed, int64_t now, int64_t deadline,
+                       double timeout_s, char **err)
 {
     size_t total = s->hosts.n;
     if (nready == total) {
@@ -108,11 +107,9 @@ static int wait_decide(struct agent_session *s, const char *rep, size_t nready, 
     if (failed)
         kube_set_err(err, "worker failed while waiting (%zu/%zu ready):\n%s", nready, total, rep);
     else if (sig)
-        kube_set_err(err, "received %s while waiting for workers (%zu/%zu ready):\n%s",
-                     strsignal(sig), nready, total, rep);
+        kube_set_err(err, "received %s while waiting for workers (%zu/%zu ready):\n%s", strsignal(sig), nready, total, rep);
     else if (now >= deadline)
-        kube_set_err(err, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s",
-                     timeout_s, nready, total, rep);
+        kube_set_err(err, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s", timeout_s, nready, total, rep);
     else
         return 0;
     return sig ? -1 : -2; /* -2: the workers' verdict (a failed worker, the bound reached) */
@@ -139,13 +136,11 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
         int d = wait_decide(s, rep, nready, failed, now, deadline, timeout_s, err);
         if (d != 0) {
             if (d > 0)
-                KLOG_INFO("%zu/%zu workers ready (%.1f s)", nready, s->hosts.n,
-                          (now - start) / 1000.0);
+                KLOG_INFO("%zu/%zu workers ready (%.1f s)", nready, s->hosts.n, (now - start) / 1000.0);
             free(rep);
             return d > 0 ? 0 : d;
         }
-        if ((nready != last_ready && now - last_print >= PROGRESS_MIN_MS) ||
-            now - last_print >= PROGRESS_IDLE_MS) {
+        if ((nready != last_ready && now - last_print >= PROGRESS_MIN_MS) || now - last_print >= PROGRESS_IDLE_MS) {
             char first[512];
             first_line(rep, first, sizeof(first));
             KLOG_INFO("%zu/%zu workers ready; waiting for %s", nready, s->hosts.n, first);

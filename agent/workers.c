@@ -108,8 +108,7 @@ static int from_labels(struct agent_session *s, char **err)
 static int from_count(struct agent_session *s, char **err)
 {
     for (int i = 0; i < s->o->workers; i++) {
-        char *h = kube_strdup_printf("%s-worker-%d.%s-worker.%s.svc", s->o->job, i, s->o->job,
-                                     s->ns);
+        char *h = kube_strdup_printf("%s-worker-%d.%s-worker.%s.svc", s->o->job, i, s->o->job, s->ns);
         int rc = h ? agent_hostlist_add(&s->hosts, h, s->o->slots, err) : -1;
         free(h);
         if (rc < 0)
@@ -138,8 +137,10 @@ int agent_workers_find(struct agent_session *s, char **err)
         if (from_labels(s, err) < 0)
             return -1;
     } else {
-        kube_set_err(err, "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
-                     "or --job)", o->hostfile);
+        kube_set_err(err,
+                     "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
+                     "or --job)",
+                     o->hostfile);
         return -1;
     }
     if (s->hosts.n == 0) {

@@ -17,9 +17,9 @@ static const struct kube_resource RES_SSAR = { "authorization.k8s.io", "v1", "se
 /* 1 allowed (or not known), 0 refused. */
 static int can(struct kube_client *c, const char *ns, const char *verb, const char *group, const char *resource)
 {
-    json_t *review = json_pack("{s:s, s:s, s:{s:{s:s, s:s, s:s, s:s}}}", "apiVersion", "authorization.k8s.io/v1",
-                               "kind", "SelfSubjectAccessReview", "spec", "resourceAttributes", "namespace",
-                               ns ? ns : "", "verb", verb, "group", group, "resource", resource);
+    json_t *review = json_pack("{s:s, s:s, s:{s:{s:s, s:s, s:s, s:s}}}", "apiVersion", "authorization.k8s.io/v1", "kind",
+                               "SelfSubjectAccessReview", "spec", "resourceAttributes", "namespace", ns ? ns : "", "verb",
+                               verb, "group", group, "resource", resource);
     struct kube_error err = KUBE_ERROR_INIT;
     json_t *res = review ? kube_create(c, &RES_SSAR, NULL, review, &err) : NULL;
     int ok = 1;
@@ -27,7 +27,9 @@ static int can(struct kube_client *c, const char *ns, const char *verb, const ch
         ok = json_is_true(json_object_get(json_object_get(res, "status"), "allowed"));
     else
         KLOG_WARN("cannot ask whether the operator may %s %s (taken as allowed): %s", verb, resource,
-                  err.message ? err.message : review ? kube_reason_name(err.reason) : "out of memory");
+                  err.message ? err.message
+                  : review    ? kube_reason_name(err.reason)
+                              : "out of memory");
     json_decref(res);
     json_decref(review);
     kube_error_clear(&err);
@@ -57,7 +59,8 @@ char *access_describe(const struct access *a)
     fputs(": limited mode:", f);
     if (!a->launcher_rbac)
         fputs(" launchers run without API access (mpi-agent's no-API mode) and are created once every "
-              "worker is Ready;", f);
+              "worker is Ready;",
+              f);
     if (!a->patch_configmaps || !a->patch_jobs)
         fputs(" updates (list + PUT at the resourceVersion) instead of merge patches;", f);
     fputs(" exec-transport jobs need the full grants (deploy/)", f);
@@ -121,8 +124,8 @@ static json_t *read_by_list(struct kube_client *c, const struct kube_resource *r
     return item;
 }
 
-json_t *access_update_merge(struct kube_client *c, const struct kube_resource *r, const char *ns,
-                            const char *name, const json_t *patch, struct kube_error *err)
+json_t *access_update_merge(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                            const json_t *patch, struct kube_error *err)
 {
     json_t *obj = read_by_list(c, r, ns, name, err);
     if (!obj)

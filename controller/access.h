@@ -27,7 +27,7 @@ void access_merge_patch(json_t *target, const json_t *patch);
  * fieldSelector metadata.name=name (list, not get: upstream grants no get on these), applies
  * patch, PUTs it at the resourceVersion the patch carries (else the one read): Conflict when
  * it moved. Returns the stored object, or NULL with err (NotFound when absent). */
-json_t *access_update_merge(struct kube_client *c, const struct kube_resource *r, const char *ns,
-                            const char *name, const json_t *patch, struct kube_error *err);
+json_t *access_update_merge(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                            const json_t *patch, struct kube_error *err);
 
 #endif

@@ -57,8 +57,7 @@ static json_t *ssh_secret(struct kube_client *c, const json_t *job, const char *
 }
 
 /* Tells sink what the server holds after action a answered res (NULL: err). */
-static void report(const struct apply_sink *sink, const struct action *a, const json_t *res,
-                   const struct kube_error *err)
+static void report(const struct apply_sink *sink, const struct action *a, const json_t *res, const struct kube_error *err)
 {
     if (!sink || a->kind == ACT_EVENT)
         return;
@@ -76,8 +75,7 @@ static void report(const struct apply_sink *sink, const struct action *a, const 
 }
 
 /* Runs one action; returns 0 ok/ignorable, -1 retry. */
-static int run_action(struct kube_client *c, const json_t *job, const struct action *a,
-                      const struct apply_sink *sink)
+static int run_action(struct kube_client *c, const json_t *job, const struct action *a, const struct apply_sink *sink)
 {
     const char *ns = kube_json_at_str(job, "metadata", "namespace");
     const struct kube_resource *r = resource_of(a->res, a->obj);
@@ -85,8 +83,7 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     json_t *res = NULL;
     struct kube_delete_opts bg = { .propagation_policy = "Background", .grace_period_seconds = -1 };
     switch (a->kind) {
-    case ACT_EVENT:
-        return 0; /* apply_plan records Events itself, once the writes went through */
+    case ACT_EVENT: return 0; /* apply_plan records Events itself, once the writes went through */
     case ACT_CREATE: res = kube_create(c, r, ns, a->obj, &err); break;
     case ACT_STATUS: res = kube_update_status(c, r, ns, a->name, a->obj, &err); break;
     case ACT_PATCH:
@@ -102,7 +99,9 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
         !(err.reason == KUBE_NOT_FOUND && a->kind == ACT_DELETE)) {
         int quiet = err.reason == KUBE_CONFLICT;
         kube_log(quiet ? KUBE_LOG_DEBUG : KUBE_LOG_WARN, "%s/%s: %s %s %s: %s", ns, kube_obj_name(job),
-                 a->kind == ACT_CREATE ? "create" : a->kind == ACT_DELETE ? "delete" : "update",
+                 a->kind == ACT_CREATE   ? "create"
+                 : a->kind == ACT_DELETE ? "delete"
+                                         : "update",
                  res_kind_name(a->res), a->name ? a->name : "", err.message ? err.message : kube_reason_name(err.reason));
         rc = -1;
     }
@@ -114,8 +113,8 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
 /* Which concurrent run action a belongs to: 1 = the job's objects, 2 = pods, 0 = sequential. */
 static int run_class(const struct action *a)
 {
-    if (a->kind == ACT_SSH_SECRET || (a->kind == ACT_CREATE && a->res != RK_POD && a->res != RK_JOB &&
-                                      a->res != RK_MPIJOB && a->res != RK_EVENT))
+    if (a->kind == ACT_SSH_SECRET ||
+        (a->kind == ACT_CREATE && a->res != RK_POD && a->res != RK_JOB && a->res != RK_MPIJOB && a->res != RK_EVENT))
         return 1;
     if (a->res == RK_POD && (a->kind == ACT_CREATE || a->kind == ACT_DELETE))
         return 2;
@@ -146,8 +145,8 @@ static void *batch_worker(void *arg)
 /* Runs the n actions at a (Events skipped; writes of them are not) on up to APPLY_PARALLEL
  * threads, the caller's included; all are attempted. Returns 0, or -1 when any failed (each
  * one logged). */
-static int run_batch(struct kube_client *c, const json_t *job, const struct action *a, size_t n,
-                     size_t writes, const struct apply_sink *sink)
+static int run_batch(struct kube_client *c, const json_t *job, const struct action *a, size_t n, size_t writes,
+                     const struct apply_sink *sink)
 {
     struct batch b = { .c = c, .job = job, .a = a, .n = n, .sink = sink };
     atomic_init(&b.next, 0);
@@ -168,8 +167,8 @@ static int run_batch(struct kube_client *c, const json_t *job, const struct acti
         pthread_join(th[i], NULL);
     int failed = atomic_load(&b.failed);
     if (failed > 0)
-        KLOG_INFO("%s/%s: %d of %zu concurrent writes failed; the sync is retried", kube_json_at_str(job, "metadata", "namespace"),
-                  kube_obj_name(job), failed, writes);
+        KLOG_INFO("%s/%s: %d of %zu concurrent writes failed; the sync is retried",
+                  kube_json_at_str(job, "metadata", "namespace"), kube_obj_name(job), failed, writes);
     return failed ? -1 : 0;
 }
 
@@ -188,8 +187,7 @@ static int run_slow_start(struct kube_client *c, const json_t *job, const struct
         for (size_t i = done; i < done + m; i++)
             if (a[i].kind != ACT_EVENT && writes++ == 0)
                 one = i;
-        int rc = writes > 1 ? run_batch(c, job, a + done, m, writes, sink)
-                 : writes ? run_action(c, job, &a[one], sink) : 0;
+        int rc = writes > 1 ? run_batch(c, job, a + done, m, writes, sink) : writes ? run_action(c, job, &a[one], sink) : 0;
         done += m;
         if (rc < 0) {
             size_t left = 0;

@@ -26,9 +26,14 @@ struct blocked {
  * failure paths, not a blocked start). */
 static int blocking_wait(const char *r)
 {
-    static const char *const rs[] = { "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
-                                       "ErrImageNeverPull", "CreateContainerConfigError",
-                                       "CreateContainerError", "RunContainerError", NULL };
+    static const char *const rs[] = { "ErrImagePull",
+                                      "ImagePullBackOff",
+                                      "InvalidImageName",
+                                      "ErrImageNeverPull",
+                                      "CreateContainerConfigError",
+                                      "CreateContainerError",
+                                      "RunContainerError",
+                                      NULL };
     for (int i = 0; r && rs[i]; i++)
         if (strcmp(r, rs[i]) == 0)
             return 1;
@@ -73,9 +78,8 @@ static char *container_block(const json_t *pod, const char **reason)
             *reason = strcmp(r, "ErrImagePull") == 0 ? "ImagePullBackOff" : r;
             char *out = NULL;
             if (asprintf(&out, "%scontainer %s: %s%s%s%s%s%s", l == 0 ? "init " : "",
-                         json_string_value(json_object_get(cs, "name")) ?: "?", r, m ? ": " : "",
-                         m ? m : "", name_img ? " (image \"" : "", name_img ? img : "",
-                         name_img ? "\")" : "") < 0)
+                         json_string_value(json_object_get(cs, "name")) ?: "?", r, m ? ": " : "", m ? m : "",
+                         name_img ? " (image \"" : "", name_img ? img : "", name_img ? "\")" : "") < 0)
                 return NULL;
             return out;
         }
@@ -143,12 +147,11 @@ static void cond_put(json_t *status, json_t *cond)
     json_array_insert_new(conds, 0, cond);
 }
 
-static void blocked_set(struct sync_ctx *c, const char *st, const char *reason, const char *msg,
-                        const char *ltt, const char *ev_type)
+static void blocked_set(struct sync_ctx *c, const char *st, const char *reason, const char *msg, const char *ltt,
+                        const char *ev_type)
 {
-    cond_put(c->status, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", COND_BLOCKED, "status", st,
-                                  "reason", reason, "message", msg, "lastUpdateTime", c->now,
-                                  "lastTransitionTime", ltt));
+    cond_put(c->status, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", COND_BLOCKED, "status", st, "reason", reason,
+                                  "message", msg, "lastUpdateTime", c->now, "lastTransitionTime", ltt));
     plan_event(c->p, ev_type, reason, msg);
 }
 
@@ -165,8 +168,8 @@ static char *launcher_bound(struct sync_ctx *c, const struct blocked *b, const c
         return NULL;
     }
     char *what = NULL;
-    if (asprintf(&what, "has failed: launcher pod %s could not start within %llds (%s): %s", b->pod,
-                 c->j->agent_timeout_s, MPIK8S_ANN_AGENT_TIMEOUT, b->detail) < 0)
+    if (asprintf(&what, "has failed: launcher pod %s could not start within %llds (%s): %s", b->pod, c->j->agent_timeout_s,
+                 MPIK8S_ANN_AGENT_TIMEOUT, b->detail) < 0)
         return NULL;
     return what;
 }
@@ -191,8 +194,7 @@ char *blocked_update(struct sync_ctx *c)
     const char *cr = json_string_value(json_object_get(cur, "reason"));
     if (!same_pod || !cr || strcmp(cr, b.reason) != 0) {
         char *msg = NULL;
-        if (asprintf(&msg, "MPIJob %s/%s is blocked: %s pod %s: %s", c->j->ns, c->j->name, b.role, b.pod,
-                     b.detail) >= 0) {
+        if (asprintf(&msg, "MPIJob %s/%s is blocked: %s pod %s: %s", c->j->ns, c->j->name, b.role, b.pod, b.detail) >= 0) {
             blocked_set(c, "True", b.reason, msg, ltt, "Warning");
             ltt = json_string_value(json_object_get(cond_get(c->status, COND_BLOCKED), "lastTransitionTime"));
         }

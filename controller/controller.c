@@ -32,16 +32,16 @@ struct controller {
     struct launcher_memory *lmem; /* launcher termination records outliving their pods (F7) */
     pthread_t *workers;
     int nworkers;
-    struct metrics *metrics;       /* this controller's registry, served by srv */
-    struct metrics_server *srv;    /* --monitoring-port, NULL when off */
-    struct events *events;         /* the Event queue and its poster thread */
+    struct metrics *metrics;    /* this controller's registry, served by srv */
+    struct metrics_server *srv; /* --monitoring-port, NULL when off */
+    struct events *events;      /* the Event queue and its poster thread */
     /* One list at a time among this controller's caches: a reply may be as large as the
      * library's cap (64 MiB), so the caches listing at once (initial sync, relists) could hold
      * one cap each (a hostile server's 256 MiB replies cost ~420 MB with 9 caches);
      * serialised, the peak is one cap. */
     pthread_mutex_t list_gate;
     int have_gate;
-    _Atomic int64_t trim_last_ms;  /* the last malloc_trim (trim_when_idle) */
+    _Atomic int64_t trim_last_ms; /* the last malloc_trim (trim_when_idle) */
 };
 
 /* Page size of the informers' lists: one page at a time is held parsed (a page of 50 pods
@@ -53,10 +53,7 @@ struct controller {
  * and a ConfigMap patch per batch, not per pod event. */
 #define POD_EVENT_BATCH_MS 1000
 
-static void on_group(const char *group, void *ud)
-{
-    wq_add(((struct controller *)ud)->q, group);
-}
+static void on_group(const char *group, void *ud) { wq_add(((struct controller *)ud)->q, group); }
 
 /* A pod changed: sync its job once the batch period has passed (a job already due earlier,
  * e.g. after its own change, keeps that time). */
@@ -91,15 +88,17 @@ static int new_informer(struct controller *ctl, struct kube_client *watch_c, enu
         return 0;
     if ((r == RK_SERVICEACCOUNT || r == RK_ROLE || r == RK_ROLEBINDING) && ctl->o.build.no_launcher_rbac)
         return 0; /* access.h's limited mode: neither cached nor created */
-    struct kube_informer_opts io = { .ns = ctl->o.ns, .page_size = LIST_PAGE, .transform = k->prune, .compact = 1,
-                                     .list_gate = &ctl->list_gate };
+    struct kube_informer_opts io = {
+        .ns = ctl->o.ns, .page_size = LIST_PAGE, .transform = k->prune, .compact = 1, .list_gate = &ctl->list_gate
+    };
     if (k->read == KR_JOB) {
         io.index = kind_job_group;
     } else {
         io.index = kind_owned_group;
         io.label_selector = LBL_T_OPERATOR "=" MPIJOB_OPERATOR_NAME;
     }
-    struct kube_informer_handlers h = { .ud = ctl, .on_group = r == RK_POD ? on_pod_group : on_group,
+    struct kube_informer_handlers h = { .ud = ctl,
+                                        .on_group = r == RK_POD ? on_pod_group : on_group,
                                         .on_object = r == RK_POD ? on_pod : NULL };
     char *err = NULL;
     const struct kube_resource *res = informer_resource(&ctl->o, r);
@@ -136,10 +135,7 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
     return ctl;
 }
 
-void controller_learned(struct controller *ctl, const struct options *o)
-{
-    ctl->o = *o;
-}
+void controller_learned(struct controller *ctl, const struct options *o) { ctl->o = *o; }
 
 static void record_metrics(struct metrics *m, const char *key, const char *ns, const struct plan *p)
 {
@@ -155,7 +151,8 @@ static void record_metrics(struct metrics *m, const char *key, const char *ns, c
         metrics_launch_latency(m, p->launch_latency_s);
     const char *k;
     json_t *v;
-    json_object_foreach(p->new_phases, k, v) metrics_launch_phase(m, k, json_real_value(v));
+    json_object_foreach(p->new_phases, k, v)
+        metrics_launch_phase(m, k, json_real_value(v));
     if (p->launcher_pod)
         metrics_job_info(m, key, ns, p->launcher_pod);
 }
@@ -230,9 +227,8 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     struct plan p;
     reconcile_plan(&ob, &ctl->o.build, kube_realtime_ms(), &p);
     for (size_t i = 0; i < p.n; i++) /* patch not granted (access.h): list + PUT */
-        p.a[i].by_update = p.a[i].kind == ACT_PATCH &&
-                           ((p.a[i].res == RK_CONFIGMAP && ctl->o.build.no_patch_configmaps) ||
-                            (p.a[i].res == RK_JOB && ctl->o.build.no_patch_jobs));
+        p.a[i].by_update = p.a[i].kind == ACT_PATCH && ((p.a[i].res == RK_CONFIGMAP && ctl->o.build.no_patch_configmaps) ||
+                                                        (p.a[i].res == RK_JOB && ctl->o.build.no_patch_jobs));
     struct sink_ctx sc = { ctl, key };
     struct apply_sink sink = { sink_stored, sink_gone, &sc };
     int rc = p.n ? apply_plan(ctl->c, ctl->events, ob.job, &p, &sink) : 0;
@@ -355,10 +351,7 @@ int controller_serve(struct controller *ctl, char **err)
     return ctl->srv ? 0 : -1;
 }
 
-struct metrics *controller_metrics(struct controller *ctl)
-{
-    return ctl->metrics;
-}
+struct metrics *controller_metrics(struct controller *ctl) { return ctl->metrics; }
 
 void controller_stop(struct controller *ctl)
 {

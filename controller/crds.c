@@ -11,8 +11,7 @@
 const struct kube_resource MPIJOB_RES_V2BETA1 = { "kubeflow.org", "v2beta1", "mpijobs", "MPIJob", 1 };
 const struct kube_resource MPIJOB_RES_V1ALPHA2 = { "kubeflow.org", "v1alpha2", "mpijobs", "MPIJob", 1 };
 const struct kube_resource PODGROUP_RES_VOLCANO = { "scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", 1 };
-const struct kube_resource PODGROUP_RES_SCHED_PLUGINS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups",
-                                                          "PodGroup", 1 };
+const struct kube_resource PODGROUP_RES_SCHED_PLUGINS = { "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", 1 };
 
 /* Preference order when the cluster serves several versions. */
 static const struct kube_resource *const mpijob_versions[] = { &MPIJOB_RES_V2BETA1, &MPIJOB_RES_V1ALPHA2 };

@@ -7,9 +7,9 @@
 #include "kube/client.h"
 #include "kube/resource.h"
 
-extern const struct kube_resource MPIJOB_RES_V2BETA1;       /* kubeflow.org/v2beta1 mpijobs */
-extern const struct kube_resource MPIJOB_RES_V1ALPHA2;      /* kubeflow.org/v1alpha2 mpijobs */
-extern const struct kube_resource PODGROUP_RES_VOLCANO;     /* scheduling.volcano.sh/v1beta1 podgroups */
+extern const struct kube_resource MPIJOB_RES_V2BETA1;         /* kubeflow.org/v2beta1 mpijobs */
+extern const struct kube_resource MPIJOB_RES_V1ALPHA2;        /* kubeflow.org/v1alpha2 mpijobs */
+extern const struct kube_resource PODGROUP_RES_VOLCANO;       /* scheduling.volcano.sh/v1beta1 podgroups */
 extern const struct kube_resource PODGROUP_RES_SCHED_PLUGINS; /* scheduling.x-k8s.io/v1alpha1 podgroups */
 
 /* The MPIJob descriptor of an object's apiVersion ("kubeflow.org/v1alpha2" -> v1alpha2);

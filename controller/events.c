@@ -153,7 +153,8 @@ static int enqueue(struct events *q, json_t *ev)
     if (!it || q->n >= EVQ_MAX) {
         pthread_mutex_unlock(&q->mu);
         KLOG_WARN("event %s on %s/%s dropped: %zu Events are waiting to be posted", kube_json_at_str(ev, "reason"),
-                  kube_json_at_str(ev, "metadata", "namespace"), kube_json_at_str(ev, "involvedObject", "name"), (size_t)EVQ_MAX);
+                  kube_json_at_str(ev, "metadata", "namespace"), kube_json_at_str(ev, "involvedObject", "name"),
+                  (size_t)EVQ_MAX);
         free(it);
         json_decref(ev);
         return 0;
@@ -170,7 +171,8 @@ static int enqueue(struct events *q, json_t *ev)
     return 0;
 }
 
-void event_record(struct events *q, struct kube_client *c, const json_t *job, const char *type, const char *reason, const char *msg)
+void event_record(struct events *q, struct kube_client *c, const json_t *job, const char *type, const char *reason,
+                  const char *msg)
 {
     const char *ns = kube_json_at_str(job, "metadata", "namespace"), *name = kube_obj_name(job);
     char now[40], gen[300];
@@ -178,9 +180,9 @@ void event_record(struct events *q, struct kube_client *c, const json_t *job, co
     snprintf(gen, sizeof gen, "%s.", name ? name : "mpijob");
     json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s*, s:s*, s:s*, s:s*}, s:s, s:s, s:s, s:{s:s}, "
                            "s:s, s:s, s:i, s:s}",
-                           "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace", ns ? ns : "default",
-                           "involvedObject", "kind", "MPIJob", "name", name, "namespace", ns,
-                           "uid", kube_json_at_str(job, "metadata", "uid"), "apiVersion", kube_json_at_str(job, "apiVersion"),
+                           "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace",
+                           ns ? ns : "default", "involvedObject", "kind", "MPIJob", "name", name, "namespace", ns, "uid",
+                           kube_json_at_str(job, "metadata", "uid"), "apiVersion", kube_json_at_str(job, "apiVersion"),
                            "type", type, "reason", reason, "message", msg ? msg : "", "source", "component", "mpi-operator",
                            "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent", "mpi-operator");
     if (!ev) {

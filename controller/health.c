@@ -15,7 +15,7 @@ static struct {
 
 const char *health_loop_name(enum health_loop l)
 {
-    static const char *const names[H__COUNT] = {"main", "leader-election", "workers"};
+    static const char *const names[H__COUNT] = { "main", "leader-election", "workers" };
     return (unsigned)l < H__COUNT ? names[l] : "?";
 }
 
@@ -30,10 +30,7 @@ void health_arm_at(enum health_loop l, int64_t bound_ms, int64_t now_ms)
     pthread_mutex_unlock(&mu);
 }
 
-void health_arm(enum health_loop l, int64_t bound_ms)
-{
-    health_arm_at(l, bound_ms, kube_now_ms());
-}
+void health_arm(enum health_loop l, int64_t bound_ms) { health_arm_at(l, bound_ms, kube_now_ms()); }
 
 void health_disarm(enum health_loop l)
 {
@@ -54,10 +51,7 @@ void health_beat_at(enum health_loop l, int64_t now_ms)
     pthread_mutex_unlock(&mu);
 }
 
-void health_beat(enum health_loop l)
-{
-    health_beat_at(l, kube_now_ms());
-}
+void health_beat(enum health_loop l) { health_beat_at(l, kube_now_ms()); }
 
 int health_alive_at(int64_t now_ms, char **why)
 {
@@ -80,7 +74,4 @@ int health_alive_at(int64_t now_ms, char **why)
     return 0;
 }
 
-int health_alive(char **why)
-{
-    return health_alive_at(kube_now_ms(), why);
-}
+int health_alive(char **why) { return health_alive_at(kube_now_ms(), why); }

@@ -23,8 +23,8 @@ enum kind_read {
 };
 
 struct kind {
-    const char *resource;             /* the API resource ("configmaps"), for logs */
-    const struct kube_resource *res;  /* its API resource (MPIJobs, PodGroups: see kind_resource) */
+    const char *resource;            /* the API resource ("configmaps"), for logs */
+    const struct kube_resource *res; /* its API resource (MPIJobs, PodGroups: see kind_resource) */
     enum kind_read read;
     kube_informer_transform_fn prune; /* what its cache keeps (NULL = everything) */
     size_t slot;                      /* offset of its json_t * in struct observed (read != KR_NONE) */

@@ -12,13 +12,13 @@
 #include <time.h>
 
 struct leader {
-    struct kube_client *c;   /* release */
-    struct kube_client *ac;  /* acquire (interruptible by shutdown) */
+    struct kube_client *c;  /* release */
+    struct kube_client *ac; /* acquire (interruptible by shutdown) */
     char *ns, *name, *id;
     int lease_s, renew_s, retry_s;
-    char *seen;          /* holder + renewTime last observed */
-    int64_t seen_at;     /* monotonic ms when `seen` last changed */
-    int64_t last_renew;  /* monotonic ms of our last successful acquire/renew */
+    char *seen;         /* holder + renewTime last observed */
+    int64_t seen_at;    /* monotonic ms when `seen` last changed */
+    int64_t last_renew; /* monotonic ms of our last successful acquire/renew */
     struct kube_cancel *stop;
     pthread_t th;
     int renewing, held;
@@ -55,8 +55,8 @@ static json_t *lease_spec(struct leader *l, const json_t *old)
 {
     char now[48];
     micro_now(now, sizeof now);
-    json_t *spec = json_pack("{s:s, s:i, s:s}", "holderIdentity", l->id, "leaseDurationSeconds", l->lease_s,
-                             "renewTime", now);
+    json_t *spec =
+        json_pack("{s:s, s:i, s:s}", "holderIdentity", l->id, "leaseDurationSeconds", l->lease_s, "renewTime", now);
     const char *holder = kube_json_at_str(old, "spec", "holderIdentity");
     long long tr = json_integer_value(kube_json_at(old, "spec", "leaseTransitions"));
     if (holder && strcmp(holder, l->id) == 0 && kube_json_at_str(old, "spec", "acquireTime")) {
@@ -78,8 +78,8 @@ static int try_once(struct leader *l, struct kube_client *c)
     int rc = -1;
     if (!cur && err.reason == KUBE_NOT_FOUND) {
         kube_error_clear(&err);
-        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1", "kind",
-                                "Lease", "metadata", "name", l->name, "namespace", l->ns, "spec", lease_spec(l, NULL));
+        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
+                                "metadata", "name", l->name, "namespace", l->ns, "spec", lease_spec(l, NULL));
         json_t *made = kube_create(c, &KUBE_RES_LEASES, l->ns, obj, &err);
         json_decref(obj);
         rc = made ? 1 : err.reason == KUBE_ALREADY_EXISTS ? 0 : -1;
@@ -122,10 +122,7 @@ static int try_once(struct leader *l, struct kube_client *c)
 
 /* How long the election loop may go without a beat: a lease period, a retry, and one attempt
  * blocked on the API (the client's timeouts bound it). */
-static int64_t loop_bound_ms(const struct leader *l)
-{
-    return ((int64_t)l->lease_s + l->retry_s) * 1000 + 60000;
-}
+static int64_t loop_bound_ms(const struct leader *l) { return ((int64_t)l->lease_s + l->retry_s) * 1000 + 60000; }
 
 int leader_acquire(struct leader *l, struct kube_cancel *cancel)
 {

@@ -137,8 +137,9 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc,
     struct leader *l = NULL;
     if (o->leader_elect) {
         char *id = identity();
-        struct leader_opts lo = { o->lock_ns, o->lock_name, id ? id : "mpi-operator", o->lease_s, o->renew_deadline_s,
-                                  o->retry_s, wc };
+        struct leader_opts lo = { o->lock_ns, o->lock_name,        id ? id : "mpi-operator",
+                                  o->lease_s, o->renew_deadline_s, o->retry_s,
+                                  wc };
         l = leader_new(c, &lo);
         free(id);
         metrics_set_ready(m, 1); /* standing by is healthy */
@@ -216,11 +217,11 @@ int main(int argc, char **argv)
         return 1;
     }
     kube_client_set_cancel(wc, stop_token);
-    KLOG_INFO("mpi-operator starting: namespace %s, agent image %s, %d workers", o.ns ? o.ns : "(all)",
-              o.build.agent_image, o.threadiness);
+    KLOG_INFO("mpi-operator starting: namespace %s, agent image %s, %d workers", o.ns ? o.ns : "(all)", o.build.agent_image,
+              o.threadiness);
     KLOG_DEBUG("API client limit: --kube-api-qps %g (0 = none) --kube-api-burst %d (requests; watches aside); queue "
-               "--controller-queue-rate-limit %d --controller-queue-burst %d", o.kube_api_qps, o.kube_api_burst,
-               o.queue_rate_limit, o.queue_burst);
+               "--controller-queue-rate-limit %d --controller-queue-burst %d",
+               o.kube_api_qps, o.kube_api_burst, o.queue_rate_limit, o.queue_burst);
     /* the controller (with its metrics endpoint) exists before the election: a standby
      * answers /healthz and /readyz */
     struct controller *ctl = controller_new(c, wc, &o);

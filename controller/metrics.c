@@ -24,7 +24,7 @@ struct metrics {
     pthread_mutex_t mu;
     uint64_t counters[M__COUNT];
     int leader, ready;
-    json_t *jobs;   /* key -> [ns, launcher] */
+    json_t *jobs; /* key -> [ns, launcher] */
     struct histo latency;
     json_t *phases; /* phase -> index into phase_h */
     struct histo phase_h[16];
@@ -162,7 +162,8 @@ static void put_summary(struct metrics *m, FILE *f)
     size_t n = m->rn < RING ? m->rn : RING;
     double *s = malloc((n ? n : 1) * sizeof *s);
     fputs("# HELP mpi_operator_reconcile_duration_seconds Time one MPIJob sync took (quantiles over the last 8192 syncs).\n"
-          "# TYPE mpi_operator_reconcile_duration_seconds summary\n", f);
+          "# TYPE mpi_operator_reconcile_duration_seconds summary\n",
+          f);
     if (s && n) {
         memcpy(s, m->ring, n * sizeof *s);
         qsort(s, n, sizeof *s, cmp_d);
@@ -212,13 +213,17 @@ char *metrics_render(struct metrics *m)
     put_counters(m, f);
     put_job_info(m, f, "mpi_operator_job_info", "Information about MPIJob (value 1; launcher = the launcher pod).");
     put_job_info(m, f, "mpi_operator_job_infos", "Alias of mpi_operator_job_info, the name upstream's README queries.");
-    fprintf(f, "# HELP mpi_operator_is_leader Is this client the leader of this mpi-operator client set?\n"
-               "# TYPE mpi_operator_is_leader gauge\nmpi_operator_is_leader %d\n", m->leader);
+    fprintf(f,
+            "# HELP mpi_operator_is_leader Is this client the leader of this mpi-operator client set?\n"
+            "# TYPE mpi_operator_is_leader gauge\nmpi_operator_is_leader %d\n",
+            m->leader);
     fputs("# HELP mpi_operator_launch_latency_seconds Time from MPIJob creation to its Running condition.\n"
-          "# TYPE mpi_operator_launch_latency_seconds histogram\n", f);
+          "# TYPE mpi_operator_launch_latency_seconds histogram\n",
+          f);
     put_histo(f, "mpi_operator_launch_latency_seconds", "", &m->latency);
     fputs("# HELP mpi_operator_launch_phase_seconds Time from MPIJob creation to each launch phase (status.launchPhases).\n"
-          "# TYPE mpi_operator_launch_phase_seconds histogram\n", f);
+          "# TYPE mpi_operator_launch_phase_seconds histogram\n",
+          f);
     const char *k;
     json_t *v;
     json_object_foreach(m->phases, k, v) {

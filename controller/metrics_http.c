@@ -83,8 +83,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return serve_healthz(conn);
     if (strcmp(url, "/readyz") == 0) {
         int r = metrics_is_ready(m);
-        return reply(conn, r ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
-                     r ? "ok\n" : "caches not synced\n", 0);
+        return reply(conn, r ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", r ? "ok\n" : "caches not synced\n",
+                     0);
     }
     return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics, /healthz, /readyz\n", 0);
 }
@@ -104,13 +104,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 static struct MHD_Daemon *start(struct metrics *m, int port, unsigned family_flag)
 {
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | family_flag,
-                            (uint16_t)port, NULL, NULL, handle, m,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_HTTP_TIMEOUT_S,
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | family_flag, (uint16_t)port,
+                            NULL, NULL, handle, m, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_HTTP_TIMEOUT_S,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_MAX_CONN,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_HTTP_MAX_PER_IP,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEM,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_HTTP_MEM, MHD_OPTION_EXTERNAL_LOGGER,
+                            mhd_log, NULL, MHD_OPTION_END);
 }
 
 struct metrics_server *metrics_serve(struct metrics *m, int port, char **err)

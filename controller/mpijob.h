@@ -38,29 +38,29 @@ enum clean_pod_policy { CLEAN_NONE, CLEAN_RUNNING, CLEAN_ALL };
 enum launcher_creation { LAUNCH_AT_STARTUP, LAUNCH_WAIT_FOR_WORKERS_READY };
 
 struct replica_spec {
-    int present;            /* the spec exists in mpiReplicaSpecs */
-    long long replicas;     /* defaulted: launcher 1, worker 0 */
+    int present;                /* the spec exists in mpiReplicaSpecs */
+    long long replicas;         /* defaulted: launcher 1, worker 0 */
     const char *restart_policy; /* "Never" | "OnFailure" | "Always"; borrowed */
-    json_t *template;       /* borrowed pod template ({metadata, spec}) or NULL */
+    json_t *template;           /* borrowed pod template ({metadata, spec}) or NULL */
 };
 
 struct mpijob {
-    enum mpijob_version version;  /* the shape the spec is written in */
-    const char *name, *ns, *uid;  /* borrowed from obj */
-    const char *api_version;      /* as read (kubeflow.org/v2beta1 ...) */
-    json_t *obj;                  /* the whole object (borrowed) */
-    long long slots_per_worker;   /* default 1 */
+    enum mpijob_version version; /* the shape the spec is written in */
+    const char *name, *ns, *uid; /* borrowed from obj */
+    const char *api_version;     /* as read (kubeflow.org/v2beta1 ...) */
+    json_t *obj;                 /* the whole object (borrowed) */
+    long long slots_per_worker;  /* default 1 */
     enum clean_pod_policy clean_policy;
-    long long backoff_limit;      /* MPIJOB_UNSET, or given (v1alpha2 defaults 6) */
-    long long active_deadline_s;  /* MPIJOB_UNSET or given */
+    long long backoff_limit;        /* MPIJOB_UNSET, or given (v1alpha2 defaults 6) */
+    long long active_deadline_s;    /* MPIJOB_UNSET or given */
     long long ttl_after_finished_s; /* MPIJOB_UNSET or given */
     int suspend;
-    const char *managed_by;       /* NULL = us */
+    const char *managed_by; /* NULL = us */
     enum mpi_impl impl;
     const char *ssh_auth_mount_path; /* default /root/.ssh */
     enum launcher_creation launcher_creation;
     int run_launcher_as_worker;
-    const char *main_container;   /* v1alpha2 mainContainer, or NULL */
+    const char *main_container; /* v1alpha2 mainContainer, or NULL */
     struct replica_spec launcher, worker;
     enum mpik8s_transport transport;
     int agent_run;                /* wrap the launcher command in mpi-agent run */

@@ -24,8 +24,8 @@ static enum mpijob_version detect_version(const char *api_version, const json_t 
     return MPIJOB_V2BETA1;
 }
 
-static int read_replica(json_t *specs, const char *key, long long dflt_replicas,
-                        const char *dflt_restart, struct replica_spec *r, char **err)
+static int read_replica(json_t *specs, const char *key, long long dflt_replicas, const char *dflt_restart,
+                        struct replica_spec *r, char **err)
 {
     char path[96];
     snprintf(path, sizeof path, "spec.mpiReplicaSpecs.%s", key);
@@ -67,7 +67,7 @@ static int read_replicas(json_t *spec, struct mpijob *j, char **err)
     json_object_foreach(specs, k, v) {
         if (strcmp(k, "Launcher") != 0 && strcmp(k, "Worker") != 0)
             return kube_set_err(err, "spec.mpiReplicaSpecs.%s: unknown replica type (expected Launcher or Worker)",
-                          kube_excerpt(k, q, sizeof q));
+                                kube_excerpt(k, q, sizeof q));
     }
     if (read_replica(specs, "Launcher", 1, "OnFailure", &j->launcher, err) < 0)
         return -1;
@@ -79,8 +79,8 @@ static int read_replicas(json_t *spec, struct mpijob *j, char **err)
     return 0;
 }
 
-static int read_enum(json_t *o, const char *key, const char *path, const char *const *names,
-                     const char *expected, int *out, char **err)
+static int read_enum(json_t *o, const char *key, const char *path, const char *const *names, const char *expected, int *out,
+                     char **err)
 {
     const char *s = NULL;
     if (kube_json_get_str(o, key, path, &s, err) < 0)
@@ -93,8 +93,7 @@ static int read_enum(json_t *o, const char *key, const char *path, const char *c
             return 0;
         }
     char q[96];
-    return kube_set_err(err, "%s.%s: expected one of %s, got \"%s\"", path, key, expected,
-                  kube_excerpt(s, q, sizeof q));
+    return kube_set_err(err, "%s.%s: expected one of %s, got \"%s\"", path, key, expected, kube_excerpt(s, q, sizeof q));
 }
 
 static const char *const clean_names[] = { "None", "Running", "All", NULL };
@@ -140,8 +139,7 @@ static int read_flavour(json_t *spec, struct mpijob *j, char **err)
         return -1;
     j->impl = e;
     e = LAUNCH_AT_STARTUP;
-    if (read_enum(spec, "launcherCreationPolicy", "spec", launch_names, "AtStartup, WaitForWorkersReady",
-                  &e, err) < 0)
+    if (read_enum(spec, "launcherCreationPolicy", "spec", launch_names, "AtStartup, WaitForWorkersReady", &e, err) < 0)
         return -1;
     j->launcher_creation = e;
     if (kube_json_get_int(spec, "slotsPerWorker", "spec", &j->slots_per_worker, err) < 0 ||
@@ -161,8 +159,7 @@ static int ann_int(json_t *ann, const char *key, long long min, long long max, l
     char *end = NULL;
     long long v = s ? strtoll(s, &end, 10) : 0;
     if (!s || !*s || *end || v < min || v > max)
-        return kube_set_err(err, "metadata.annotations[%s]: expected an integer string from %lld to %lld",
-                      key, min, max);
+        return kube_set_err(err, "metadata.annotations[%s]: expected an integer string from %lld to %lld", key, min, max);
     *out = v;
     return 0;
 }
@@ -178,7 +175,7 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
         char q[96];
         if (mpik8s_transport_parse(s, &j->transport) < 0)
             return kube_set_err(err, "metadata.annotations[%s]: expected \"exec\" or \"ssh\", got \"%s\"",
-                          MPIK8S_ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
+                                MPIK8S_ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
     }
     json_t *a = json_object_get(ann, MPIK8S_ANN_AGENT_RUN);
     if (a) {
@@ -240,8 +237,8 @@ int mpijob_normalize(json_t *obj, struct mpijob *j, char **err)
     j->transport = j->version == MPIJOB_V1ALPHA2 ? MPIK8S_TRANSPORT_EXEC : MPIK8S_TRANSPORT_SSH;
     if (j->version == MPIJOB_V1ALPHA2)
         j->backoff_limit = 6;
-    if (read_policies(spec, j, err) < 0 || read_flavour(spec, j, err) < 0 ||
-        read_replicas(spec, j, err) < 0 || read_annotations(meta, j, err) < 0)
+    if (read_policies(spec, j, err) < 0 || read_flavour(spec, j, err) < 0 || read_replicas(spec, j, err) < 0 ||
+        read_annotations(meta, j, err) < 0)
         return -1;
     return 0;
 }
@@ -263,8 +260,8 @@ const char *mpijob_worker_container(const struct mpijob *j)
 
 int mpijob_object_is_v1alpha2(const json_t *obj)
 {
-    return detect_version(json_string_value(json_object_get(obj, "apiVersion")),
-                          json_object_get(obj, "spec")) == MPIJOB_V1ALPHA2;
+    return detect_version(json_string_value(json_object_get(obj, "apiVersion")), json_object_get(obj, "spec")) ==
+           MPIJOB_V1ALPHA2;
 }
 
 int mpijob_fqdn_hosts(const struct mpijob *j)
@@ -277,7 +274,4 @@ const char *mpi_impl_name(enum mpi_impl i)
     return i == MPI_IMPL_INTEL ? "Intel" : i == MPI_IMPL_MPICH ? "MPICH" : "OpenMPI";
 }
 
-const char *clean_policy_name(enum clean_pod_policy p)
-{
-    return clean_names[p];
-}
+const char *clean_policy_name(enum clean_pod_policy p) { return clean_names[p]; }

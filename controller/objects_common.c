@@ -48,10 +48,9 @@ char *name_worker(const struct mpijob *j, long long i)
 
 json_t *obj_owner_ref(const struct mpijob *j)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}",
-                     "apiVersion", j->api_version ? j->api_version : "kubeflow.org/v2beta1",
-                     "kind", MPIJOB_KIND, "name", j->name, "uid", j->uid ? j->uid : "",
-                     "controller", 1, "blockOwnerDeletion", 1);
+    return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion",
+                     j->api_version ? j->api_version : "kubeflow.org/v2beta1", "kind", MPIJOB_KIND, "name", j->name, "uid",
+                     j->uid ? j->uid : "", "controller", 1, "blockOwnerDeletion", 1);
 }
 
 int obj_owned_by(const json_t *obj, const struct mpijob *j)
@@ -71,10 +70,10 @@ int obj_owned_by(const json_t *obj, const struct mpijob *j)
 
 json_t *obj_meta(const struct mpijob *j, const char *name)
 {
-    json_t *labels = json_pack("{s:s, s:s, s:s}", "app", j->name, LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME,
-                               LBL_T_JOB_NAME, j->name);
-    return json_pack("{s:s, s:s, s:o, s:[o]}", "name", name, "namespace", j->ns, "labels", labels,
-                     "ownerReferences", obj_owner_ref(j));
+    json_t *labels =
+        json_pack("{s:s, s:s, s:s}", "app", j->name, LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name);
+    return json_pack("{s:s, s:s, s:o, s:[o]}", "name", name, "namespace", j->ns, "labels", labels, "ownerReferences",
+                     obj_owner_ref(j));
 }
 
 json_t *obj_pod_labels(const struct mpijob *j, const char *role, long long index)

@@ -15,9 +15,8 @@ static char *host_name(const struct mpijob *j, const struct build_opts *o, long 
         return pod;
     char *svc = name_service(j);
     int dom = o->cluster_domain && *o->cluster_domain;
-    char *h = svc ? kube_strdup_printf("%s.%s.%s.svc%s%s", pod, svc, j->ns, dom ? "." : "",
-                                       dom ? o->cluster_domain : "")
-                  : NULL;
+    char *h =
+        svc ? kube_strdup_printf("%s.%s.%s.svc%s%s", pod, svc, j->ns, dom ? "." : "", dom ? o->cluster_domain : "") : NULL;
     free(pod);
     free(svc);
     return h;
@@ -30,8 +29,8 @@ static int put_line(FILE *f, const struct mpijob *j, const struct build_opts *o,
     char *h = host_name(j, o, i);
     if (!h)
         return -1;
-    enum mpik8s_hostfile_syntax syn = j->impl == MPI_IMPL_OPENMPI && !echo ? MPIK8S_HOSTFILE_SLOTS_EQ
-                                                                           : MPIK8S_HOSTFILE_COLON;
+    enum mpik8s_hostfile_syntax syn =
+        j->impl == MPI_IMPL_OPENMPI && !echo ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON;
     if (echo)
         fputs("echo ", f);
     mpik8s_hostfile_line(f, syn, h, j->slots_per_worker);
@@ -89,8 +88,8 @@ json_t *obj_configmap(const struct mpijob *j, const struct build_opts *o, const 
     char *dh = obj_discover_hosts(j, o, running);
     json_t *cm = NULL;
     if (name && hf && dh)
-        cm = json_pack("{s:s, s:s, s:o, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
-                       "metadata", obj_meta(j, name), "data", "hostfile", hf, "discover_hosts.sh", dh);
+        cm = json_pack("{s:s, s:s, s:o, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
+                       obj_meta(j, name), "data", "hostfile", hf, "discover_hosts.sh", dh);
     free(name);
     free(hf);
     free(dh);

@@ -83,8 +83,8 @@ static long long launcher_uid(const struct mpijob *j)
  * launcher names no other user: the pod is not restricted then anyway. */
 static json_t *init_security_context(const struct mpijob *j, long long uid)
 {
-    json_t *sc = json_pack("{s:b, s:{s:[s]}, s:{s:s}}", "allowPrivilegeEscalation", 0, "capabilities", "drop",
-                           "ALL", "seccompProfile", "type", "RuntimeDefault");
+    json_t *sc = json_pack("{s:b, s:{s:[s]}, s:{s:s}}", "allowPrivilegeEscalation", 0, "capabilities", "drop", "ALL",
+                           "seccompProfile", "type", "RuntimeDefault");
     json_t *pu = kube_json_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
     int pod_root = json_is_integer(pu) && json_integer_value(pu) == 0;
     if (sc && uid > 0)
@@ -96,10 +96,9 @@ static json_t *init_security_context(const struct mpijob *j, long long uid)
 
 static json_t *init_container(const struct mpijob *j, const struct build_opts *o)
 {
-    json_t *c = json_pack("{s:s, s:s, s:s, s:[s,s], s:{s:{s:s, s:s}}}", "name", "mpi-agent-init",
-                          "image", o->agent_image ? o->agent_image : DEFAULT_AGENT_IMAGE,
-                          "imagePullPolicy", "IfNotPresent", "command", "mpi-agent", "init",
-                          "resources", "requests", "cpu", "50m", "memory", "64Mi");
+    json_t *c = json_pack("{s:s, s:s, s:s, s:[s,s], s:{s:{s:s, s:s}}}", "name", "mpi-agent-init", "image",
+                          o->agent_image ? o->agent_image : DEFAULT_AGENT_IMAGE, "imagePullPolicy", "IfNotPresent",
+                          "command", "mpi-agent", "init", "resources", "requests", "cpu", "50m", "memory", "64Mi");
     if (!c)
         return NULL;
     agent_env(j, c);
@@ -161,10 +160,10 @@ static void add_volumes(const struct mpijob *j, json_t *spec)
     char *cm = name_config(j);
     json_t *vols = kube_json_arr(spec, "volumes");
     json_array_append_new(vols, json_pack("{s:s, s:{}}", "name", VOL_AGENT, "emptyDir"));
-    json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}]}}",
-        "name", VOL_CONFIG, "configMap", "name", cm ? cm : "", "items",
-        "key", "hostfile", "path", "hostfile", "mode", 0444,
-        "key", "discover_hosts.sh", "path", "discover_hosts.sh", "mode", 0555));
+    json_array_append_new(vols,
+                          json_pack("{s:s, s:{s:s, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}]}}", "name", VOL_CONFIG, "configMap",
+                                    "name", cm ? cm : "", "items", "key", "hostfile", "path", "hostfile", "mode", 0444,
+                                    "key", "discover_hosts.sh", "path", "discover_hosts.sh", "mode", 0555));
     if (j->transport == MPIK8S_TRANSPORT_SSH)
         json_array_append_new(vols, ssh_volume(j));
     free(cm);
@@ -183,7 +182,7 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     json_t *spec = json_object_get(pod, "spec");
     kube_json_set_str(spec, "hostname", name);
     kube_json_set_str(spec, "subdomain", svc);
-    if (!launcher_user_sa(j) && !o->no_launcher_rbac) /* limited mode: no such account */
+    if (!launcher_user_sa(j) && !o->no_launcher_rbac)        /* limited mode: no such account */
         kube_json_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
     kube_json_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));
@@ -195,8 +194,8 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     add_volumes(j, spec);
     pod_gang(j, o, pod);
     /* `kubectl logs` on the launcher shows the MPI program without naming a container */
-    const char *main_name = kube_json_at_str(json_array_get(json_object_get(spec, "containers"),
-                                                  main_container_index(j, spec)), "name");
+    const char *main_name =
+        kube_json_at_str(json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec)), "name");
     json_t *meta = json_object_get(pod, "metadata");
     if (main_name && json_is_object(meta))
         kube_json_set_str(kube_json_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
@@ -219,12 +218,10 @@ json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o)
     json_object_update(json_object_get(meta, "labels"), kube_json_at(tmpl, "metadata", "labels"));
     /* podReplacementPolicy Failed (as upstream): a terminating launcher pod is not
      * replaced until it is gone, so two launchers never run at once (kubernetes#115844) */
-    json_t *spec = json_pack("{s:b, s:o, s:s}", "suspend", j->suspend, "template", tmpl,
-                             "podReplacementPolicy", "Failed");
+    json_t *spec = json_pack("{s:b, s:o, s:s}", "suspend", j->suspend, "template", tmpl, "podReplacementPolicy", "Failed");
     if (j->backoff_limit != MPIJOB_UNSET)
         json_object_set_new(spec, "backoffLimit", json_integer(j->backoff_limit));
     if (j->active_deadline_s != MPIJOB_UNSET)
         json_object_set_new(spec, "activeDeadlineSeconds", json_integer(j->active_deadline_s));
-    return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", "batch/v1", "kind", "Job", "metadata", meta,
-                     "spec", spec);
+    return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", "batch/v1", "kind", "Job", "metadata", meta, "spec", spec);
 }

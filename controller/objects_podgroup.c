@@ -36,8 +36,7 @@ static void sum_add(struct res_sum *r, const char *name, const json_t *val, long
     int bin;
     char buf[64];
     const char *text = qty_text(val, buf, sizeof buf);
-    if (!text || quantity_parse(text, &q, &bin) < 0 ||
-        __builtin_mul_overflow(q, (qty_t)times, &q)) {
+    if (!text || quantity_parse(text, &q, &bin) < 0 || __builtin_mul_overflow(q, (qty_t)times, &q)) {
         r->bad = 1;
         return;
     }
@@ -137,6 +136,6 @@ json_t *obj_podgroup(const struct mpijob *j, const struct build_opts *o)
         json_object_set_new(spec, "scheduleTimeoutSeconds", json_integer(json_is_integer(t) ? json_integer_value(t) : 0));
     }
     return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion",
-                     volcano ? "scheduling.volcano.sh/v1beta1" : "scheduling.x-k8s.io/v1alpha1",
-                     "kind", "PodGroup", "metadata", obj_meta(j, j->name), "spec", spec);
+                     volcano ? "scheduling.volcano.sh/v1beta1" : "scheduling.x-k8s.io/v1alpha1", "kind", "PodGroup",
+                     "metadata", obj_meta(j, j->name), "spec", spec);
 }

@@ -37,15 +37,14 @@ void mount_add(json_t *c, const char *name, const char *path, int read_only)
 json_t *ssh_volume(const struct mpijob *j)
 {
     char *secret = name_secret(j);
-    json_t *v = secret ? json_pack("{s:s, s:{s:s, s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]}}",
-        "name", "ssh-auth", "secret", "secretName", secret, "items",
-        "key", "ssh-privatekey", "path", "id_rsa",
-        "key", "ssh-publickey", "path", "id_rsa.pub",
-        "key", "ssh-publickey", "path", "authorized_keys",
-        "key", "ssh-privatekey", "path", "ssh-privatekey",
-        "key", "ssh-publickey", "path", "ssh-publickey",
-        "key", "ssh-privatekey", "path", "id_ed25519",
-        "key", "ssh-publickey", "path", "id_ed25519.pub") : NULL;
+    json_t *v =
+        secret
+            ? json_pack("{s:s, s:{s:s, s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]}}", "name",
+                        "ssh-auth", "secret", "secretName", secret, "items", "key", "ssh-privatekey", "path", "id_rsa",
+                        "key", "ssh-publickey", "path", "id_rsa.pub", "key", "ssh-publickey", "path", "authorized_keys",
+                        "key", "ssh-privatekey", "path", "ssh-privatekey", "key", "ssh-publickey", "path", "ssh-publickey",
+                        "key", "ssh-privatekey", "path", "id_ed25519", "key", "ssh-publickey", "path", "id_ed25519.pub")
+            : NULL;
     free(secret);
     if (v && strcmp(j->ssh_auth_mount_path, ROOT_SSH_PATH) == 0)
         json_object_set_new(json_object_get(v, "secret"), "defaultMode", json_integer(0600));

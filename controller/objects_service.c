@@ -11,9 +11,8 @@
 json_t *obj_service(const struct mpijob *j)
 {
     char *name = name_service(j);
-    json_t *o = name ? json_pack("{s:s, s:s, s:o, s:{s:s, s:b, s:{s:s, s:s}}}", "apiVersion", "v1",
-                                 "kind", "Service", "metadata", obj_meta(j, name),
-                                 "spec", "clusterIP", "None", "publishNotReadyAddresses", 1,
+    json_t *o = name ? json_pack("{s:s, s:s, s:o, s:{s:s, s:b, s:{s:s, s:s}}}", "apiVersion", "v1", "kind", "Service",
+                                 "metadata", obj_meta(j, name), "spec", "clusterIP", "None", "publishNotReadyAddresses", 1,
                                  "selector", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name)
                      : NULL;
     free(name);
@@ -29,9 +28,9 @@ json_t *obj_ssh_secret(const struct mpijob *j, const char *private_pem, const ch
     priv = kube_base64_encode(private_pem, strlen(private_pem));
     pub = kube_base64_encode(public_line, strlen(public_line));
     if (name && priv && pub)
-        o = json_pack("{s:s, s:s, s:o, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Secret",
-                      "metadata", obj_meta(j, name), "type", "kubernetes.io/ssh-auth",
-                      "data", "ssh-privatekey", priv, "ssh-publickey", pub, "authorized_keys", pub);
+        o = json_pack("{s:s, s:s, s:o, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Secret", "metadata",
+                      obj_meta(j, name), "type", "kubernetes.io/ssh-auth", "data", "ssh-privatekey", priv, "ssh-publickey",
+                      pub, "authorized_keys", pub);
     free(name);
     free(priv);
     free(pub);

@@ -100,8 +100,7 @@ json_t *obj_worker_pod(const struct mpijob *j, const struct build_opts *o, long 
         json_array_append_new(kube_json_arr(spec, "volumes"), ssh_volume(j));
     }
     pod_gang(j, o, pod);
-    json_t *out = json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", meta,
-                            "spec", spec);
+    json_t *out = json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", meta, "spec", spec);
     json_decref(pod);
     free(name);
     free(svc);

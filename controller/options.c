@@ -46,8 +46,8 @@ enum ftype { F_STR, F_INT, F_DOUBLE, F_BOOL, F_SPECIAL };
 struct flag {
     const char *name;
     enum ftype type;
-    size_t off;      /* offset in struct options (F_STR/F_INT/F_DOUBLE/F_BOOL) */
-    int min, max;    /* F_INT/F_DOUBLE range */
+    size_t off;   /* offset in struct options (F_STR/F_INT/F_DOUBLE/F_BOOL) */
+    int min, max; /* F_INT/F_DOUBLE range */
 };
 
 #define OFF(f) offsetof(struct options, f)
@@ -183,8 +183,7 @@ static int set_special(struct options *o, const char *name, const char *v, char 
 
 static int is_boolish(const struct flag *f)
 {
-    return f->type == F_BOOL || strcmp(f->name, "version") == 0 || strcmp(f->name, "help") == 0 ||
-           strcmp(f->name, "h") == 0;
+    return f->type == F_BOOL || strcmp(f->name, "version") == 0 || strcmp(f->name, "help") == 0 || strcmp(f->name, "h") == 0;
 }
 
 static int set_flag(struct options *o, const struct flag *f, const char *v, char **err)
@@ -210,7 +209,7 @@ static int parse_one(struct options *o, int argc, char **argv, int *i, char **er
     if (*name == '-') {
         name++;
         if (!*name) {
-            (*i)++;           /* "--" ends the flags */
+            (*i)++; /* "--" ends the flags */
             return 2;
         }
     }
@@ -250,6 +249,7 @@ int options_parse(int argc, char **argv, struct options *o, char **err)
     if (i < argc)
         return kube_set_err(err, "unexpected argument \"%s\" (see --help)", argv[i]);
     if (o->renew_deadline_s >= o->lease_s)
-        return kube_set_err(err, "--renew-deadline (%d) must be shorter than --lease-duration (%d)", o->renew_deadline_s, o->lease_s);
+        return kube_set_err(err, "--renew-deadline (%d) must be shorter than --lease-duration (%d)", o->renew_deadline_s,
+                            o->lease_s);
     return 0;
 }

@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *res_kind_name(enum res_kind r)
-{
-    return r < RK__COUNT ? kind_of(r)->resource : "?";
-}
+const char *res_kind_name(enum res_kind r) { return r < RK__COUNT ? kind_of(r)->resource : "?"; }
 
 static struct action *plan_push(struct plan *p, enum act_kind k, enum res_kind r)
 {

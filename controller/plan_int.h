@@ -19,17 +19,17 @@ struct sync_ctx {
     const struct build_opts *o;
     const struct mpijob *j;
     struct plan *p;
-    json_t *status;        /* the status being computed (owned) */
+    json_t *status; /* the status being computed (owned) */
     int64_t now_ms;
     char now[40];
-    json_t **workers;      /* [replicas] borrowed worker pods by index, NULL = absent */
-    json_t *launcher_pod;  /* newest launcher pod (borrowed) or NULL */
+    json_t **workers;     /* [replicas] borrowed worker pods by index, NULL = absent */
+    json_t *launcher_pod; /* newest launcher pod (borrowed) or NULL */
     long long launchers_running;
 };
 
 /* Sets a condition and emits its event when it changed; returns 1 when it changed. */
-int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *reason,
-             const char *what, const char *ev_type);
+int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *reason, const char *what,
+             const char *ev_type);
 /* Computes replicaStatuses, Running/Restarting/Succeeded/Failed and the launch phases. */
 void status_from_observed(struct sync_ctx *c);
 /* The Blocked condition and its Event from the first pod that cannot start (written only when

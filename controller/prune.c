@@ -33,8 +33,8 @@ static void slim_metadata(json_t *obj, const char *const *keep, int created)
     if (!json_is_object(md))
         return;
     json_t *slim = json_object();
-    static const char *const fields[] = { "name", "namespace", "resourceVersion", "deletionTimestamp",
-                                          "creationTimestamp", NULL };
+    static const char *const fields[] = { "name", "namespace", "resourceVersion", "deletionTimestamp", "creationTimestamp",
+                                          NULL };
     for (int i = 0; fields[i] && (created || strcmp(fields[i], "creationTimestamp") != 0); i++)
         if (json_object_get(md, fields[i]))
             json_object_set(slim, fields[i], json_object_get(md, fields[i]));
@@ -58,10 +58,7 @@ static void slim_metadata(json_t *obj, const char *const *keep, int created)
     json_object_set_new(obj, "metadata", slim);
 }
 
-void prune_generic(json_t *obj)
-{
-    prune_metadata(obj);
-}
+void prune_generic(json_t *obj) { prune_metadata(obj); }
 
 /* Slims the metadata and drops every top-level key but "metadata" and those in keep. */
 static void keep_top_level(json_t *obj, const char *const *keep)
@@ -81,13 +78,13 @@ static void keep_top_level(json_t *obj, const char *const *keep)
 
 void prune_meta_only(json_t *obj)
 {
-    static const char *const none[] = {NULL};
+    static const char *const none[] = { NULL };
     keep_top_level(obj, none);
 }
 
 void prune_compared(json_t *obj)
 {
-    static const char *const compared[] = {"rules", "data", NULL}; /* the compared fields of kinds.c */
+    static const char *const compared[] = { "rules", "data", NULL }; /* the compared fields of kinds.c */
     keep_top_level(obj, compared);
 }
 
@@ -145,8 +142,7 @@ void prune_pod(json_t *obj)
     size_t i;
     json_array_foreach(json_object_get(st, "conditions"), i, c) {
         json_t *o = json_pack("{s:O*, s:O*, s:O*}", "type", json_object_get(c, "type"), "status",
-                              json_object_get(c, "status"), "lastTransitionTime",
-                              json_object_get(c, "lastTransitionTime"));
+                              json_object_get(c, "status"), "lastTransitionTime", json_object_get(c, "lastTransitionTime"));
         const char *cs = json_string_value(json_object_get(c, "status"));
         if (cs && strcmp(cs, "False") == 0 && json_object_get(c, "reason")) { /* why not scheduled */
             json_object_set(o, "reason", json_object_get(c, "reason"));

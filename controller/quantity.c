@@ -45,10 +45,7 @@ static int suffix_scale(const char *s, int *exp10, qty_t *bin_mult, int *binary)
     return 0;
 }
 
-static int mul(qty_t *x, qty_t k)
-{
-    return __builtin_mul_overflow(*x, k, x) ? -1 : 0;
-}
+static int mul(qty_t *x, qty_t k) { return __builtin_mul_overflow(*x, k, x) ? -1 : 0; }
 
 int quantity_parse(const char *s, qty_t *nano, int *binary)
 {
@@ -63,12 +60,10 @@ int quantity_parse(const char *s, qty_t *nano, int *binary)
         bad |= mul(&num, 10) < 0 || __builtin_add_overflow(num, *s - '0', &num);
     if (*s == '.')
         for (s++; isdigit((unsigned char)*s); s++, digits++)
-            bad |= mul(&num, 10) < 0 || __builtin_add_overflow(num, *s - '0', &num) ||
-                   mul(&den, 10) < 0;
+            bad |= mul(&num, 10) < 0 || __builtin_add_overflow(num, *s - '0', &num) || mul(&den, 10) < 0;
     int exp10;
     qty_t mult;
-    if (!digits || bad || suffix_scale(s, &exp10, &mult, binary) < 0 || mul(&num, mult) < 0 ||
-        mul(&num, NANO) < 0)
+    if (!digits || bad || suffix_scale(s, &exp10, &mult, binary) < 0 || mul(&num, mult) < 0 || mul(&num, NANO) < 0)
         return -1;
     for (int e = exp10; e > 0; e--)
         if (mul(&num, 10) < 0)

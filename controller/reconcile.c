@@ -12,10 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pod_terminating(const json_t *pod)
-{
-    return kube_json_at(pod, "metadata", "deletionTimestamp") != NULL;
-}
+int pod_terminating(const json_t *pod) { return kube_json_at(pod, "metadata", "deletionTimestamp") != NULL; }
 
 const char *pod_phase(const json_t *pod)
 {
@@ -30,8 +27,7 @@ int pod_ready(const json_t *pod)
     return s && strcmp(s, "True") == 0;
 }
 
-int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *reason, const char *what,
-             const char *ev_type)
+int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *reason, const char *what, const char *ev_type)
 {
     char *msg = what && strncmp(what, "MPIJob ", 7) == 0 ? strdup(what) : cond_msg(c->j->ns, c->j->name, what);
     int changed = cond_set(c->status, type, st, reason, msg, c->now);
@@ -79,8 +75,8 @@ static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *wan
     }
     if (!obj_owned_by(have, c->j)) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s %s/%s already exists and is not controlled by MPIJob %s",
-                 res_kind_name(r), c->j->ns, kube_json_at_str(want, "metadata", "name"), c->j->name);
+        snprintf(msg, sizeof msg, "%s %s/%s already exists and is not controlled by MPIJob %s", res_kind_name(r), c->j->ns,
+                 kube_json_at_str(want, "metadata", "name"), c->j->name);
         plan_event(c->p, "Warning", "ErrResourceExists", msg);
         c->p->retry = 1;
         json_decref(want);
@@ -253,8 +249,7 @@ static int ensure_objects(struct sync_ctx *c)
     const struct observed *ob = c->obs;
     unsigned char *running = calloc(c->j->worker.replicas + 1, 1);
     for (long long i = 0; running && i < c->j->worker.replicas; i++)
-        running[i] = c->workers[i] && !pod_terminating(c->workers[i]) &&
-                     strcmp(pod_phase(c->workers[i]), "Running") == 0;
+        running[i] = c->workers[i] && !pod_terminating(c->workers[i]) && strcmp(pod_phase(c->workers[i]), "Running") == 0;
     int rc = ensure(c, RK_CONFIGMAP, ob->configmap, obj_configmap(c->j, c->o, running));
     free(running);
     /* the launcher's identity, unless RBAC grants it not (access.h's limited mode) */
@@ -275,8 +270,7 @@ static int ensure_objects(struct sync_ctx *c)
             return -1;
         }
     }
-    if (c->o->gang && *c->o->gang && !c->j->suspend &&
-        ensure(c, RK_PODGROUP, ob->podgroup, obj_podgroup(c->j, c->o)) < 0)
+    if (c->o->gang && *c->o->gang && !c->j->suspend && ensure(c, RK_PODGROUP, ob->podgroup, obj_podgroup(c->j, c->o)) < 0)
         return -1;
     return 0;
 }
@@ -362,8 +356,7 @@ static void update_status(struct sync_ctx *c)
 static void sync_valid(struct sync_ctx *c)
 {
     struct mpijob *j = (struct mpijob *)c->j;
-    if (!json_object_get(c->status, "conditions") ||
-        json_array_size(json_object_get(c->status, "conditions")) == 0) {
+    if (!json_object_get(c->status, "conditions") || json_array_size(json_object_get(c->status, "conditions")) == 0) {
         ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", "Normal");
         c->p->created = 1;
     }
@@ -413,7 +406,8 @@ void reconcile_plan(const struct observed *obs, const struct build_opts *o, int6
         return;
     }
     if (o->no_launcher_rbac && j.transport == MPIK8S_TRANSPORT_EXEC) { /* access.h's limited mode */
-        invalid_job(&c, j.ns, j.name, "the exec transport needs API access in the launcher, and this operator's "
+        invalid_job(&c, j.ns, j.name,
+                    "the exec transport needs API access in the launcher, and this operator's "
                     "role grants no create on serviceaccounts, roles or rolebindings to give it: use the ssh "
                     "transport (annotation " MPIK8S_ANN_TRANSPORT ": ssh) or the operator's full ClusterRole (deploy/)");
         update_status(&c);

@@ -10,32 +10,42 @@
 #include "objects.h"
 
 enum res_kind {
-    RK_CONFIGMAP, RK_SERVICEACCOUNT, RK_ROLE, RK_ROLEBINDING, RK_SECRET, RK_SERVICE,
-    RK_POD, RK_JOB, RK_PODGROUP, RK_MPIJOB, RK_EVENT, RK__COUNT,
+    RK_CONFIGMAP,
+    RK_SERVICEACCOUNT,
+    RK_ROLE,
+    RK_ROLEBINDING,
+    RK_SECRET,
+    RK_SERVICE,
+    RK_POD,
+    RK_JOB,
+    RK_PODGROUP,
+    RK_MPIJOB,
+    RK_EVENT,
+    RK__COUNT,
 };
 
 enum act_kind {
-    ACT_CREATE,      /* POST obj */
-    ACT_PATCH,       /* merge-patch obj onto name (may carry the resourceVersion: a precondition) */
-    ACT_DELETE,      /* DELETE name */
-    ACT_STATUS,      /* PUT the MPIJob's status subresource (obj = whole MPIJob) */
-    ACT_EVENT,       /* record an Event on the MPIJob */
-    ACT_SSH_SECRET,  /* generate a key pair and POST the Secret <job>-ssh */
+    ACT_CREATE,     /* POST obj */
+    ACT_PATCH,      /* merge-patch obj onto name (may carry the resourceVersion: a precondition) */
+    ACT_DELETE,     /* DELETE name */
+    ACT_STATUS,     /* PUT the MPIJob's status subresource (obj = whole MPIJob) */
+    ACT_EVENT,      /* record an Event on the MPIJob */
+    ACT_SSH_SECRET, /* generate a key pair and POST the Secret <job>-ssh */
 };
 
 struct action {
     enum act_kind kind;
     enum res_kind res;
-    char *name;       /* object name (PATCH/DELETE/SSH_SECRET) */
-    json_t *obj;      /* owned */
+    char *name;                         /* object name (PATCH/DELETE/SSH_SECRET) */
+    json_t *obj;                        /* owned */
     char *ev_type, *ev_reason, *ev_msg; /* ACT_EVENT */
-    int by_update;    /* ACT_PATCH through list + PUT (patch not granted, access.h) */
+    int by_update;                      /* ACT_PATCH through list + PUT (patch not granted, access.h) */
 };
 
 struct observed {
-    json_t *job;        /* the MPIJob (required) */
+    json_t *job; /* the MPIJob (required) */
     json_t *configmap, *service, *sa, *role, *rolebinding, *secret, *podgroup, *launcher_job;
-    json_t *pods;       /* array: the job's pods (workers and launchers), may be NULL */
+    json_t *pods;          /* array: the job's pods (workers and launchers), may be NULL */
     json_t *launcher_seen; /* the newest launcher pod seen with a termination record, possibly
                             * deleted since (launcher_memory.h), may be NULL */
 };
@@ -47,19 +57,17 @@ struct plan {
     int retry;                /* transient problem (e.g. foreign object): retry with backoff */
     /* metrics */
     int created, succeeded, failed, restarted;
-    double launch_latency_s;  /* created -> Running, < 0 when not observed now */
-    json_t *new_phases;       /* {phase: seconds since creation} first recorded now (owned) */
-    char *launcher_pod;       /* current launcher pod name, for mpi_operator_job_info */
-    int invalid;              /* the job failed validation */
+    double launch_latency_s; /* created -> Running, < 0 when not observed now */
+    json_t *new_phases;      /* {phase: seconds since creation} first recorded now (owned) */
+    char *launcher_pod;      /* current launcher pod name, for mpi_operator_job_info */
+    int invalid;             /* the job failed validation */
 };
 
 /* Computes the plan for one sync at now_ms (epoch). The plan must be freed with plan_free. */
-void reconcile_plan(const struct observed *obs, const struct build_opts *o, int64_t now_ms,
-                    struct plan *p);
+void reconcile_plan(const struct observed *obs, const struct build_opts *o, int64_t now_ms, struct plan *p);
 /* Frees everything a plan owns and zeroes it. */
 void plan_free(struct plan *p);
 /* Name of a resource kind ("configmaps", "pods", ...), for logs. */
 const char *res_kind_name(enum res_kind r);
-
 
 #endif

@@ -30,10 +30,7 @@ static int job_cond(const json_t *job, const char *type, const char **reason, co
     return 1;
 }
 
-int job_finished(const json_t *job)
-{
-    return job_cond(job, "Complete", NULL, NULL) || job_cond(job, "Failed", NULL, NULL);
-}
+int job_finished(const json_t *job) { return job_cond(job, "Complete", NULL, NULL) || job_cond(job, "Failed", NULL, NULL); }
 
 static void replica_statuses(struct sync_ctx *c, const json_t *lj)
 {
@@ -154,8 +151,7 @@ static char *launcher_detail(struct sync_ctx *c)
     return rc < 0 ? NULL : out;
 }
 
-static void finish(struct sync_ctx *c, const char *type, const char *reason, const char *what,
-                   const char *completion)
+static void finish(struct sync_ctx *c, const char *type, const char *reason, const char *what, const char *completion)
 {
     const char *ev = strcmp(type, COND_SUCCEEDED) == 0 ? "Normal" : "Warning";
     if (!ctx_cond(c, type, "True", reason, what, ev))
@@ -195,8 +191,8 @@ static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *re
 {
     char *detail = launcher_failure_detail(c);
     char *what = NULL;
-    if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed",
-                 jmsg ? ": " : "", jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0)
+    if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed", jmsg ? ": " : "",
+                 jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0)
         finish(c, COND_FAILED, reason ? reason : R_FAILED, what,
                json_string_value(kube_json_at(lj, "status", "completionTime")));
     free(what);
@@ -239,8 +235,8 @@ static int workers_failed(struct sync_ctx *c)
     }
     char what[512];
     if (evicted) {
-        snprintf(what, sizeof what, "MPIJob %s/%s has failed: %lld/%lld workers are evicted", c->j->ns,
-                 c->j->name, evicted, n);
+        snprintf(what, sizeof what, "MPIJob %s/%s has failed: %lld/%lld workers are evicted", c->j->ns, c->j->name, evicted,
+                 n);
         finish(c, COND_FAILED, R_EVICTED, what, NULL);
         return 1;
     }
@@ -323,7 +319,8 @@ static void launch_phases(struct sync_ctx *c)
     json_t *term = launcher_terminated(c);
     char *summary = NULL;
     json_t *agent = NULL;
-    if (term && mpik8s_termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 && agent) {
+    if (term && mpik8s_termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 &&
+        agent) {
         const char *k;
         json_t *v;
         json_object_foreach(agent, k, v) {
@@ -347,10 +344,10 @@ static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
         c->p->restarted = 1;
     long long running = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++)
-        running += c->workers[i] && !pod_terminating(c->workers[i]) &&
-                   strcmp(pod_phase(c->workers[i]), "Running") == 0;
+        running += c->workers[i] && !pod_terminating(c->workers[i]) && strcmp(pod_phase(c->workers[i]), "Running") == 0;
     if (c->launchers_running > 0 && running == c->j->worker.replicas &&
-        ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") && !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
+        ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") &&
+        !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
         int64_t created;
         if (kube_time_parse_ms(kube_json_at_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
             c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;

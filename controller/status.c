@@ -19,15 +19,9 @@ int cond_true(const json_t *status, const char *type)
     return s && strcmp(s, "True") == 0;
 }
 
-int status_finished(const json_t *status)
-{
-    return cond_true(status, COND_SUCCEEDED) || cond_true(status, COND_FAILED);
-}
+int status_finished(const json_t *status) { return cond_true(status, COND_SUCCEEDED) || cond_true(status, COND_FAILED); }
 
-static int streq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
+static int streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 /* Copies conditions except `type`, dropping the Running/Restarting partner and flipping Running
  * to False when type is a terminal condition. */
@@ -52,8 +46,7 @@ static json_t *filter_out(const json_t *conds, const char *type)
     return out;
 }
 
-int cond_set(json_t *status, const char *type, const char *cstatus, const char *reason,
-             const char *message, const char *now)
+int cond_set(json_t *status, const char *type, const char *cstatus, const char *reason, const char *message, const char *now)
 {
     if (cond_true(status, COND_FAILED))
         return 0;
@@ -64,9 +57,8 @@ int cond_set(json_t *status, const char *type, const char *cstatus, const char *
     const char *ltt = now;
     if (cur && streq(cs, cstatus) && json_string_value(json_object_get(cur, "lastTransitionTime")))
         ltt = json_string_value(json_object_get(cur, "lastTransitionTime"));
-    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", type, "status", cstatus,
-                          "reason", reason, "message", message ? message : "", "lastUpdateTime", now,
-                          "lastTransitionTime", ltt);
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", type, "status", cstatus, "reason", reason, "message",
+                          message ? message : "", "lastUpdateTime", now, "lastTransitionTime", ltt);
     json_t *conds = filter_out(json_object_get(status, "conditions"), type);
     json_array_append_new(conds, c);
     json_object_set_new(status, "conditions", conds);

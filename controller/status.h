@@ -42,8 +42,8 @@ int cond_true(const json_t *status, const char *type);
 int status_finished(const json_t *status);
 /* Sets a condition on status (an object; conditions created if missing) at time now (RFC 3339).
  * Returns 1 when the status changed, 0 when it was a no-op. */
-int cond_set(json_t *status, const char *type, const char *cstatus, const char *reason,
-             const char *message, const char *now);
+int cond_set(json_t *status, const char *type, const char *cstatus, const char *reason, const char *message,
+             const char *now);
 /* The standard message "MPIJob <ns>/<name> <what>" (new string), e.g. what = "is created.". */
 char *cond_msg(const char *ns, const char *name, const char *what);
 

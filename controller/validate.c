@@ -36,12 +36,13 @@ static int check_name(const struct mpijob *j, char **err)
     if (!pod || !launcher)
         rc = kube_set_err(err, "metadata.name: out of memory checking it");
     else if (strlen(j->name) > 253 || !dns1035(pod))
-        rc = kube_set_err(err, "metadata.name: \"%s\" gives worker pod name \"%s\", which must be a DNS-1035 "
-                    "label (lower-case letters, digits, '-', starting with a letter, at most 63 characters)",
-                    kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(pod, qp, sizeof qp));
+        rc = kube_set_err(err,
+                          "metadata.name: \"%s\" gives worker pod name \"%s\", which must be a DNS-1035 "
+                          "label (lower-case letters, digits, '-', starting with a letter, at most 63 characters)",
+                          kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(pod, qp, sizeof qp));
     else if (!dns1035(launcher))
         rc = kube_set_err(err, "metadata.name: \"%s\" gives launcher name \"%s\", which must be a DNS-1035 label",
-                    kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(launcher, qp, sizeof qp));
+                          kube_excerpt(j->name, qn, sizeof qn), kube_excerpt(launcher, qp, sizeof qp));
     free(pod);
     free(launcher);
     return rc;
@@ -118,7 +119,7 @@ static int check_replicas(const struct mpijob *j, char **err)
     char q[96];
     if (strcmp(rp, "Never") != 0 && strcmp(rp, "OnFailure") != 0)
         return kube_set_err(err, "%s.restartPolicy: expected Never or OnFailure, got \"%s\"", lp,
-                      kube_excerpt(rp, q, sizeof q));
+                            kube_excerpt(rp, q, sizeof q));
     if (check_template(&j->launcher, lp, err) < 0)
         return -1;
     if (!j->worker.present)
@@ -128,7 +129,7 @@ static int check_replicas(const struct mpijob *j, char **err)
     rp = j->worker.restart_policy;
     if (strcmp(rp, "Never") != 0 && strcmp(rp, "OnFailure") != 0 && strcmp(rp, "Always") != 0)
         return kube_set_err(err, "%s.restartPolicy: expected Never, OnFailure or Always, got \"%s\"", wp,
-                      kube_excerpt(rp, q, sizeof q));
+                            kube_excerpt(rp, q, sizeof q));
     if (check_template(&j->worker, wp, err) < 0)
         return -1;
     if (j->main_container) {
@@ -140,7 +141,7 @@ static int check_replicas(const struct mpijob *j, char **err)
                 return 0;
         }
         return kube_set_err(err, "spec.mainContainer: no container named \"%s\" in the Worker template",
-                      kube_excerpt(j->main_container, q, sizeof q));
+                            kube_excerpt(j->main_container, q, sizeof q));
     }
     return 0;
 }
@@ -149,8 +150,7 @@ static int check_replicas(const struct mpijob *j, char **err)
  * spaces, quotes or shell syntax: the path reaches the worker's sh -c). */
 static int mount_path_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           strchr("/._-+@~", c) != NULL;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("/._-+@~", c) != NULL;
 }
 
 static int check_ssh_path(const char *p, char **err)
@@ -158,14 +158,16 @@ static int check_ssh_path(const char *p, char **err)
     char q[96];
     if (p[0] != '/')
         return kube_set_err(err, "spec.sshAuthMountPath: expected an absolute path, got \"%s\"",
-                      kube_excerpt(p, q, sizeof q));
+                            kube_excerpt(p, q, sizeof q));
     for (const char *s = p; *s; s++) {
         if (!mount_path_char(*s)) {
             char ch[8];
             unsigned char u = (unsigned char)*s;
             snprintf(ch, sizeof ch, u > 0x20 && u < 0x7f ? "'%c'" : "0x%02x", u);
-            return kube_set_err(err, "spec.sshAuthMountPath: \"%s\" contains %s; a mount path may only contain "
-                          "letters, digits and / . _ - + @ ~", kube_excerpt(p, q, sizeof q), ch);
+            return kube_set_err(err,
+                                "spec.sshAuthMountPath: \"%s\" contains %s; a mount path may only contain "
+                                "letters, digits and / . _ - + @ ~",
+                                kube_excerpt(p, q, sizeof q), ch);
         }
         if (s[0] == '/' && s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == 0))
             return kube_set_err(err, "spec.sshAuthMountPath: \"%s\" must not contain '..'", kube_excerpt(p, q, sizeof q));
@@ -184,12 +186,11 @@ static int check_policies(const struct mpijob *j, char **err)
     if (j->active_deadline_s != MPIJOB_UNSET && j->active_deadline_s < 1)
         return kube_set_err(err, "%s.activeDeadlineSeconds: must be >= 1, got %lld", rp, j->active_deadline_s);
     if (j->ttl_after_finished_s != MPIJOB_UNSET && j->ttl_after_finished_s < 0)
-        return kube_set_err(err, "spec.runPolicy.ttlSecondsAfterFinished: must be >= 0, got %lld",
-                      j->ttl_after_finished_s);
+        return kube_set_err(err, "spec.runPolicy.ttlSecondsAfterFinished: must be >= 0, got %lld", j->ttl_after_finished_s);
     if (j->managed_by && strcmp(j->managed_by, MPIJOB_MANAGED_BY_US) != 0 &&
         strcmp(j->managed_by, MPIJOB_MANAGED_BY_KUEUE) != 0)
         return kube_set_err(err, "spec.runPolicy.managedBy: expected %s or %s, got \"%s\"", MPIJOB_MANAGED_BY_US,
-                      MPIJOB_MANAGED_BY_KUEUE, kube_excerpt(j->managed_by, q, sizeof q));
+                            MPIJOB_MANAGED_BY_KUEUE, kube_excerpt(j->managed_by, q, sizeof q));
     return check_ssh_path(j->ssh_auth_mount_path, err);
 }
 

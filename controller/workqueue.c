@@ -27,7 +27,7 @@ struct workqueue {
     struct delayed *dl;
     size_t ndl, capdl;
     int shutdown;
-    double qps, tokens;   /* overall retry bucket (qps <= 0: none) */
+    double qps, tokens; /* overall retry bucket (qps <= 0: none) */
     int burst;
     int64_t refilled_ms;
 };

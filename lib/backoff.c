@@ -34,24 +34,20 @@ int kube_retry_retryable(const struct kube_error *e, int idempotent)
     if (e->permanent)
         return 0;
     switch (e->reason) {
-    case KUBE_TOO_MANY_REQUESTS:
-        return 1;
-    case KUBE_SERVICE_UNAVAILABLE:
-        return 1;
+    case KUBE_TOO_MANY_REQUESTS: return 1;
+    case KUBE_SERVICE_UNAVAILABLE: return 1;
     case KUBE_INTERNAL:
     case KUBE_TIMEOUT:
-    case KUBE_TRANSPORT:
-        return idempotent;
-    case KUBE_UNKNOWN:
-        return idempotent && e->http_code >= 500;
+    case KUBE_TRANSPORT: return idempotent;
+    case KUBE_UNKNOWN: return idempotent && e->http_code >= 500;
     default:
         /* 5xx with a Retry-After is the server asking to come back */
         return e->http_code >= 500 && e->retry_after_s >= 0;
     }
 }
 
-int kube_retry_next(const struct kube_retry_policy *p, const struct kube_error *e, int idempotent,
-                    int attempt, int64_t elapsed_ms, unsigned *seed, int64_t *delay_ms)
+int kube_retry_next(const struct kube_retry_policy *p, const struct kube_error *e, int idempotent, int attempt,
+                    int64_t elapsed_ms, unsigned *seed, int64_t *delay_ms)
 {
     if (attempt >= p->max_attempts || !kube_retry_retryable(e, idempotent))
         return 0;

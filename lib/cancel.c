@@ -34,13 +34,10 @@ void kube_cancel_trigger(struct kube_cancel *c)
     __atomic_store_n(&c->flag, 1, __ATOMIC_SEQ_CST);
     uint64_t one = 1;
     ssize_t w = write(c->fd, &one, sizeof one); /* stays readable: nobody reads it */
-    (void)w; /* EAGAIN only when the counter is saturated, i.e. already readable */
+    (void)w;                                    /* EAGAIN only when the counter is saturated, i.e. already readable */
 }
 
-int kube_cancel_requested(const struct kube_cancel *c)
-{
-    return c ? __atomic_load_n(&c->flag, __ATOMIC_SEQ_CST) : 0;
-}
+int kube_cancel_requested(const struct kube_cancel *c) { return c ? __atomic_load_n(&c->flag, __ATOMIC_SEQ_CST) : 0; }
 
 int kube_cancel_sleep_any_ms(struct kube_cancel *a, struct kube_cancel *b, int64_t ms)
 {
@@ -54,9 +51,9 @@ int kube_cancel_sleep_any_ms(struct kube_cancel *a, struct kube_cancel *b, int64
         struct pollfd pfd[2];
         nfds_t n = 0;
         if (a)
-            pfd[n++] = (struct pollfd){a->fd, POLLIN, 0};
+            pfd[n++] = (struct pollfd){ a->fd, POLLIN, 0 };
         if (b)
-            pfd[n++] = (struct pollfd){b->fd, POLLIN, 0};
+            pfd[n++] = (struct pollfd){ b->fd, POLLIN, 0 };
         int r = poll(pfd, n, left > 1000 ? 1000 : (int)left);
         if (r < 0 && errno != EINTR)
             kube_sleep_ms(left > 10 ? 10 : left);

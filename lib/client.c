@@ -36,8 +36,8 @@ struct kube_client {
     struct handle pool[POOL_MAX]; /* idle handles, their connections kept alive */
     size_t npool;
     unsigned seed;
-    double tokens;                /* the rate limit's bucket (opts.qps > 0) */
-    int64_t tokens_at;            /* when it was last filled (monotonic ms) */
+    double tokens;     /* the rate limit's bucket (opts.qps > 0) */
+    int64_t tokens_at; /* when it was last filled (monotonic ms) */
 };
 
 void kube_client_opts_default(struct kube_client_opts *o)
@@ -69,9 +69,10 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
         return NULL;
     }
     c->cfg = cfg;
-    const char *bad = cfg->ca_file && access(cfg->ca_file, R_OK) ? cfg->ca_file
+    const char *bad = cfg->ca_file && access(cfg->ca_file, R_OK)       ? cfg->ca_file
                       : cfg->cert_file && access(cfg->cert_file, R_OK) ? cfg->cert_file
-                      : cfg->key_file && access(cfg->key_file, R_OK) ? cfg->key_file : NULL;
+                      : cfg->key_file && access(cfg->key_file, R_OK)   ? cfg->key_file
+                                                                       : NULL;
     if (bad) {
         kube_set_err(errmsg, "%s: %s: %m", cfg->origin ? cfg->origin : "config", bad);
         kube_client_free(c);
@@ -106,10 +107,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 }
 
 const struct kube_config *kube_client_config(const struct kube_client *c) { return c->cfg; }
-const char *kube_client_namespace(const struct kube_client *c)
-{
-    return c->cfg->namespace ? c->cfg->namespace : "default";
-}
+const char *kube_client_namespace(const struct kube_client *c) { return c->cfg->namespace ? c->cfg->namespace : "default"; }
 void kube_client_set_cancel(struct kube_client *c, struct kube_cancel *cancel) { c->cancel = cancel; }
 struct kube_cancel *Kube_client_cancel(const struct kube_client *c) { return c->cancel; }
 const struct kube_client_opts *kube_client_opts(const struct kube_client *c) { return &c->opts; }
@@ -239,8 +237,8 @@ static size_t on_header(char *data, size_t sz, size_t n, void *ud)
 
 /* Sets everything for one request on hd->h. 0, or -1 with *errmsg. */
 static int prepare(struct kube_client *c, CURL *h, const char *method, const char *url, const char *content_type,
-                   struct kube_call *call, const struct kube_credential *cred, long timeout_ms,
-                   struct kube_curl_lists *l, char *ebuf, char **errmsg)
+                   struct kube_call *call, const struct kube_credential *cred, long timeout_ms, struct kube_curl_lists *l,
+                   char *ebuf, char **errmsg)
 {
     curl_easy_reset(h); /* keeps the live connection and caches */
     if (Kube_curl_apply_config(h, c->cfg, cred, l, errmsg))
@@ -265,9 +263,8 @@ static int prepare(struct kube_client *c, CURL *h, const char *method, const cha
              curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent) ||
              curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms) ||
              curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 0L) ||
-             curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf) ||
-             curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write) || curl_easy_setopt(h, CURLOPT_WRITEDATA, call) ||
-             curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header) ||
+             curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf) || curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write) ||
+             curl_easy_setopt(h, CURLOPT_WRITEDATA, call) || curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header) ||
              curl_easy_setopt(h, CURLOPT_HEADERDATA, call) ||
              (!strcmp(method, "HEAD") && curl_easy_setopt(h, CURLOPT_NOBODY, 1L)) ||
              (strcmp(method, "GET") && strcmp(method, "HEAD") && curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method));
@@ -291,9 +288,9 @@ static CURLcode run(CURLM *m, CURL *h, struct kube_cancel *a, struct kube_cancel
     struct curl_waitfd wfd[2];
     unsigned n = 0;
     if (a && kube_cancel_fd(a) >= 0)
-        wfd[n++] = (struct curl_waitfd){kube_cancel_fd(a), CURL_WAIT_POLLIN, 0};
+        wfd[n++] = (struct curl_waitfd){ kube_cancel_fd(a), CURL_WAIT_POLLIN, 0 };
     if (b && kube_cancel_fd(b) >= 0)
-        wfd[n++] = (struct curl_waitfd){kube_cancel_fd(b), CURL_WAIT_POLLIN, 0};
+        wfd[n++] = (struct curl_waitfd){ kube_cancel_fd(b), CURL_WAIT_POLLIN, 0 };
     if (curl_multi_add_handle(m, h) != CURLM_OK)
         return CURLE_OUT_OF_MEMORY;
     CURLcode rc = CURLE_OK;
@@ -321,8 +318,7 @@ static CURLcode run(CURLM *m, CURL *h, struct kube_cancel *a, struct kube_cancel
 }
 
 /* Fills err for a failed transfer; returns *unsent as Kube_client_call documents. */
-static int transfer_error(struct kube_client *c, CURLcode rc, const char *ebuf, const char *url,
-                          struct kube_error *err)
+static int transfer_error(struct kube_client *c, CURLcode rc, const char *ebuf, const char *url, struct kube_error *err)
 {
     if (rc == CURLE_ABORTED_BY_CALLBACK) {
         kube_error_set(err, 0, KUBE_CANCELLED, "request to %s cancelled", url);
@@ -340,8 +336,8 @@ static int transfer_error(struct kube_client *c, CURLcode rc, const char *ebuf, 
 }
 
 int Kube_client_call(struct kube_client *c, const char *method, const char *path, const char *query,
-                     const char *content_type, struct kube_call *call, struct kube_cancel *extra,
-                     long timeout_ms, struct kube_error *err, int *unsent)
+                     const char *content_type, struct kube_call *call, struct kube_cancel *extra, long timeout_ms,
+                     struct kube_error *err, int *unsent)
 {
     char *url = Kube_curl_url(c->cfg, path, query), *shown = Kube_http_url(c->cfg, path, query), *emsg = NULL;
     char ebuf[CURL_ERROR_SIZE];
@@ -352,8 +348,8 @@ int Kube_client_call(struct kube_client *c, const char *method, const char *path
         goto out;
     }
     for (int attempt = 0; attempt < 2; attempt++) {
-        struct kube_credential cred = {0};
-        struct kube_curl_lists l = {0};
+        struct kube_credential cred = { 0 };
+        struct kube_curl_lists l = { 0 };
         struct handle hd;
         ebuf[0] = '\0';
         call->code = 0;
@@ -439,21 +435,20 @@ static int on_body(const char *data, size_t n, void *ud)
 }
 
 /* One request. Returns the 2xx body or NULL with err; *unsent as Kube_client_call sets it. */
-static char *exchange(struct kube_client *c, const char *method, const char *path, const char *query,
-                      const char *body, size_t body_len, const char *content_type, struct kube_cancel *extra,
-                      size_t *len, struct kube_error *err, int *unsent)
+static char *exchange(struct kube_client *c, const char *method, const char *path, const char *query, const char *body,
+                      size_t body_len, const char *content_type, struct kube_cancel *extra, size_t *len,
+                      struct kube_error *err, int *unsent)
 {
-    struct sink s = {0};
-    struct kube_call call = {.body = body, .body_len = body ? body_len : 0, .on_body = on_body, .ud = &s};
+    struct sink s = { 0 };
+    struct kube_call call = { .body = body, .body_len = body ? body_len : 0, .on_body = on_body, .ud = &s };
     char *out = NULL;
-    int r = Kube_client_call(c, method, path, query, body ? content_type : NULL, &call, extra,
-                             c->opts.request_timeout_ms, err, unsent);
+    int r = Kube_client_call(c, method, path, query, body ? content_type : NULL, &call, extra, c->opts.request_timeout_ms,
+                             err, unsent);
     int code = (int)call.code;
     if (r == 1) {
         char *url = Kube_http_url(c->cfg, path, query);
         if (s.overflow == 1)
-            kube_error_set(err, code, KUBE_PROTOCOL, "reply from %s larger than %u bytes", url ? url : path,
-                           MAX_BODY);
+            kube_error_set(err, code, KUBE_PROTOCOL, "reply from %s larger than %u bytes", url ? url : path, MAX_BODY);
         else
             kube_error_set(err, code, KUBE_TRANSPORT, "out of memory reading the reply from %s", url ? url : path);
         free(url);
@@ -494,8 +489,8 @@ char *Kube_request_raw_cancel(struct kube_client *c, const char *method, const c
             break;
         int64_t delay = 0;
         pthread_mutex_lock(&c->mu);
-        int again = kube_retry_next(&c->opts.retry, err, idempotent || unsent > 0, attempt, kube_now_ms() - start,
-                                    &c->seed, &delay);
+        int again =
+            kube_retry_next(&c->opts.retry, err, idempotent || unsent > 0, attempt, kube_now_ms() - start, &c->seed, &delay);
         pthread_mutex_unlock(&c->mu);
         if (!again)
             break;
@@ -509,10 +504,8 @@ char *Kube_request_raw_cancel(struct kube_client *c, const char *method, const c
     return out;
 }
 
-char *kube_request_raw(struct kube_client *c, const char *method, const char *path, const char *query,
-                       const char *body, size_t body_len, const char *content_type, int idempotent, size_t *len,
-                       struct kube_error *err)
+char *kube_request_raw(struct kube_client *c, const char *method, const char *path, const char *query, const char *body,
+                       size_t body_len, const char *content_type, int idempotent, size_t *len, struct kube_error *err)
 {
-    return Kube_request_raw_cancel(c, method, path, query, body, body_len, content_type, idempotent, NULL, len,
-                                   err);
+    return Kube_request_raw_cancel(c, method, path, query, body, body_len, content_type, idempotent, NULL, len, err);
 }

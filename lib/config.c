@@ -96,8 +96,7 @@ static char *resolve_path(const char *dir, const char *path)
 }
 
 /* In list key (clusters/users), for entries' inner object, makes path fields absolute. */
-static int resolve_list_paths(json_t *root, const char *list, const char *inner, const char *const *fields,
-                              const char *dir)
+static int resolve_list_paths(json_t *root, const char *list, const char *inner, const char *const *fields, const char *dir)
 {
     json_t *arr = json_object_get(root, list);
     size_t i;
@@ -124,8 +123,8 @@ static int resolve_list_paths(json_t *root, const char *list, const char *inner,
 /* Checks top-level types and tags each named entry with its origin "file: list[i]". */
 static int check_and_tag(json_t *root, const char *origin, char **errmsg)
 {
-    static const char *const lists[] = {"clusters", "users", "contexts", NULL};
-    static const char *const inner[] = {"cluster", "user", "context", NULL};
+    static const char *const lists[] = { "clusters", "users", "contexts", NULL };
+    static const char *const inner[] = { "cluster", "user", "context", NULL };
     if (!json_is_object(root)) {
         kube_set_err(errmsg, "%s: not a kubeconfig (top level is not a mapping)", origin);
         return -1;
@@ -171,8 +170,8 @@ static int check_and_tag(json_t *root, const char *origin, char **errmsg)
 /* Parses one file's bytes into a checked, tagged, path-resolved JSON tree. */
 static json_t *parse_one(const char *data, size_t len, const char *origin, const char *dir, char **errmsg)
 {
-    static const char *const cluster_paths[] = {"certificate-authority", NULL};
-    static const char *const user_paths[] = {"client-certificate", "client-key", "tokenFile", NULL};
+    static const char *const cluster_paths[] = { "certificate-authority", NULL };
+    static const char *const user_paths[] = { "client-certificate", "client-key", "tokenFile", NULL };
     char *yerr = NULL;
     json_t *root = Kube_yaml_to_json(data, len, &yerr);
     if (!root) {
@@ -184,8 +183,7 @@ static json_t *parse_one(const char *data, size_t len, const char *origin, const
         json_decref(root);
         root = json_object();
     }
-    if (check_and_tag(root, origin, errmsg) ||
-        resolve_list_paths(root, "clusters", "cluster", cluster_paths, dir) ||
+    if (check_and_tag(root, origin, errmsg) || resolve_list_paths(root, "clusters", "cluster", cluster_paths, dir) ||
         resolve_list_paths(root, "users", "user", user_paths, dir)) {
         if (errmsg && !*errmsg)
             kube_set_err(errmsg, "%s: out of memory", origin);
@@ -198,7 +196,7 @@ static json_t *parse_one(const char *data, size_t len, const char *origin, const
 /* Merges src into dst as kubectl does: the first file to define a name (or current-context) wins. */
 static int merge_into(json_t *dst, json_t *src)
 {
-    static const char *const lists[] = {"clusters", "users", "contexts", NULL};
+    static const char *const lists[] = { "clusters", "users", "contexts", NULL };
     const char *cc = json_string_value(json_object_get(src, "current-context"));
     const char *dcc = json_string_value(json_object_get(dst, "current-context"));
     if (cc && *cc && !(dcc && *dcc) && json_object_set_new(dst, "current-context", json_string(cc)))
@@ -218,7 +216,8 @@ static int merge_into(json_t *dst, json_t *src)
         json_array_foreach(sarr, i, ent) {
             const char *name = json_string_value(json_object_get(ent, "name"));
             int dup = 0;
-            json_array_foreach(darr, j, d) dup |= !strcmp(name, json_string_value(json_object_get(d, "name")));
+            json_array_foreach(darr, j, d)
+                dup |= !strcmp(name, json_string_value(json_object_get(d, "name")));
             if (!dup && json_array_append(darr, ent))
                 return -1;
         }
@@ -263,7 +262,7 @@ static int opt_str(const json_t *in, const char *key, const char *tag, char **ou
 
 static int parse_bool(const char *s, int *out)
 {
-    static const char *const t[] = {"true", "yes", "on", "y", NULL}, *const f[] = {"false", "no", "off", "n", NULL};
+    static const char *const t[] = { "true", "yes", "on", "y", NULL }, *const f[] = { "false", "no", "off", "n", NULL };
     for (int i = 0; t[i]; i++) {
         if (!strcasecmp(s, t[i])) {
             *out = 1;
@@ -278,8 +277,7 @@ static int parse_bool(const char *s, int *out)
 }
 
 /* Decodes a base64 "-data" field holding PEM into data and len. */
-static int data_field(const json_t *in, const char *key, const char *tag, char **data, size_t *len,
-                      char **errmsg)
+static int data_field(const json_t *in, const char *key, const char *tag, char **data, size_t *len, char **errmsg)
 {
     char *b64 = NULL;
     if (opt_str(in, key, tag, &b64, errmsg))
@@ -368,9 +366,15 @@ static int exec_extension(const json_t *in, const char *tag, char **out, char **
 
 static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errmsg)
 {
-    static const char *const keys[] = {"server", "certificate-authority", "certificate-authority-data",
-                                       "insecure-skip-tls-verify", "tls-server-name", "proxy-url",
-                                       "disable-compression", "extensions", NULL};
+    static const char *const keys[] = { "server",
+                                        "certificate-authority",
+                                        "certificate-authority-data",
+                                        "insecure-skip-tls-verify",
+                                        "tls-server-name",
+                                        "proxy-url",
+                                        "disable-compression",
+                                        "extensions",
+                                        NULL };
     const char *tag = json_string_value(json_object_get(ent, ORIGIN_KEY));
     const json_t *in = json_object_get(ent, "cluster");
     char *insecure = NULL;
@@ -406,9 +410,10 @@ static int fill_cluster(struct kube_config *cfg, const json_t *ent, char **errms
     if (exec_extension(in, tag, &cfg->exec_cluster_config, errmsg))
         goto fail;
     if (cfg->insecure && (cfg->ca_file || cfg->ca_data)) { /* client-go refuses this pair too */
-        kube_set_err(errmsg, "%s: specifying a root certificates file with the insecure flag is not allowed "
-                             "(insecure-skip-tls-verify with %s)", tag,
-                     cfg->ca_file ? "certificate-authority" : "certificate-authority-data");
+        kube_set_err(errmsg,
+                     "%s: specifying a root certificates file with the insecure flag is not allowed "
+                     "(insecure-skip-tls-verify with %s)",
+                     tag, cfg->ca_file ? "certificate-authority" : "certificate-authority-data");
         goto fail;
     }
     free(insecure);
@@ -426,21 +431,25 @@ static int reject_unsupported(const json_t *in, const char *tag, char **errmsg)
     json_t *ap = json_object_get(in, "auth-provider");
     if (ap && !json_is_null(ap)) {
         const char *name = json_string_value(json_object_get(ap, "name"));
-        const char *plugin = !name ? "the provider's exec plugin"
-                             : !strcmp(name, "gcp") ? "gke-gcloud-auth-plugin"
+        const char *plugin = !name                    ? "the provider's exec plugin"
+                             : !strcmp(name, "gcp")   ? "gke-gcloud-auth-plugin"
                              : !strcmp(name, "azure") ? "kubelogin (Azure)"
-                             : !strcmp(name, "oidc") ? "kubelogin (kubectl oidc-login)" : "the provider's exec plugin";
-        kube_set_err(errmsg, "%s.auth-provider: the %s auth provider was removed from client-go (and kubectl); "
-                             "use an exec credential plugin instead (users[].user.exec, e.g. %s)",
+                             : !strcmp(name, "oidc")  ? "kubelogin (kubectl oidc-login)"
+                                                      : "the provider's exec plugin";
+        kube_set_err(errmsg,
+                     "%s.auth-provider: the %s auth provider was removed from client-go (and kubectl); "
+                     "use an exec credential plugin instead (users[].user.exec, e.g. %s)",
                      tag, name ? name : "configured", plugin);
         return -1;
     }
-    static const char *const keys[] = {"username", "password", NULL};
+    static const char *const keys[] = { "username", "password", NULL };
     for (int i = 0; keys[i]; i++) {
         json_t *v = json_object_get(in, keys[i]);
         if (v && !json_is_null(v)) {
-            kube_set_err(errmsg, "%s.%s: unsupported: basic authentication is not supported (use token, "
-                                 "tokenFile, client-certificate/client-key or exec)", tag, keys[i]);
+            kube_set_err(errmsg,
+                         "%s.%s: unsupported: basic authentication is not supported (use token, "
+                         "tokenFile, client-certificate/client-key or exec)",
+                         tag, keys[i]);
             return -1;
         }
     }
@@ -485,7 +494,8 @@ static int opt_extra(const json_t *in, const char *tag, char ***out, char **errm
         kube_set_err(errmsg, "%s.as-user-extra: expected a mapping of key to a list of strings", tag);
         return -1;
     }
-    json_object_foreach(m, k, vals) n += json_is_array(vals) ? json_array_size(vals) : 1;
+    json_object_foreach(m, k, vals)
+        n += json_is_array(vals) ? json_array_size(vals) : 1;
     if (!(*out = calloc(n + 1, sizeof **out)))
         return kube_set_err(errmsg, "out of memory"), -1;
     json_object_foreach(m, k, vals) {
@@ -507,17 +517,28 @@ static int opt_extra(const json_t *in, const char *tag, char ***out, char **errm
 
 static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
 {
-    static const char *const keys[] = {"token", "tokenFile", "client-certificate", "client-certificate-data",
-                                       "client-key", "client-key-data", "as", "as-uid", "as-groups",
-                                       "as-user-extra", "exec", "auth-provider", "username", "password",
-                                       "extensions", NULL};
+    static const char *const keys[] = { "token",
+                                        "tokenFile",
+                                        "client-certificate",
+                                        "client-certificate-data",
+                                        "client-key",
+                                        "client-key-data",
+                                        "as",
+                                        "as-uid",
+                                        "as-groups",
+                                        "as-user-extra",
+                                        "exec",
+                                        "auth-provider",
+                                        "username",
+                                        "password",
+                                        "extensions",
+                                        NULL };
     const char *tag = json_string_value(json_object_get(ent, ORIGIN_KEY));
     const json_t *in = json_object_get(ent, "user");
     json_t *ex = json_object_get(in, "exec");
     char *extag = NULL;
     if (Kube_config_known_keys(in, tag, keys, errmsg) || reject_unsupported(in, tag, errmsg) ||
-        opt_str(in, "token", tag, &cfg->token, errmsg) ||
-        opt_str(in, "tokenFile", tag, &cfg->token_file, errmsg) ||
+        opt_str(in, "token", tag, &cfg->token, errmsg) || opt_str(in, "tokenFile", tag, &cfg->token_file, errmsg) ||
         opt_str(in, "client-certificate", tag, &cfg->cert_file, errmsg) ||
         opt_str(in, "client-key", tag, &cfg->key_file, errmsg) ||
         data_field(in, "client-certificate-data", tag, &cfg->cert_data, &cfg->cert_data_len, errmsg) ||
@@ -537,8 +558,8 @@ static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
     }
     int has_cert = cfg->cert_file || cfg->cert_data, has_key = cfg->key_file || cfg->key_data;
     if (has_cert != has_key) {
-        kube_set_err(errmsg, "%s: %s is set but %s is missing", tag,
-                     has_cert ? "client-certificate" : "client-key", has_cert ? "client-key" : "client-certificate");
+        kube_set_err(errmsg, "%s: %s is set but %s is missing", tag, has_cert ? "client-certificate" : "client-key",
+                     has_cert ? "client-key" : "client-certificate");
         return -1;
     }
     if (!cfg->as_user && (cfg->as_groups || cfg->as_extra || cfg->as_uid)) { /* client-go's rule */
@@ -549,8 +570,7 @@ static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
 }
 
 /* Builds cfg from a merged tree; origin names the file(s). */
-static int build_config(const json_t *root, const char *origin, const char *context,
-                        struct kube_config **out, char **errmsg)
+static int build_config(const json_t *root, const char *origin, const char *context, struct kube_config **out, char **errmsg)
 {
     const char *name = context && *context ? context : json_string_value(json_object_get(root, "current-context"));
     if (!name || !*name) {
@@ -571,10 +591,9 @@ static int build_config(const json_t *root, const char *origin, const char *cont
         kube_set_err(errmsg, "out of memory");
         return -1;
     }
-    static const char *const ckeys[] = {"cluster", "user", "namespace", "extensions", NULL};
+    static const char *const ckeys[] = { "cluster", "user", "namespace", "extensions", NULL };
     if (Kube_config_known_keys(cin, ctag, ckeys, errmsg) || opt_str(cin, "cluster", ctag, &cluster, errmsg) ||
-        opt_str(cin, "user", ctag, &user, errmsg) ||
-        opt_str(cin, "namespace", ctag, &cfg->namespace, errmsg))
+        opt_str(cin, "user", ctag, &user, errmsg) || opt_str(cin, "namespace", ctag, &cfg->namespace, errmsg))
         goto fail;
     const json_t *cl = cluster ? find_named(root, "clusters", cluster) : NULL;
     const json_t *us = user ? find_named(root, "users", user) : NULL;
@@ -622,8 +641,8 @@ int Kube_config_one_line(int rc, char **errmsg)
     return rc;
 }
 
-int kube_config_parse(const char *data, size_t len, const char *origin, const char *dir,
-                      const char *context, struct kube_config **out, char **errmsg)
+int kube_config_parse(const char *data, size_t len, const char *origin, const char *dir, const char *context,
+                      struct kube_config **out, char **errmsg)
 {
     *out = NULL;
     json_t *root = parse_one(data, len, origin ? origin : "kubeconfig", dir, errmsg);
@@ -811,8 +830,10 @@ static int load_any(const char *kubeconfig_path, const char *context, struct kub
         return -1;
     }
     if (access(home, F_OK) != 0) {
-        kube_set_err(errmsg, "no Kubernetes configuration: %s does not exist, KUBECONFIG is not set, "
-                             "and this is not a pod (KUBERNETES_SERVICE_HOST unset)", home);
+        kube_set_err(errmsg,
+                     "no Kubernetes configuration: %s does not exist, KUBECONFIG is not set, "
+                     "and this is not a pod (KUBERNETES_SERVICE_HOST unset)",
+                     home);
         free(home);
         return -1;
     }
@@ -821,8 +842,7 @@ static int load_any(const char *kubeconfig_path, const char *context, struct kub
     return rc;
 }
 
-int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out,
-                     char **errmsg)
+int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out, char **errmsg)
 {
     return Kube_config_one_line(load_any(kubeconfig_path, context, out, errmsg), errmsg);
 }

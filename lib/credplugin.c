@@ -27,18 +27,18 @@
 
 struct kube_exec_plugin {
     pthread_mutex_t mu;
-    char *tag;                /* "file: users[0].user.exec" for messages */
+    char *tag; /* "file: users[0].user.exec" for messages */
     char *api_version;
     char *command;
-    char **args;              /* NULL-terminated */
-    char **env;               /* "NAME=value", NULL-terminated */
+    char **args; /* NULL-terminated */
+    char **env;  /* "NAME=value", NULL-terminated */
     char *install_hint;
-    char *mode;               /* interactiveMode: Never, IfAvailable, Always */
-    int provide_cluster;      /* provideClusterInfo */
+    char *mode;          /* interactiveMode: Never, IfAvailable, Always */
+    int provide_cluster; /* provideClusterInfo */
     /* the cached credential */
     struct kube_credential cred;
     int have;
-    int64_t expires_ms;       /* realtime ms; 0 = until a 401 */
+    int64_t expires_ms; /* realtime ms; 0 = until a 401 */
 };
 
 void kube_credential_free(struct kube_credential *c)
@@ -148,28 +148,30 @@ int Kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
         kube_set_err(errmsg, "out of memory");
         return -1;
     }
-    static const char *const known[] = {"apiVersion", "command", "args", "env", "installHint", "interactiveMode",
-                                        "provideClusterInfo", NULL};
+    static const char *const known[] = { "apiVersion",         "command", "args", "env", "installHint", "interactiveMode",
+                                         "provideClusterInfo", NULL };
     json_t *pci = json_object_get(in, "provideClusterInfo");
     if (Kube_config_known_keys(in, tag, known, errmsg)) {
         Kube_exec_plugin_free(p);
         return -1;
     }
     if (!json_is_object(in) || !(p->tag = kube_strdup_printf("%s", tag)) ||
-        get_str(in, "apiVersion", tag, 1, &p->api_version, errmsg) ||
-        get_str(in, "command", tag, 1, &p->command, errmsg) || parse_args(in, tag, &p->args, errmsg) ||
-        parse_env(in, tag, &p->env, errmsg) || get_str(in, "installHint", tag, 0, &p->install_hint, errmsg) ||
+        get_str(in, "apiVersion", tag, 1, &p->api_version, errmsg) || get_str(in, "command", tag, 1, &p->command, errmsg) ||
+        parse_args(in, tag, &p->args, errmsg) || parse_env(in, tag, &p->env, errmsg) ||
+        get_str(in, "installHint", tag, 0, &p->install_hint, errmsg) ||
         get_str(in, "interactiveMode", tag, 0, &p->mode, errmsg))
         goto fail;
     if (strcmp(p->api_version, "client.authentication.k8s.io/v1") &&
         strcmp(p->api_version, "client.authentication.k8s.io/v1beta1")) {
-        kube_set_err(errmsg, "%s.apiVersion: \"%s\": expected client.authentication.k8s.io/v1 or v1beta1 "
-                             "(v1alpha1 is no longer served by kubectl either)", tag, p->api_version);
+        kube_set_err(errmsg,
+                     "%s.apiVersion: \"%s\": expected client.authentication.k8s.io/v1 or v1beta1 "
+                     "(v1alpha1 is no longer served by kubectl either)",
+                     tag, p->api_version);
         goto fail;
     }
     if (!p->mode && !strcmp(p->api_version, "client.authentication.k8s.io/v1")) {
-        kube_set_err(errmsg, "%s.interactiveMode: must be specified for %s to use exec authentication plugin",
-                     tag, p->command);
+        kube_set_err(errmsg, "%s.interactiveMode: must be specified for %s to use exec authentication plugin", tag,
+                     p->command);
         goto fail;
     }
     if (p->mode && strcmp(p->mode, "Never") && strcmp(p->mode, "IfAvailable") && strcmp(p->mode, "Always")) {
@@ -198,8 +200,8 @@ static int interactive(const struct kube_exec_plugin *p, char **errmsg)
 {
     int tty = isatty(STDIN_FILENO);
     if (p->mode && !strcmp(p->mode, "Always") && !tty) {
-        kube_set_err(errmsg, "exec plugin %s (%s): interactiveMode Always, but standard input is not a terminal",
-                     p->command, p->tag);
+        kube_set_err(errmsg, "exec plugin %s (%s): interactiveMode Always, but standard input is not a terminal", p->command,
+                     p->tag);
         return -1;
     }
     return (!p->mode || strcmp(p->mode, "Never")) && tty;
@@ -236,9 +238,8 @@ static char *exec_info(const struct kube_exec_plugin *p, const struct kube_confi
         free(ca);
         json_object_set_new(spec, "cluster", cl);
     }
-    json_t *req = spec ? json_pack("{s:s,s:s,s:o}", "apiVersion", p->api_version, "kind", "ExecCredential",
-                                   "spec", spec)
-                       : NULL;
+    json_t *req =
+        spec ? json_pack("{s:s,s:s,s:o}", "apiVersion", p->api_version, "kind", "ExecCredential", "spec", spec) : NULL;
     char *s = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
     return s;
@@ -323,7 +324,7 @@ static void keep_tail(struct output *o, const char *b, size_t n)
 /* Reads both pipes until they close or the deadline passes: 0, or -1 on timeout/overflow. */
 static int collect(int outr, int errr, struct output *o, int64_t deadline)
 {
-    struct pollfd pf[2] = {{outr, POLLIN, 0}, {errr, POLLIN, 0}};
+    struct pollfd pf[2] = { { outr, POLLIN, 0 }, { errr, POLLIN, 0 } };
     char buf[4096];
     while (pf[0].fd >= 0 || pf[1].fd >= 0) {
         int64_t left = deadline - kube_now_ms();
@@ -384,14 +385,13 @@ static void free_argv_envp(char **argv, char **envp)
 }
 
 /* Runs the plugin; 0 with o->out, or -1 with *errmsg. */
-static int run_plugin(const struct kube_exec_plugin *p, const struct kube_config *cfg, struct output *o,
-                      char **errmsg)
+static int run_plugin(const struct kube_exec_plugin *p, const struct kube_config *cfg, struct output *o, char **errmsg)
 {
     int inter = interactive(p, errmsg);
     if (inter < 0)
         return -1;
     char *info = exec_info(p, cfg, inter), **argv = NULL, **envp = NULL;
-    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    int po[2] = { -1, -1 }, pe[2] = { -1, -1 };
     if (!info || build_argv_envp(p, info, &argv, &envp) || pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
         kube_set_err(errmsg, "exec plugin %s (%s): cannot start: %m", p->command, p->tag);
         goto fail;
@@ -438,8 +438,10 @@ fail:
     free_argv_envp(argv, envp);
     free(info);
     for (int i = 0; i < 2; i++) {
-        if (po[i] >= 0) close(po[i]);
-        if (pe[i] >= 0) close(pe[i]);
+        if (po[i] >= 0)
+            close(po[i]);
+        if (pe[i] >= 0)
+            close(pe[i]);
     }
     return -1;
 }
@@ -461,20 +463,19 @@ int Kube_exec_credential_parse(const char *out, size_t len, const char *api_vers
     memset(cred, 0, sizeof *cred);
     *expires_ms = 0;
     if (!json_is_object(j))
-        kube_set_err(errmsg, "%s: output is not an ExecCredential (JSON: %s at line %d)", who,
-                     j ? "not an object" : je.text, je.line);
+        kube_set_err(errmsg, "%s: output is not an ExecCredential (JSON: %s at line %d)", who, j ? "not an object" : je.text,
+                     je.line);
     else if (!kind || strcmp(kind, "ExecCredential"))
         kube_set_err(errmsg, "%s: output kind is \"%s\", expected ExecCredential", who, kind ? kind : "");
     else if (!av || strcmp(av, api_version))
-        kube_set_err(errmsg, "%s is configured to use API version %s, plugin returned version %s", who,
-                     api_version, av ? av : "(none)");
+        kube_set_err(errmsg, "%s is configured to use API version %s, plugin returned version %s", who, api_version,
+                     av ? av : "(none)");
     else if (!json_is_object(st))
         kube_set_err(errmsg, "%s: ExecCredential has no status", who);
     else if (!(tok && *tok) && !(crt && *crt && key && *key))
         kube_set_err(errmsg, "%s: status has neither a token nor clientCertificateData and clientKeyData", who);
     else if ((crt && *crt) != (key && *key))
-        kube_set_err(errmsg, "%s: status has %s without %s", who,
-                     crt && *crt ? "clientCertificateData" : "clientKeyData",
+        kube_set_err(errmsg, "%s: status has %s without %s", who, crt && *crt ? "clientCertificateData" : "clientKeyData",
                      crt && *crt ? "clientKeyData" : "clientCertificateData");
     else if (exp && kube_time_parse_ms(exp, &exp_ms))
         kube_set_err(errmsg, "%s: status.expirationTimestamp \"%s\" is not an RFC 3339 time", who, exp);
@@ -529,14 +530,14 @@ static int dup_cred(const struct kube_credential *in, struct kube_credential *ou
     return 0;
 }
 
-int Kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_config *cfg,
-                                struct kube_credential *out, char **errmsg)
+int Kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_config *cfg, struct kube_credential *out,
+                                char **errmsg)
 {
     int rc = 0;
     pthread_mutex_lock(&p->mu); /* one run at a time: concurrent callers share its result */
     int fresh = p->have && (!p->expires_ms || kube_realtime_ms() + EXPIRY_SLACK_MS < p->expires_ms);
     if (!fresh) {
-        struct output o = {0};
+        struct output o = { 0 };
         rc = run_plugin(p, cfg, &o, errmsg) || take_output(p, o.out ? o.out : "", o.out_len, errmsg) ? -1 : 0;
         if (o.out)
             explicit_bzero(o.out, o.out_len);

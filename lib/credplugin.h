@@ -14,8 +14,8 @@ int Kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
 /* A copy of the plugin's current credential in *out, running the plugin when none is cached
  * or the cached one expires within 10 s. Thread-safe (one run at a time). 0, or -1 with a
  * one-line *errmsg: plugin name, exit status, last stderr line, installHint. */
-int Kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_config *cfg,
-                                struct kube_credential *out, char **errmsg);
+int Kube_exec_plugin_credential(struct kube_exec_plugin *p, const struct kube_config *cfg, struct kube_credential *out,
+                                char **errmsg);
 /* The server refused used (401): forgets it, so the next call runs the plugin again. */
 int Kube_exec_plugin_rejected(struct kube_exec_plugin *p, const struct kube_credential *used);
 /* Parses a plugin's stdout: an ExecCredential of api_version with a token and/or a client

@@ -72,13 +72,13 @@ char *Kube_http_url(const struct kube_config *cfg, const char *path, const char 
     return kube_strdup_printf("%s%s%s%s", cfg->server, path, q ? "?" : "", q ? query : "");
 }
 
-#define SET(opt, val)                                                                               \
-    do {                                                                                            \
-        CURLcode rc_ = curl_easy_setopt(h, opt, val);                                               \
-        if (rc_ != CURLE_OK) {                                                                      \
-            kube_set_err(errmsg, "curl: setting " #opt ": %s", curl_easy_strerror(rc_));            \
-            return -1;                                                                              \
-        }                                                                                           \
+#define SET(opt, val)                                                                                                       \
+    do {                                                                                                                    \
+        CURLcode rc_ = curl_easy_setopt(h, opt, val);                                                                       \
+        if (rc_ != CURLE_OK) {                                                                                              \
+            kube_set_err(errmsg, "curl: setting " #opt ": %s", curl_easy_strerror(rc_));                                    \
+            return -1;                                                                                                      \
+        }                                                                                                                   \
     } while (0)
 
 /* With tls-server-name, connect to the real host while the URL names tls-server-name. */
@@ -117,7 +117,7 @@ static int apply_tls(CURL *h, const struct kube_config *cfg, const struct kube_c
         if (cfg->ca_file) {
             SET(CURLOPT_CAINFO, cfg->ca_file);
         } else {
-            struct curl_blob blob = {cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY};
+            struct curl_blob blob = { cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY };
             SET(CURLOPT_CAINFO, (char *)NULL);
             SET(CURLOPT_CAINFO_BLOB, &blob);
         }
@@ -131,13 +131,13 @@ static int apply_tls(CURL *h, const struct kube_config *cfg, const struct kube_c
     if (!(cred && cred->cert) && cfg->cert_file) {
         SET(CURLOPT_SSLCERT, cfg->cert_file);
     } else if (cert) {
-        struct curl_blob blob = {(void *)cert, cert_len, CURL_BLOB_COPY};
+        struct curl_blob blob = { (void *)cert, cert_len, CURL_BLOB_COPY };
         SET(CURLOPT_SSLCERT_BLOB, &blob);
     }
     if (!(cred && cred->key) && cfg->key_file) {
         SET(CURLOPT_SSLKEY, cfg->key_file);
     } else if (key) {
-        struct curl_blob blob = {(void *)key, key_len, CURL_BLOB_COPY};
+        struct curl_blob blob = { (void *)key, key_len, CURL_BLOB_COPY };
         SET(CURLOPT_SSLKEY_BLOB, &blob);
     }
     return 0;
@@ -225,15 +225,14 @@ char *Kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
         char *full = cfg ? kube_config_proxy(cfg) : NULL, *proxy = full ? kube_proxy_redact(full) : NULL, *m;
         free(full);
         if (proxy)
-            m = kube_strdup_printf("cannot connect to the proxy %s for the API server %s (%s): %s", proxy, url,
-                                   origin, detail);
+            m = kube_strdup_printf("cannot connect to the proxy %s for the API server %s (%s): %s", proxy, url, origin,
+                                   detail);
         else
             m = kube_strdup_printf("cannot connect to the API server %s (%s): %s", url, origin, detail);
         free(proxy);
         return m;
     }
-    case CURLE_OPERATION_TIMEDOUT:
-        return kube_strdup_printf("request to %s timed out: %s", url, detail);
+    case CURLE_OPERATION_TIMEDOUT: return kube_strdup_printf("request to %s timed out: %s", url, detail);
     case CURLE_PEER_FAILED_VERIFICATION:
         return kube_strdup_printf("TLS: the server certificate of %s is not trusted by %s (%s): %s", url,
                                   Kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
@@ -241,18 +240,16 @@ char *Kube_curl_describe_error(CURLcode rc, const char *errbuf, const char *url,
         return kube_strdup_printf("TLS: cannot load %s (%s): %s", Kube_tls_ca_desc(cfg, ca, sizeof ca), origin, detail);
     case CURLE_SSL_CERTPROBLEM:
         return kube_strdup_printf("TLS: cannot use the client certificate/key (%s): %s", origin, detail);
-    case CURLE_SSL_CONNECT_ERROR:
-        return kube_strdup_printf("TLS handshake with %s failed (%s): %s", url, origin, detail);
+    case CURLE_SSL_CONNECT_ERROR: return kube_strdup_printf("TLS handshake with %s failed (%s): %s", url, origin, detail);
     case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
-    case CURLE_PARTIAL_FILE:
-        return kube_strdup_printf("connection to %s broken: %s", url, detail);
+    case CURLE_PARTIAL_FILE: return kube_strdup_printf("connection to %s broken: %s", url, detail);
     case CURLE_SEND_FAIL_REWIND:
         return kube_strdup_printf("connection to %s broken after the request was sent (not sent again: it may "
-                                  "have reached the server)", url);
-    default:
-        return kube_strdup_printf("request to %s failed: %s", url, detail);
+                                  "have reached the server)",
+                                  url);
+    default: return kube_strdup_printf("request to %s failed: %s", url, detail);
     }
 }
 
@@ -270,10 +267,8 @@ int Kube_curl_error_permanent(CURLcode rc)
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_NOT_BUILT_IN:
-        return 1;
-    default:
-        return 0;
+    case CURLE_NOT_BUILT_IN: return 1;
+    default: return 0;
     }
 }
 

@@ -43,8 +43,9 @@ static int sleep_or_cancel(int cancel_fd, int64_t ms)
     }
     int64_t end = kube_now_ms() + ms;
     for (int64_t left = ms; left > 0; left = end - kube_now_ms()) {
-        struct pollfd p = {.fd = cancel_fd, .events = POLLIN};
-        if (poll(&p, 1, (int)left) > 0) return 1;
+        struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
+        if (poll(&p, 1, (int)left) > 0)
+            return 1;
     }
     return 0;
 }
@@ -58,13 +59,15 @@ static const char *offer_for(enum kube_exec_proto p)
 static int connect_retrying(const struct kube_config *cfg, const struct kube_exec_opts *o, struct exec_conn *c,
                             struct kube_exec_result *r)
 {
-    struct kube_retry_policy pol = {.max_attempts = o->attempts > 0 ? o->attempts : 8, .base_ms = 100,
-                                    .max_ms = 2000, .budget_ms = o->retry_budget_ms > 0 ? o->retry_budget_ms : 15000};
+    struct kube_retry_policy pol = { .max_attempts = o->attempts > 0 ? o->attempts : 8,
+                                     .base_ms = 100,
+                                     .max_ms = 2000,
+                                     .budget_ms = o->retry_budget_ms > 0 ? o->retry_budget_ms : 15000 };
     unsigned seed = (unsigned)kube_now_ms() ^ (unsigned)getpid();
     const char *offered = offer_for(o->proto);
     int64_t start = kube_now_ms();
     for (int attempt = 1;; attempt++) {
-        struct exec_attempt a = {.err = KUBE_ERROR_INIT};
+        struct exec_attempt a = { .err = KUBE_ERROR_INIT };
         if (Kube_exec_connect(cfg, o, offered, c, &a) == 0) {
             kube_error_clear(&a.err);
             r->http_code = 101;
@@ -83,7 +86,8 @@ static int connect_retrying(const struct kube_config *cfg, const struct kube_exe
         if (again) {
             delay = kube_backoff_delay_ms(&pol, attempt, &seed);
             /* the parser clamps Retry-After to a day, so this product cannot overflow */
-            if (a.err.retry_after_s >= 0) delay = (int64_t)a.err.retry_after_s * 1000;
+            if (a.err.retry_after_s >= 0)
+                delay = (int64_t)a.err.retry_after_s * 1000;
             again = kube_now_ms() - start + delay <= pol.budget_ms;
         }
         if (!again) {
@@ -91,7 +95,10 @@ static int connect_retrying(const struct kube_config *cfg, const struct kube_exe
             r->message = a.err.message;
             if (a.retryable && attempt > 1 && r->message) {
                 char *m = kube_strdup_printf("%s (gave up after %d attempts)", r->message, attempt);
-                if (m) { free(r->message); r->message = m; }
+                if (m) {
+                    free(r->message);
+                    r->message = m;
+                }
             }
             return -1;
         }
@@ -112,14 +119,17 @@ int kube_exec_run(const struct kube_config *cfg, const struct kube_exec_opts *o,
     if (!cfg || !cfg->server || !o->namespace || !*o->namespace || !o->pod || !*o->pod || !o->command) {
         r->outcome = KUBE_EXEC_REFUSED;
         kube_set_err(&r->message, "exec: %s is required",
-                     !cfg || !cfg->server ? "a server" : !o->namespace || !*o->namespace ? "a namespace"
-                     : !o->pod || !*o->pod ? "a pod name" : "a command");
+                     !cfg || !cfg->server              ? "a server"
+                     : !o->namespace || !*o->namespace ? "a namespace"
+                     : !o->pod || !*o->pod             ? "a pod name"
+                                                       : "a command");
         return r->exit_code;
     }
     struct exec_conn c;
     if (connect_retrying(cfg, o, &c, r) < 0) {
         r->exit_code = 255;
-        if (!r->message) kube_set_err(&r->message, "exec: upgrade failed");
+        if (!r->message)
+            kube_set_err(&r->message, "exec: upgrade failed");
         return r->exit_code;
     }
     KLOG_DEBUG("exec: upgraded to v%d.channel.k8s.io", c.proto);

@@ -20,9 +20,11 @@ int Kube_exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t
     const char *p = buf;
     while (len > 0) {
         ssize_t n = Kube_conn_send(c->k, p, len);
-        if (n < 0) return -1;
+        if (n < 0)
+            return -1;
         if (n == 0) {
-            if (Kube_wait_fd(c->fd, Kube_conn_events(c->k), deadline) <= 0) return -1;
+            if (Kube_wait_fd(c->fd, Kube_conn_events(c->k), deadline) <= 0)
+                return -1;
             continue;
         }
         p += n;
@@ -35,22 +37,28 @@ int Kube_exec_send_all(struct exec_conn *c, const void *buf, size_t len, int64_t
 static int recv_more(struct exec_conn *c, char **buf, size_t *len, size_t *cap, size_t max, int64_t deadline)
 {
     if (*len + 1 >= *cap) {
-        if (*cap >= max) return -1;
+        if (*cap >= max)
+            return -1;
         size_t ncap = *cap ? *cap * 2 : 8192;
-        if (ncap > max) ncap = max;
+        if (ncap > max)
+            ncap = max;
         char *nb = realloc(*buf, ncap);
-        if (!nb) return -1;
+        if (!nb)
+            return -1;
         *buf = nb;
         *cap = ncap;
     }
     for (;;) {
         ssize_t n = Kube_conn_recv(c->k, *buf + *len, *cap - *len - 1);
         if (n == -2) {
-            if (Kube_wait_fd(c->fd, Kube_conn_events(c->k), deadline) <= 0) return -1;
+            if (Kube_wait_fd(c->fd, Kube_conn_events(c->k), deadline) <= 0)
+                return -1;
             continue;
         }
-        if (n < 0) return -1;
-        if (n == 0) return 0;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
         *len += (size_t)n;
         (*buf)[*len] = 0;
         return 1;
@@ -58,12 +66,15 @@ static int recv_more(struct exec_conn *c, char **buf, size_t *len, size_t *cap, 
 }
 
 /* Builds the upgrade request text: Host is the server's host:port (not tls-server-name). */
-static char *build_request(const struct kube_config *cfg, const struct kube_credential *cred,
-                           const struct kube_exec_opts *o, const char *key, const char *offered, char **errmsg)
+static char *build_request(const struct kube_config *cfg, const struct kube_credential *cred, const struct kube_exec_opts *o,
+                           const char *key, const char *offered, char **errmsg)
 {
     char *scheme = NULL, *host = NULL, *prefix = NULL, *target = kube_exec_target(o), *auth = NULL, *req = NULL;
     long port;
-    if (!target) { kube_set_err(errmsg, "exec: namespace, pod and command are required"); return NULL; }
+    if (!target) {
+        kube_set_err(errmsg, "exec: namespace, pod and command are required");
+        return NULL;
+    }
     if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
         kube_set_err(errmsg, "exec: cannot parse server URL \"%s\"", cfg->server);
         goto out;
@@ -76,8 +87,8 @@ static char *build_request(const struct kube_config *cfg, const struct kube_cred
     req = kube_strdup_printf("GET %s%s HTTP/1.1\r\nHost: %s:%ld\r\nUser-Agent: %s\r\nConnection: Upgrade\r\n"
                              "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: %s\r\n"
                              "Sec-WebSocket-Protocol: %s\r\n%s\r\n",
-                             prefix, target, host, port, o->user_agent ? o->user_agent : "mpi-k8s-exec/0.1", key,
-                             offered, auth);
+                             prefix, target, host, port, o->user_agent ? o->user_agent : "mpi-k8s-exec/0.1", key, offered,
+                             auth);
 out:
     if (auth) {
         explicit_bzero(auth, strlen(auth));
@@ -87,13 +98,14 @@ out:
     free(host);
     free(prefix);
     free(target);
-    if (!req && errmsg && !*errmsg) kube_set_err(errmsg, "exec: out of memory");
+    if (!req && errmsg && !*errmsg)
+        kube_set_err(errmsg, "exec: out of memory");
     return req;
 }
 
 /* Opens the TCP/TLS connection (tls_conn.c). */
-static int open_conn(const struct kube_config *cfg, const struct kube_credential *cred,
-                     const struct kube_exec_opts *o, struct exec_conn *c, struct exec_attempt *a)
+static int open_conn(const struct kube_config *cfg, const struct kube_credential *cred, const struct kube_exec_opts *o,
+                     struct exec_conn *c, struct exec_attempt *a)
 {
     char *msg = NULL;
     long cto = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
@@ -115,7 +127,8 @@ static int status_body(const char *body, size_t len, char **msg)
     int yes = json_is_object(j) && (json_object_get(j, "status") || json_object_get(j, "kind"));
     const char *m = yes ? json_string_value(json_object_get(j, "message")) : NULL;
     const char *r = yes ? json_string_value(json_object_get(j, "reason")) : NULL;
-    if (m && *m) *msg = r && *r ? kube_strdup_printf("%s (%s)", m, r) : kube_strdup_printf("%s", m);
+    if (m && *m)
+        *msg = r && *r ? kube_strdup_printf("%s (%s)", m, r) : kube_strdup_printf("%s", m);
     json_decref(j);
     return yes;
 }
@@ -126,36 +139,53 @@ static void refused(struct exec_conn *c, const struct kube_exec_opts *o, char *b
 {
     size_t want = rep->content_length >= 0 ? rep->head_len + (size_t)rep->content_length : HEAD_MAX + BODY_MAX;
     int64_t body_deadline = kube_now_ms() + 2000;
-    if (deadline && body_deadline > deadline) body_deadline = deadline;
+    if (deadline && body_deadline > deadline)
+        body_deadline = deadline;
     while (len < want && recv_more(c, &buf, &len, &cap, HEAD_MAX + BODY_MAX, body_deadline) > 0) {}
-    if (len > want) len = want;
+    if (len > want)
+        len = want;
     const char *body = buf + rep->head_len;
     size_t blen = len - rep->head_len;
     if (rep->chunked) { /* keep the JSON object inside the chunk framing */
         const char *s = memchr(body, '{', blen), *e = NULL;
-        for (const char *p = body + blen; s && p > s; p--) if (p[-1] == '}') { e = p; break; }
-        if (s && e) { blen = (size_t)(e - s); body = s; }
+        for (const char *p = body + blen; s && p > s; p--)
+            if (p[-1] == '}') {
+                e = p;
+                break;
+            }
+        if (s && e) {
+            blen = (size_t)(e - s);
+            body = s;
+        }
     }
     char *smsg = NULL;
     int is_status = status_body(body, blen, &smsg);
     kube_status_decode(body, blen, rep->code, &a->err);
     char *m = kube_strdup_printf("exec into pod %s/%s refused (HTTP %d): %s", o->namespace, o->pod, rep->code,
-                                 smsg ? smsg : a->err.message ? a->err.message : "no message");
-    for (char *q = m; q && *q; q++) if (*q == '\n' || *q == '\r') *q = ' ';
-    if (m) { free(a->err.message); a->err.message = m; }
+                                 smsg             ? smsg
+                                 : a->err.message ? a->err.message
+                                                  : "no message");
+    for (char *q = m; q && *q; q++)
+        if (*q == '\n' || *q == '\r')
+            *q = ' ';
+    if (m) {
+        free(a->err.message);
+        a->err.message = m;
+    }
     free(smsg);
-    if (rep->retry_after_s >= 0) a->err.retry_after_s = rep->retry_after_s;
+    if (rep->retry_after_s >= 0)
+        a->err.retry_after_s = rep->retry_after_s;
     a->retryable = rep->code == 429 || rep->code >= 500;
     a->proto_refused = (rep->code == 403 || rep->code == 400) && !is_status;
     free(buf);
 }
 
 int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
-                 struct exec_conn *c, struct exec_attempt *a)
+                      struct exec_conn *c, struct exec_attempt *a)
 {
     char key[25], accept[29], *msg = NULL, *req = NULL, *buf = NULL;
     size_t len = 0, cap = 0;
-    struct kube_credential cred = {0};
+    struct kube_credential cred = { 0 };
     memset(c, 0, sizeof(*c));
     c->fd = -1;
     Kube_openssl_init(); /* before the key's digest: the first OpenSSL use decides the config */
@@ -168,8 +198,12 @@ int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts
         goto fail;
     }
     req = build_request(cfg, &cred, o, key, offered, &msg);
-    if (!req) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "%s", msg); goto fail; }
-    if (open_conn(cfg, &cred, o, c, a) < 0) goto fail;
+    if (!req) {
+        kube_error_set(&a->err, 0, KUBE_PROTOCOL, "%s", msg);
+        goto fail;
+    }
+    if (open_conn(cfg, &cred, o, c, a) < 0)
+        goto fail;
     int64_t deadline = kube_now_ms() + (o->handshake_timeout_ms > 0 ? o->handshake_timeout_ms : 30000);
     if (Kube_exec_send_all(c, req, strlen(req), deadline) < 0) {
         kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: sending the upgrade request to %s failed", cfg->server);
@@ -181,16 +215,18 @@ int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts
     while (pr == 0) {
         int got = recv_more(c, &buf, &len, &cap, HEAD_MAX + 1, deadline);
         if (got <= 0) {
-            const char *why = got == 0 ? "connection closed" : *Kube_conn_error(c->k) ? Kube_conn_error(c->k)
-                                                                                    : "timeout";
-            kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s before the upgrade reply from %s (%s)", why,
-                           cfg->server, cfg->origin);
+            const char *why = got == 0 ? "connection closed" : *Kube_conn_error(c->k) ? Kube_conn_error(c->k) : "timeout";
+            kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: %s before the upgrade reply from %s (%s)", why, cfg->server,
+                           cfg->origin);
             a->retryable = !Kube_conn_tls_failed(c->k);
             goto fail;
         }
         pr = kube_exec_parse_reply(buf, len, accept, offered, &rep, &msg);
     }
-    if (pr < 0) { kube_error_set(&a->err, 0, KUBE_PROTOCOL, "exec: %s", msg); goto fail; }
+    if (pr < 0) {
+        kube_error_set(&a->err, 0, KUBE_PROTOCOL, "exec: %s", msg);
+        goto fail;
+    }
     if (rep.code != 101) {
         refused(c, o, buf, len, cap, &rep, deadline, a);
         if (rep.code == 401 && kube_config_credential_rejected(cfg, &cred))
@@ -203,17 +239,22 @@ int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts
     kube_exec_reply_free(&rep);
     c->pre_len = len - rep.head_len;
     c->pre = malloc(c->pre_len ? c->pre_len : 1);
-    if (!c->pre) { kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: out of memory"); goto fail; }
+    if (!c->pre) {
+        kube_error_set(&a->err, 0, KUBE_TRANSPORT, "exec: out of memory");
+        goto fail;
+    }
     memcpy(c->pre, buf + rep.head_len, c->pre_len);
     free(buf);
-    if (req) explicit_bzero(req, strlen(req)); /* it holds the bearer token */
+    if (req)
+        explicit_bzero(req, strlen(req)); /* it holds the bearer token */
     free(req);
     free(msg);
     kube_credential_free(&cred);
     return 0;
 fail:
     free(buf);
-    if (req) explicit_bzero(req, strlen(req)); /* it holds the bearer token */
+    if (req)
+        explicit_bzero(req, strlen(req)); /* it holds the bearer token */
     free(req);
     free(msg);
     kube_credential_free(&cred);

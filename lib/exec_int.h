@@ -11,11 +11,11 @@
 #include "tls_conn.h"
 
 struct exec_conn {
-    struct kube_conn *k;   /* TCP or TLS connection (tls_conn.c) */
+    struct kube_conn *k; /* TCP or TLS connection (tls_conn.c) */
     int fd;
-    uint8_t *pre;          /* WebSocket bytes that arrived with the reply head */
+    uint8_t *pre; /* WebSocket bytes that arrived with the reply head */
     size_t pre_len;
-    int proto;             /* 5 or 4 */
+    int proto; /* 5 or 4 */
 };
 
 /* Why a connect attempt failed, for the retry and fallback decisions. */
@@ -28,7 +28,7 @@ struct exec_attempt {
 /* Connects, sends the upgrade offering `offered` and validates the 101. 0 ok (c filled),
  * -1 with a filled. */
 int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts *o, const char *offered,
-                 struct exec_conn *c, struct exec_attempt *a);
+                      struct exec_conn *c, struct exec_attempt *a);
 /* Closes the connection and frees c's buffers. */
 void Kube_exec_conn_close(struct exec_conn *c);
 /* Sends all of buf (waiting for writability up to deadline, monotonic ms; 0 = none). 0/-1. */

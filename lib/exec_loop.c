@@ -26,18 +26,28 @@
 #define MAX_MESSAGE (32u * 1024 * 1024) /* x/net/websocket's default receive limit */
 #define DRAIN_ROUNDS 64
 
-struct sink { int fd; char **buf; size_t *len; int *trunc; size_t cap, max; int dead; int cancel_fd; };
+struct sink {
+    int fd;
+    char **buf;
+    size_t *len;
+    int *trunc;
+    size_t cap, max;
+    int dead;
+    int cancel_fd;
+};
 
 struct sess {
     struct exec_conn *c;
     const struct kube_exec_opts *o;
     struct kube_exec_result *r;
     struct kube_ws_decoder dec;
-    uint8_t *q; size_t q_len, q_off;          /* outgoing frames, already masked (OUTQ_CAP bytes) */
-    int send_pending;                         /* the last send would have blocked */
+    uint8_t *q;
+    size_t q_len, q_off; /* outgoing frames, already masked (OUTQ_CAP bytes) */
+    int send_pending;    /* the last send would have blocked */
     struct sink out, err;
     int stdin_open, ch, status_seen, sent_close, got_close, done, broken;
-    char *status; size_t status_len;
+    char *status;
+    size_t status_len;
     int64_t next_ping, linger_until, last_rx, idle_limit, deadline;
 };
 
@@ -62,8 +72,10 @@ static int queue_frame(struct sess *s, int opcode, int chan, const void *data, s
     }
     s->q_len += kube_ws_frame_header(s->q + s->q_len, 1, opcode, plen, key);
     uint8_t *p = s->q + s->q_len;
-    if (chan >= 0) p[0] = (uint8_t)chan;
-    if (len) memcpy(p + (chan >= 0), data, len);
+    if (chan >= 0)
+        p[0] = (uint8_t)chan;
+    if (len)
+        memcpy(p + (chan >= 0), data, len);
     kube_ws_mask(p, plen, key, 0);
     s->q_len += plen;
     return 0;
@@ -71,10 +83,12 @@ static int queue_frame(struct sess *s, int opcode, int chan, const void *data, s
 
 static void queue_close(struct sess *s, int code, const char *reason)
 {
-    if (s->sent_close) return;
+    if (s->sent_close)
+        return;
     uint8_t pl[KUBE_WS_MAX_CONTROL];
     size_t n = code ? kube_ws_close_payload(pl, code, reason) : 0;
-    if (queue_frame(s, KUBE_WS_OP_CLOSE, -1, pl, n) == 0) s->sent_close = 1;
+    if (queue_frame(s, KUBE_WS_OP_CLOSE, -1, pl, n) == 0)
+        s->sent_close = 1;
 }
 
 /* Sends queued bytes until the socket would block. -1 when the connection broke. */
@@ -83,7 +97,8 @@ static int flush(struct sess *s)
     while (s->q_off < s->q_len) {
         ssize_t n = Kube_conn_send(s->c->k, s->q + s->q_off, s->q_len - s->q_off);
         s->send_pending = n == 0;
-        if (n == 0) return 0;
+        if (n == 0)
+            return 0;
         if (n < 0) {
             if (!s->status_seen && !s->r->message)
                 kube_set_err(&s->r->message, "exec: sending to the API server failed: %s", Kube_conn_error(s->c->k));
@@ -100,12 +115,19 @@ static int sink_put(struct sink *k, const uint8_t *data, size_t len)
 {
     if (k->buf) { /* capture */
         size_t room = k->max - *k->len;
-        if (len > room) { len = room; *k->trunc = 1; }
+        if (len > room) {
+            len = room;
+            *k->trunc = 1;
+        }
         if (*k->len + len + 1 > k->cap) {
             size_t ncap = k->cap ? k->cap : 1024;
-            while (ncap < *k->len + len + 1) ncap *= 2;
+            while (ncap < *k->len + len + 1)
+                ncap *= 2;
             char *nb = realloc(*k->buf, ncap);
-            if (!nb) { *k->trunc = 1; return 0; }
+            if (!nb) {
+                *k->trunc = 1;
+                return 0;
+            }
             *k->buf = nb;
             k->cap = ncap;
         }
@@ -114,9 +136,11 @@ static int sink_put(struct sink *k, const uint8_t *data, size_t len)
         (*k->buf)[*k->len] = 0;
         return 0;
     }
-    if (k->dead || k->fd < 0 || len == 0) return 0;
+    if (k->dead || k->fd < 0 || len == 0)
+        return 0;
     int wr = kube_write_all_cancel(k->fd, k->cancel_fd, data, len);
-    if (wr == -2) return -2;
+    if (wr == -2)
+        return -2;
     if (wr < 0) {
         int e = errno;
         KLOG_DEBUG("exec: output fd %d failed (%s); discarding further output", k->fd, strerror(e));
@@ -128,8 +152,10 @@ static int sink_put(struct sink *k, const uint8_t *data, size_t len)
 
 static void fail_session(struct sess *s, int close_code, const char *fmt, const char *detail)
 {
-    if (s->status_seen) KLOG_DEBUG("exec: after the status: %s", detail); /* status stays final */
-    else if (!s->r->message) kube_set_err(&s->r->message, fmt, detail);
+    if (s->status_seen)
+        KLOG_DEBUG("exec: after the status: %s", detail); /* status stays final */
+    else if (!s->r->message)
+        kube_set_err(&s->r->message, fmt, detail);
     queue_close(s, close_code, "client error");
     s->broken = 1;
     s->done = 1;
@@ -146,7 +172,10 @@ static void on_data(struct sess *s, const struct kube_ws_event *ev)
     }
     if (ev->first) {
         s->ch = n ? p[0] : -1;
-        if (n) { p++; n--; }
+        if (n) {
+            p++;
+            n--;
+        }
     }
     switch (s->ch) {
     case 1:
@@ -174,7 +203,10 @@ static void on_data(struct sess *s, const struct kube_ws_event *ev)
         }
         if (n) {
             char *ns = realloc(s->status, s->status_len + n + 1);
-            if (!ns) { fail_session(s, KUBE_WS_CLOSE_TOO_BIG, "exec: %s", "out of memory"); return; }
+            if (!ns) {
+                fail_session(s, KUBE_WS_CLOSE_TOO_BIG, "exec: %s", "out of memory");
+                return;
+            }
             s->status = ns;
             memcpy(s->status + s->status_len, p, n);
             s->status_len += n;
@@ -186,7 +218,8 @@ static void on_data(struct sess *s, const struct kube_ws_event *ev)
 
 static void on_message_end(struct sess *s)
 {
-    if (s->ch != 3 || s->status_seen) return;
+    if (s->ch != 3 || s->status_seen)
+        return;
     s->status_seen = 1;
     free(s->r->message);
     s->r->message = NULL;
@@ -225,7 +258,8 @@ static void feed(struct sess *s, const uint8_t *buf, size_t len)
         case KUBE_WS_EV_DATA: on_data(s, &ev); break;
         case KUBE_WS_EV_MESSAGE_END: on_message_end(s); break;
         case KUBE_WS_EV_PING:
-            if (!s->sent_close && queue_frame(s, KUBE_WS_OP_PONG, -1, ev.data, ev.len) < 0) s->done = s->broken = 1;
+            if (!s->sent_close && queue_frame(s, KUBE_WS_OP_PONG, -1, ev.data, ev.len) < 0)
+                s->done = s->broken = 1;
             break;
         case KUBE_WS_EV_PONG: break;
         case KUBE_WS_EV_CLOSE: on_close(s, &ev); return;
@@ -233,7 +267,8 @@ static void feed(struct sess *s, const uint8_t *buf, size_t len)
             fail_session(s, ev.close_code, "exec: protocol error from the server: %s", s->dec.error);
             return;
         }
-        if (s->done) return;
+        if (s->done)
+            return;
     }
 }
 
@@ -242,7 +277,8 @@ static int drain(struct sess *s, uint8_t *rbuf)
 {
     for (int i = 0; i < DRAIN_ROUNDS && !s->done; i++) {
         ssize_t n = Kube_conn_recv(s->c->k, rbuf, RBUF);
-        if (n == -2) return 0;
+        if (n == -2)
+            return 0;
         if (n <= 0) {
             s->done = 1;
             if (!s->status_seen)
@@ -262,16 +298,20 @@ static int drain(struct sess *s, uint8_t *rbuf)
 static void pump_stdin(struct sess *s, uint8_t *buf)
 {
     ssize_t n = read(s->o->fd_in, buf, STDIN_CHUNK);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
     if (n > 0) {
-        if (queue_frame(s, KUBE_WS_OP_BINARY, 0, buf, (size_t)n) < 0) s->done = s->broken = 1;
+        if (queue_frame(s, KUBE_WS_OP_BINARY, 0, buf, (size_t)n) < 0)
+            s->done = s->broken = 1;
         return;
     }
-    if (n < 0) KLOG_DEBUG("exec: reading stdin: %s; treating as EOF", strerror(errno));
+    if (n < 0)
+        KLOG_DEBUG("exec: reading stdin: %s; treating as EOF", strerror(errno));
     s->stdin_open = 0;
     if (s->c->proto >= 5) {
-        const uint8_t eof[1] = {0};
-        if (queue_frame(s, KUBE_WS_OP_BINARY, 255, eof, 1) < 0) s->done = s->broken = 1;
+        const uint8_t eof[1] = { 0 };
+        if (queue_frame(s, KUBE_WS_OP_BINARY, 255, eof, 1) < 0)
+            s->done = s->broken = 1;
     } else {
         KLOG_DEBUG("exec: stdin EOF cannot be sent on v4.channel.k8s.io");
     }
@@ -281,17 +321,24 @@ static void pump_stdin(struct sess *s, uint8_t *buf)
 static int poll_timeout(struct sess *s, int64_t now)
 {
     int64_t t = -1;
-    if (s->next_ping) t = s->next_ping - now;
-    if (s->linger_until && (t < 0 || s->linger_until - now < t)) t = s->linger_until - now;
-    if (s->deadline && (t < 0 || s->deadline - now < t)) t = s->deadline - now;
-    if (t < 0 && (s->next_ping || s->linger_until || s->deadline)) t = 0;
+    if (s->next_ping)
+        t = s->next_ping - now;
+    if (s->linger_until && (t < 0 || s->linger_until - now < t))
+        t = s->linger_until - now;
+    if (s->deadline && (t < 0 || s->deadline - now < t))
+        t = s->deadline - now;
+    if (t < 0 && (s->next_ping || s->linger_until || s->deadline))
+        t = 0;
     return t > 60000 ? 60000 : (int)t;
 }
 
 /* Timers: pings, idle connection detection, linger after the status. */
 static void timers(struct sess *s, int64_t now)
 {
-    if (s->linger_until && now >= s->linger_until) { s->done = 1; return; }
+    if (s->linger_until && now >= s->linger_until) {
+        s->done = 1;
+        return;
+    }
     if (s->deadline && now >= s->deadline && !s->status_seen) {
         s->r->outcome = KUBE_EXEC_TIMEOUT;
         kube_set_err(&s->r->message, "exec: no exit status within %lld ms", (long long)s->o->timeout_ms);
@@ -300,7 +347,8 @@ static void timers(struct sess *s, int64_t now)
         return;
     }
     if (s->next_ping && now >= s->next_ping) {
-        if (!s->sent_close && queue_frame(s, KUBE_WS_OP_PING, -1, NULL, 0) < 0) s->done = s->broken = 1;
+        if (!s->sent_close && queue_frame(s, KUBE_WS_OP_PING, -1, NULL, 0) < 0)
+            s->done = s->broken = 1;
         s->next_ping = now + s->o->ping_interval_ms;
         if (s->idle_limit && now - s->last_rx > s->idle_limit && !s->status_seen) {
             kube_set_err(&s->r->message, "exec: no data or pong from the API server for %lld ms; connection presumed dead",
@@ -319,17 +367,23 @@ static void session_init(struct sess *s, struct exec_conn *c, const struct kube_
     s->ch = -1;
     kube_ws_decoder_init(&s->dec, MAX_MESSAGE);
     size_t max = o->capture_max ? o->capture_max : 64 * 1024;
-    s->out = (struct sink){.fd = o->fd_out, .max = max, .cancel_fd = o->cancel_fd};
-    s->err = (struct sink){.fd = o->fd_err, .max = max, .cancel_fd = o->cancel_fd};
+    s->out = (struct sink){ .fd = o->fd_out, .max = max, .cancel_fd = o->cancel_fd };
+    s->err = (struct sink){ .fd = o->fd_err, .max = max, .cancel_fd = o->cancel_fd };
     if (o->capture) {
-        s->out.buf = &r->out; s->out.len = &r->out_len; s->out.trunc = &r->out_truncated;
-        s->err.buf = &r->err; s->err.len = &r->err_len; s->err.trunc = &r->err_truncated;
+        s->out.buf = &r->out;
+        s->out.len = &r->out_len;
+        s->out.trunc = &r->out_truncated;
+        s->err.buf = &r->err;
+        s->err.len = &r->err_len;
+        s->err.trunc = &r->err_truncated;
     }
     s->stdin_open = o->fd_in >= 0;
     s->last_rx = kube_now_ms();
-    if (o->timeout_ms > 0) s->deadline = s->last_rx + o->timeout_ms;
+    if (o->timeout_ms > 0)
+        s->deadline = s->last_rx + o->timeout_ms;
     int pi = o->ping_interval_ms;
-    if (pi == 0) pi = 30000;
+    if (pi == 0)
+        pi = 30000;
     if (pi > 0) {
         s->next_ping = s->last_rx + pi;
         s->idle_limit = 4LL * pi;
@@ -344,19 +398,20 @@ static int poll_round(struct sess *s, int more, uint8_t *ibuf)
 {
     struct pollfd p[3];
     int n = 0, isock, iin = -1, icancel = -1;
-    p[n] = (struct pollfd){.fd = s->c->fd, .events = POLLIN | (s->q_len > s->q_off ? POLLOUT : 0)};
+    p[n] = (struct pollfd){ .fd = s->c->fd, .events = POLLIN | (s->q_len > s->q_off ? POLLOUT : 0) };
     isock = n++;
     size_t room = OUTQ_CAP - s->q_len + (s->send_pending ? 0 : s->q_off);
     if (s->stdin_open && !s->sent_close && room >= STDIN_CHUNK + KUBE_WS_MAX_HEADER + 1 + OUTQ_RESERVE) {
-        p[n] = (struct pollfd){.fd = s->o->fd_in, .events = POLLIN};
+        p[n] = (struct pollfd){ .fd = s->o->fd_in, .events = POLLIN };
         iin = n++;
     }
     if (s->o->cancel_fd > 0) {
-        p[n] = (struct pollfd){.fd = s->o->cancel_fd, .events = POLLIN};
+        p[n] = (struct pollfd){ .fd = s->o->cancel_fd, .events = POLLIN };
         icancel = n++;
     }
     int r = poll(p, (nfds_t)n, more ? 0 : poll_timeout(s, kube_now_ms()));
-    if (r < 0) return errno == EINTR ? 0 : -1;
+    if (r < 0)
+        return errno == EINTR ? 0 : -1;
     (void)isock;
     if (icancel >= 0 && p[icancel].revents) {
         s->r->outcome = KUBE_EXEC_CANCELLED;
@@ -366,8 +421,10 @@ static int poll_round(struct sess *s, int more, uint8_t *ibuf)
         return 0;
     }
     if (iin >= 0 && p[iin].revents) {
-        if (p[iin].revents & POLLNVAL) s->stdin_open = 0;
-        else pump_stdin(s, ibuf);
+        if (p[iin].revents & POLLNVAL)
+            s->stdin_open = 0;
+        else
+            pump_stdin(s, ibuf);
     }
     return 0;
 }
@@ -384,10 +441,17 @@ void Kube_exec_session(struct exec_conn *c, const struct kube_exec_opts *o, stru
     }
     feed(&s, c->pre, c->pre_len);
     while (!s.done) {
-        if (flush(&s) < 0) { s.done = s.broken = 1; break; }
+        if (flush(&s) < 0) {
+            s.done = s.broken = 1;
+            break;
+        }
         int more = drain(&s, rbuf);
-        if (s.done) break;
-        if (flush(&s) < 0) { s.done = s.broken = 1; break; }
+        if (s.done)
+            break;
+        if (flush(&s) < 0) {
+            s.done = s.broken = 1;
+            break;
+        }
         if (poll_round(&s, more, ibuf) < 0) {
             kube_set_err(&r->message, "exec: poll failed: %s", strerror(errno));
             break;
@@ -400,9 +464,11 @@ void Kube_exec_session(struct exec_conn *c, const struct kube_exec_opts *o, stru
     if (!s.status_seen && r->outcome != KUBE_EXEC_CANCELLED && r->outcome != KUBE_EXEC_TIMEOUT) {
         r->outcome = KUBE_EXEC_STREAM_ERROR;
         r->exit_code = 255;
-        if (!r->message) kube_set_err(&r->message, "exec: the stream ended without an exit status");
+        if (!r->message)
+            kube_set_err(&r->message, "exec: the stream ended without an exit status");
     }
-    if (r->outcome == KUBE_EXEC_CANCELLED || r->outcome == KUBE_EXEC_TIMEOUT) r->exit_code = 255;
+    if (r->outcome == KUBE_EXEC_CANCELLED || r->outcome == KUBE_EXEC_TIMEOUT)
+        r->exit_code = 255;
 out:
     free(rbuf);
     free(ibuf);

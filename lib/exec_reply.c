@@ -17,7 +17,8 @@
 
 char *kube_exec_target(const struct kube_exec_opts *o)
 {
-    if (!o->namespace || !*o->namespace || !o->pod || !*o->pod || !o->command) return NULL;
+    if (!o->namespace || !*o->namespace || !o->pod || !*o->pod || !o->command)
+        return NULL;
     char *path = kube_resource_path(&KUBE_RES_PODS, o->namespace, o->pod, "exec");
     struct kube_query *q = kube_query_new();
     char *out = NULL;
@@ -45,12 +46,16 @@ static int list_has(const char *list, const char *token, int ci)
     size_t tl = strlen(token);
     const char *p = list;
     while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == ',') p++;
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
         const char *e = p;
-        while (*e && *e != ',') e++;
+        while (*e && *e != ',')
+            e++;
         const char *end = e;
-        while (end > p && (end[-1] == ' ' || end[-1] == '\t')) end--;
-        if ((size_t)(end - p) == tl && (ci ? strncasecmp(p, token, tl) : strncmp(p, token, tl)) == 0) return 1;
+        while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if ((size_t)(end - p) == tl && (ci ? strncasecmp(p, token, tl) : strncmp(p, token, tl)) == 0)
+            return 1;
         p = e;
     }
     return 0;
@@ -65,16 +70,26 @@ struct head_fields {
 static int header_line(const char *line, size_t n, struct head_fields *f)
 {
     const char *colon = memchr(line, ':', n);
-    if (!colon || colon == line) return -1;
+    if (!colon || colon == line)
+        return -1;
     size_t nl = (size_t)(colon - line);
     const char *v = colon + 1, *e = line + n;
-    while (v < e && (*v == ' ' || *v == '\t')) v++;
-    while (e > v && (e[-1] == ' ' || e[-1] == '\t')) e--;
-    struct { const char *name; const char **val; size_t *len; } map[] = {
-        {"upgrade", &f->upgrade, &f->upgrade_n}, {"connection", &f->connection, &f->connection_n},
-        {"sec-websocket-accept", &f->accept, &f->accept_n}, {"sec-websocket-protocol", &f->protocol, &f->protocol_n},
-        {"content-length", &f->clen, &f->clen_n}, {"transfer-encoding", &f->te, &f->te_n},
-        {"retry-after", &f->retry, &f->retry_n},
+    while (v < e && (*v == ' ' || *v == '\t'))
+        v++;
+    while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    struct {
+        const char *name;
+        const char **val;
+        size_t *len;
+    } map[] = {
+        { "upgrade", &f->upgrade, &f->upgrade_n },
+        { "connection", &f->connection, &f->connection_n },
+        { "sec-websocket-accept", &f->accept, &f->accept_n },
+        { "sec-websocket-protocol", &f->protocol, &f->protocol_n },
+        { "content-length", &f->clen, &f->clen_n },
+        { "transfer-encoding", &f->te, &f->te_n },
+        { "retry-after", &f->retry, &f->retry_n },
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
         if (strlen(map[i].name) == nl && strncasecmp(line, map[i].name, nl) == 0) {
@@ -88,7 +103,8 @@ static int header_line(const char *line, size_t n, struct head_fields *f)
 static char *dupn(const char *s, size_t n)
 {
     char *o = malloc(n + 1);
-    if (!o) return NULL;
+    if (!o)
+        return NULL;
     memcpy(o, s, n);
     o[n] = 0;
     return o;
@@ -96,10 +112,12 @@ static char *dupn(const char *s, size_t n)
 
 static long parse_long(const char *s, size_t n)
 {
-    if (!s || n == 0 || n > 18) return -1;
+    if (!s || n == 0 || n > 18)
+        return -1;
     long v = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i])) return -1;
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
         v = v * 10 + (s[i] - '0');
     }
     return v;
@@ -109,25 +127,33 @@ static long parse_long(const char *s, size_t n)
  * day), so a huge value cannot overflow the caller's milliseconds; -1 when absent or invalid. */
 static long parse_retry_after(const char *s, size_t n)
 {
-    if (!s) return -1;
+    if (!s)
+        return -1;
     char *v = dupn(s, n);
-    if (!v) return -1;
+    if (!v)
+        return -1;
     long secs = kube_parse_retry_after(v);
     free(v);
     return secs;
 }
 
 /* Checks a 101 against what we asked for. */
-static int check_upgrade(const struct head_fields *f, const char *accept, const char *offered,
-                         struct kube_exec_reply *r, char **errmsg)
+static int check_upgrade(const struct head_fields *f, const char *accept, const char *offered, struct kube_exec_reply *r,
+                         char **errmsg)
 {
     char *up = f->upgrade ? dupn(f->upgrade, f->upgrade_n) : NULL;
     char *conn = f->connection ? dupn(f->connection, f->connection_n) : NULL;
     int ok_up = up && strcasecmp(up, "websocket") == 0, ok_conn = conn && list_has(conn, "upgrade", 1);
     free(up);
     free(conn);
-    if (!ok_up) { kube_set_err(errmsg, "upgrade reply: 101 without \"Upgrade: websocket\""); return -1; }
-    if (!ok_conn) { kube_set_err(errmsg, "upgrade reply: 101 without \"Connection: Upgrade\""); return -1; }
+    if (!ok_up) {
+        kube_set_err(errmsg, "upgrade reply: 101 without \"Upgrade: websocket\"");
+        return -1;
+    }
+    if (!ok_conn) {
+        kube_set_err(errmsg, "upgrade reply: 101 without \"Connection: Upgrade\"");
+        return -1;
+    }
     if (!f->accept || f->accept_n != strlen(accept) || memcmp(f->accept, accept, f->accept_n) != 0) {
         kube_set_err(errmsg, "upgrade reply: Sec-WebSocket-Accept %s (expected %s)",
                      f->accept ? "does not match the key" : "missing", accept);
@@ -138,24 +164,30 @@ static int check_upgrade(const struct head_fields *f, const char *accept, const 
         return -1;
     }
     r->protocol = dupn(f->protocol, f->protocol_n);
-    if (!r->protocol) { kube_set_err(errmsg, "out of memory"); return -1; }
+    if (!r->protocol) {
+        kube_set_err(errmsg, "out of memory");
+        return -1;
+    }
     if (strchr(r->protocol, ',') || !list_has(offered, r->protocol, 0)) {
-        kube_set_err(errmsg, "upgrade reply: server selected subprotocol \"%.60s\", which was not offered (%s)",
-                     r->protocol, offered);
+        kube_set_err(errmsg, "upgrade reply: server selected subprotocol \"%.60s\", which was not offered (%s)", r->protocol,
+                     offered);
         return -1;
     }
     return 0;
 }
 
-int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const char *offered,
-                          struct kube_exec_reply *r, char **errmsg)
+int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const char *offered, struct kube_exec_reply *r,
+                          char **errmsg)
 {
     memset(r, 0, sizeof(*r));
     r->content_length = -1;
     r->retry_after_s = -1;
     const char *end = memmem(buf, len, "\r\n\r\n", 4);
     if (!end) {
-        if (len > MAX_HEAD) { kube_set_err(errmsg, "upgrade reply: header over %d bytes", MAX_HEAD); return -1; }
+        if (len > MAX_HEAD) {
+            kube_set_err(errmsg, "upgrade reply: header over %d bytes", MAX_HEAD);
+            return -1;
+        }
         return 0;
     }
     r->head_len = (size_t)(end - buf) + 4;
@@ -164,7 +196,9 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
         !isdigit((unsigned char)buf[9]) || !isdigit((unsigned char)buf[10]) || !isdigit((unsigned char)buf[11]) ||
         (eol - buf > 12 && buf[12] != ' ')) {
         kube_set_err(errmsg, "upgrade reply: not an HTTP/1.x status line: \"%.*s\"", (int)(len < 40 ? len : 40), buf);
-        for (char *p = *errmsg; p && *p; p++) if (*p == '\r' || *p == '\n') *p = ' ';
+        for (char *p = *errmsg; p && *p; p++)
+            if (*p == '\r' || *p == '\n')
+                *p = ' ';
         return -1;
     }
     r->code = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
@@ -175,7 +209,9 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
         const char *le = memmem(p, (size_t)(end + 2 - p), "\r\n", 2);
         if (header_line(p, (size_t)(le - p), &f) < 0) {
             kube_set_err(errmsg, "upgrade reply: malformed header line \"%.*s\"", (int)(le - p < 40 ? le - p : 40), p);
-            for (char *q = *errmsg; *q; q++) if (*q == '\r' || *q == '\n') *q = ' ';
+            for (char *q = *errmsg; *q; q++)
+                if (*q == '\r' || *q == '\n')
+                    *q = ' ';
             return -1;
         }
         p = le + 2;

@@ -14,10 +14,13 @@
 /* Copies at most 200 bytes of s, replacing control characters, for one-line messages. */
 static char *one_line(const char *s, size_t n)
 {
-    if (n > 200) n = 200;
+    if (n > 200)
+        n = 200;
     char *o = malloc(n + 1);
-    if (!o) return NULL;
-    for (size_t i = 0; i < n; i++) o[i] = (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') ? ' ' : s[i];
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        o[i] = (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') ? ' ' : s[i];
     o[n] = 0;
     return o;
 }
@@ -25,10 +28,12 @@ static char *one_line(const char *s, size_t n)
 /* Parses a decimal 0..255 with nothing else; -1 otherwise. */
 static int parse_code(const char *s)
 {
-    if (!s || !*s || strlen(s) > 3) return -1;
+    if (!s || !*s || strlen(s) > 3)
+        return -1;
     int v = 0;
     for (const char *p = s; *p; p++) {
-        if (!isdigit((unsigned char)*p)) return -1;
+        if (!isdigit((unsigned char)*p))
+            return -1;
         v = v * 10 + (*p - '0');
     }
     return v <= 255 ? v : -1;
@@ -42,13 +47,13 @@ static int exit_code_from_causes(json_t *st, char **message)
     if (json_is_array(causes)) {
         json_array_foreach(causes, i, c) {
             const char *reason = json_string_value(json_object_get(c, "reason"));
-            if (!reason || strcmp(reason, "ExitCode") != 0) continue;
+            if (!reason || strcmp(reason, "ExitCode") != 0)
+                continue;
             const char *msg = json_string_value(json_object_get(c, "message"));
             int code = parse_code(msg);
             if (code < 0) {
                 char *m = msg ? one_line(msg, strlen(msg)) : NULL;
-                kube_set_err(message, "exec status: exit code cause is not a number 0-255: \"%.40s\"",
-                             m ? m : "(missing)");
+                kube_set_err(message, "exec status: exit code cause is not a number 0-255: \"%.40s\"", m ? m : "(missing)");
                 free(m);
                 return 255;
             }
@@ -87,8 +92,10 @@ int kube_exec_status_decode(const char *json, size_t len, char **message)
             char *m = one_line(msg ? msg : "", msg ? strlen(msg) : 0);
             const char *text = m && *m ? m : "exec failed without a message";
             char *r = reason && *reason ? one_line(reason, strlen(reason)) : NULL;
-            if (r) kube_set_err(message, "%s (%.40s)", text, r);
-            else kube_set_err(message, "%s", text);
+            if (r)
+                kube_set_err(message, "%s (%.40s)", text, r);
+            else
+                kube_set_err(message, "%s", text);
             free(r);
             free(m);
             code = 255;

@@ -54,7 +54,7 @@ static void push(struct deltas *ds, enum change k, json_t *old, json_t *new)
         ds->d = nd;
         ds->cap = nc;
     }
-    ds->d[ds->n++] = (struct delta){k, json_incref(old), json_incref(new)};
+    ds->d[ds->n++] = (struct delta){ k, json_incref(old), json_incref(new) };
 }
 
 /* Calls the handlers for what ds holds and frees it; no lock held. */
@@ -75,7 +75,8 @@ static void dispatch(struct kube_informer *inf, struct deltas *ds)
     size_t i;
     json_t *g;
     if (inf->h.on_group)
-        json_array_foreach(ds->groups, i, g) inf->h.on_group(json_string_value(g), inf->h.ud);
+        json_array_foreach(ds->groups, i, g)
+            inf->h.on_group(json_string_value(g), inf->h.ud);
     json_decref(ds->groups);
 }
 
@@ -116,8 +117,10 @@ static int list_pages(struct kube_informer *inf, struct store *fresh, char **rv,
     char *apiv = kube_resource_api_version(&inf->res), *cont = NULL;
     int rc = -1;
     for (;;) {
-        struct kube_list_opts lo = {.label_selector = inf->label_selector, .field_selector = inf->field_selector,
-                                    .limit = inf->page_size, .continue_token = cont};
+        struct kube_list_opts lo = { .label_selector = inf->label_selector,
+                                     .field_selector = inf->field_selector,
+                                     .limit = inf->page_size,
+                                     .continue_token = cont };
         json_t *page = kube_list_cancel(inf->c, &inf->res, inf->ns, &lo, inf->cancel, err);
         int continued = cont != NULL;
         free(cont);
@@ -195,10 +198,9 @@ static void diff_group(const char *group, void *ud)
 }
 
 /* The handler calls a relist from old to fresh makes; lock held. */
-static void relist_deltas(struct kube_informer *inf, const struct store *old, const struct store *fresh,
-                          struct deltas *ds)
+static void relist_deltas(struct kube_informer *inf, const struct store *old, const struct store *fresh, struct deltas *ds)
 {
-    struct diff_ctx add = {ds, old, 1}, del = {ds, fresh, 0};
+    struct diff_ctx add = { ds, old, 1 }, del = { ds, fresh, 0 };
     if (wants_deltas(inf)) {
         Kube_store_foreach(fresh, NULL, diff_entry, &add);
         Kube_store_foreach(old, NULL, diff_entry, &del);
@@ -212,7 +214,7 @@ static void relist_deltas(struct kube_informer *inf, const struct store *old, co
 /* Replaces the cache with fresh (listed at resourceVersion rv) and tells the handlers. */
 static void replace_all(struct kube_informer *inf, struct store *fresh, const char *rv)
 {
-    struct deltas ds = {NULL, 0, 0, inf->h.on_group ? json_array() : NULL};
+    struct deltas ds = { NULL, 0, 0, inf->h.on_group ? json_array() : NULL };
     char *end = NULL;
     unsigned long long rvn = rv && *rv ? strtoull(rv, &end, 10) : 0;
     pthread_mutex_lock(&inf->mu);
@@ -260,11 +262,11 @@ static int on_watch_event(const struct kube_watch_event *ev, void *ud)
     char *group = Kube_informer_group_of(inf, ev->object);
     if (!group)
         return 0;
-    KLOG_TRACE("informer %s: %s %s %s resourceVersion %llu", inf->res.resource, kube_event_type_name(ev->type),
-               group, name, Kube_informer_rv_num(ev->object));
+    KLOG_TRACE("informer %s: %s %s %s resourceVersion %llu", inf->res.resource, kube_event_type_name(ev->type), group, name,
+               Kube_informer_rv_num(ev->object));
     if (inf->h.on_object)
         inf->h.on_object(group, ev->object, inf->h.ud);
-    struct deltas ds = {NULL, 0, 0, inf->h.on_group ? json_array() : NULL};
+    struct deltas ds = { NULL, 0, 0, inf->h.on_group ? json_array() : NULL };
     pthread_mutex_lock(&inf->mu);
     apply_event_locked(inf, ev, group, name, &ds);
     pthread_mutex_unlock(&inf->mu);
@@ -279,7 +281,7 @@ static int on_watch_event(const struct kube_watch_event *ev, void *ud)
 /* Records a failure and waits (cancellable) before the next attempt; 1 when cancelled. */
 static int fail_and_wait(struct kube_informer *inf, const char *what, const struct kube_error *err, int *attempt)
 {
-    struct kube_retry_policy p = {0, 500, 10000, 0};
+    struct kube_retry_policy p = { 0, 500, 10000, 0 };
     char *m = kube_strdup_printf("%s %s: %s", what, inf->res.resource, err->message ? err->message : "error");
     int64_t delay = kube_backoff_delay_ms(&p, ++*attempt, NULL);
     kube_log(*attempt > 1 ? KUBE_LOG_WARN : KUBE_LOG_DEBUG, "informer: %s; retrying in %lld ms", m ? m : what,
@@ -320,9 +322,11 @@ static void *run(void *arg)
                 break;
             continue;
         }
-        struct kube_list_opts wo = {.label_selector = inf->label_selector, .field_selector = inf->field_selector,
-                                    .resource_version = rv, .timeout_seconds = inf->watch_timeout_s,
-                                    .allow_bookmarks = 1};
+        struct kube_list_opts wo = { .label_selector = inf->label_selector,
+                                     .field_selector = inf->field_selector,
+                                     .resource_version = rv,
+                                     .timeout_seconds = inf->watch_timeout_s,
+                                     .allow_bookmarks = 1 };
         int rc = kube_watch(inf->c, &inf->res, inf->ns, &wo, on_watch_event, inf, inf->cancel, NULL, &err);
         free(rv);
         if (rc < 0 && err.reason == KUBE_GONE) {
@@ -357,9 +361,9 @@ static int copy_opt(char **dst, const char *src)
 static int copy_config(struct kube_informer *inf, const struct kube_resource *r, const struct kube_informer_opts *o)
 {
     inf->res = *r;
-    if (copy_opt(&inf->strs[0], r->group) || copy_opt(&inf->strs[1], r->version) ||
-        copy_opt(&inf->strs[2], r->resource) || copy_opt(&inf->strs[3], r->kind) || copy_opt(&inf->ns, o->ns) ||
-        copy_opt(&inf->label_selector, o->label_selector) || copy_opt(&inf->field_selector, o->field_selector))
+    if (copy_opt(&inf->strs[0], r->group) || copy_opt(&inf->strs[1], r->version) || copy_opt(&inf->strs[2], r->resource) ||
+        copy_opt(&inf->strs[3], r->kind) || copy_opt(&inf->ns, o->ns) || copy_opt(&inf->label_selector, o->label_selector) ||
+        copy_opt(&inf->field_selector, o->field_selector))
         return -1;
     inf->res.group = inf->strs[0] ? inf->strs[0] : "";
     inf->res.version = inf->strs[1];
@@ -389,10 +393,10 @@ static void release(struct kube_informer *inf)
 }
 
 struct kube_informer *kube_informer_new(struct kube_client *c, const struct kube_resource *r,
-                                        const struct kube_informer_opts *opts,
-                                        const struct kube_informer_handlers *handlers, char **errmsg)
+                                        const struct kube_informer_opts *opts, const struct kube_informer_handlers *handlers,
+                                        char **errmsg)
 {
-    struct kube_informer_opts o = opts ? *opts : (struct kube_informer_opts){0};
+    struct kube_informer_opts o = opts ? *opts : (struct kube_informer_opts){ 0 };
     struct kube_selector *sel = kube_selector_parse(o.label_selector, errmsg);
     if (!sel)
         return NULL;

@@ -22,8 +22,8 @@ struct kube_informer {
     pthread_mutex_t *list_gate; /* opts.list_gate (borrowed) or NULL */
     struct kube_informer_handlers h;
     pthread_mutex_t mu;
-    pthread_cond_t cond;     /* CLOCK_MONOTONIC; broadcast on every change and on stop */
-    struct store *store;     /* guarded by mu */
+    pthread_cond_t cond;        /* CLOCK_MONOTONIC; broadcast on every change and on stop */
+    struct store *store;        /* guarded by mu */
     unsigned long long seen_rv; /* newest resourceVersion the list/watch delivered */
     uint64_t gen;
     int synced, stopped, started;
@@ -38,8 +38,7 @@ char *Kube_informer_group_of(const struct kube_informer *inf, const json_t *obj)
 unsigned long long Kube_informer_rv_num(const json_t *obj);
 /* Stores obj (transformed, serialised when compact) as name in group of s. 0 ok, -1 out of memory
  * (logged). */
-int Kube_informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name,
-                 const json_t *obj);
+int Kube_informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name, const json_t *obj);
 /* The object of entry e as a new reference (parsed again when compact) or NULL. */
 json_t *Kube_informer_load(const struct store_entry *e);
 /* Counts a change and wakes waiters; mu held. */

@@ -52,8 +52,7 @@ static int stored_form(const struct kube_informer *inf, const json_t *obj, json_
     return *text ? 0 : -1;
 }
 
-int Kube_informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name,
-                 const json_t *obj)
+int Kube_informer_put(struct kube_informer *inf, struct store *s, const char *group, const char *name, const json_t *obj)
 {
     json_t *o;
     char *text;
@@ -127,7 +126,7 @@ json_t *kube_informer_get(struct kube_informer *inf, const char *ns, const char 
 {
     if (!inf->index)
         return kube_informer_get_in(inf, ns ? ns : "", name);
-    struct find_ctx f = {ns ? ns : "", name, NULL};
+    struct find_ctx f = { ns ? ns : "", name, NULL };
     if (!name)
         return NULL;
     pthread_mutex_lock(&inf->mu);
@@ -184,13 +183,10 @@ static void collect_match(const char *group, const struct store_entry *e, void *
         l->oom = 1;
         return;
     }
-    l->items[l->n++] = (struct kv){key, o};
+    l->items[l->n++] = (struct kv){ key, o };
 }
 
-static int cmp_kv(const void *a, const void *b)
-{
-    return strcmp(((const struct kv *)a)->key, ((const struct kv *)b)->key);
-}
+static int cmp_kv(const void *a, const void *b) { return strcmp(((const struct kv *)a)->key, ((const struct kv *)b)->key); }
 
 json_t *kube_informer_list(struct kube_informer *inf, const char *label_selector, char **errmsg)
 {
@@ -199,7 +195,7 @@ json_t *kube_informer_list(struct kube_informer *inf, const char *label_selector
         return NULL;
     json_t *out = json_array();
     pthread_mutex_lock(&inf->mu);
-    struct list_ctx l = {sel, NULL, 0, Kube_store_count(inf->store), 0};
+    struct list_ctx l = { sel, NULL, 0, Kube_store_count(inf->store), 0 };
     l.items = calloc(l.cap ? l.cap : 1, sizeof *l.items);
     if (l.items && out)
         Kube_store_foreach(inf->store, NULL, collect_match, &l);
@@ -301,8 +297,7 @@ uint64_t kube_informer_wait_change(struct kube_informer *inf, uint64_t since, lo
 {
     struct timespec dl = kube_deadline_after_ms(timeout_ms);
     pthread_mutex_lock(&inf->mu);
-    while (inf->gen == since && !inf->stopped &&
-           !kube_cond_wait_until(&inf->cond, &inf->mu, timeout_ms < 0 ? NULL : &dl))
+    while (inf->gen == since && !inf->stopped && !kube_cond_wait_until(&inf->cond, &inf->mu, timeout_ms < 0 ? NULL : &dl))
         ;
     uint64_t g = inf->gen;
     pthread_mutex_unlock(&inf->mu);

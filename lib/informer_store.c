@@ -119,8 +119,7 @@ static struct group *group_at(struct store *s, const char *key)
     return *gp;
 }
 
-int Kube_store_put(struct store *s, const char *key, const char *name, json_t *obj, const char *text,
-              unsigned long long rv)
+int Kube_store_put(struct store *s, const char *key, const char *name, json_t *obj, const char *text, unsigned long long rv)
 {
     struct group *g = group_at(s, key);
     if (!g)
@@ -176,30 +175,21 @@ const struct store_entry *Kube_store_get(const struct store *s, const char *key,
     return g ? *find_entry(g, name) : NULL;
 }
 
-const char *Kube_store_entry_name(const struct store_entry *e)
-{
-    return e->data;
-}
+const char *Kube_store_entry_name(const struct store_entry *e) { return e->data; }
 
-const char *Kube_store_entry_text(const struct store_entry *e)
-{
-    return e->obj ? NULL : e->data + strlen(e->data) + 1;
-}
+const char *Kube_store_entry_text(const struct store_entry *e) { return e->obj ? NULL : e->data + strlen(e->data) + 1; }
 
-int Kube_store_has_group(const struct store *s, const char *key)
-{
-    return *find_group(s, key) != NULL;
-}
+int Kube_store_has_group(const struct store *s, const char *key) { return *find_group(s, key) != NULL; }
 
-static void group_foreach(const struct group *g,
-                          void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud)
+static void group_foreach(const struct group *g, void (*fn)(const char *group, const struct store_entry *e, void *ud),
+                          void *ud)
 {
     for (const struct store_entry *e = g->head; e; e = e->next)
         fn(g->key, e, ud);
 }
 
 void Kube_store_foreach(const struct store *s, const char *key,
-                   void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud)
+                        void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud)
 {
     if (key) {
         struct group *g = *find_group(s, key);
@@ -219,7 +209,4 @@ void Kube_store_groups_foreach(const struct store *s, void (*fn)(const char *key
             fn(g->key, ud);
 }
 
-size_t Kube_store_count(const struct store *s)
-{
-    return s->count;
-}
+size_t Kube_store_count(const struct store *s) { return s->count; }

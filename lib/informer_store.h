@@ -27,7 +27,7 @@ void Kube_store_free(struct store *s);
 /* Stores (or replaces) name in group: obj (a reference is taken) when not NULL, else text.
  * 0 ok, -1 out of memory (the old entry, if any, stays). */
 int Kube_store_put(struct store *s, const char *group, const char *name, json_t *obj, const char *text,
-              unsigned long long rv);
+                   unsigned long long rv);
 /* Removes name from group (and the group once empty); 1 removed, 0 absent. */
 int Kube_store_del(struct store *s, const char *group, const char *name);
 /* The entry name in group (valid until s changes) or NULL. */
@@ -39,7 +39,7 @@ const char *Kube_store_entry_text(const struct store_entry *e);
 int Kube_store_has_group(const struct store *s, const char *group);
 /* Calls fn(group, entry, ud) for every object of group (group NULL: of every group). */
 void Kube_store_foreach(const struct store *s, const char *group,
-                   void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud);
+                        void (*fn)(const char *group, const struct store_entry *e, void *ud), void *ud);
 /* Calls fn(group, ud) for every group. */
 void Kube_store_groups_foreach(const struct store *s, void (*fn)(const char *group, void *ud), void *ud);
 /* Number of objects stored. */

@@ -40,10 +40,7 @@ json_t *kube_json_path(const json_t *obj, const char *path)
     }
 }
 
-const char *kube_json_str(const json_t *obj, const char *path)
-{
-    return json_string_value(kube_json_path(obj, path));
-}
+const char *kube_json_str(const json_t *obj, const char *path) { return json_string_value(kube_json_path(obj, path)); }
 
 long long kube_json_int(const json_t *obj, const char *path, long long dflt)
 {
@@ -85,10 +82,7 @@ int kube_json_set_path(json_t *obj, const char *path, json_t *value)
 
 const char *kube_obj_name(const json_t *obj) { return kube_json_str(obj, "metadata.name"); }
 const char *kube_obj_namespace(const json_t *obj) { return kube_json_str(obj, "metadata.namespace"); }
-const char *kube_obj_resource_version(const json_t *obj)
-{
-    return kube_json_str(obj, "metadata.resourceVersion");
-}
+const char *kube_obj_resource_version(const json_t *obj) { return kube_json_str(obj, "metadata.resourceVersion"); }
 const char *kube_obj_uid(const json_t *obj) { return kube_json_str(obj, "metadata.uid"); }
 
 const char *kube_obj_label(const json_t *obj, const char *key)
@@ -147,11 +141,9 @@ int kube_json_type_err(char **err, const char *path, const char *what, const jso
     return kube_set_err(err, "%s: expected %s, got %s", path, what, v ? type_name(v) : "nothing");
 }
 
-int kube_json_type_errk(char **err, const char *path, const char *key, const char *what,
-                        const json_t *v)
+int kube_json_type_errk(char **err, const char *path, const char *key, const char *what, const json_t *v)
 {
-    return kube_set_err(err, "%s.%s: expected %s, got %s", path, key, what,
-                        v ? type_name(v) : "nothing");
+    return kube_set_err(err, "%s.%s: expected %s, got %s", path, key, what, v ? type_name(v) : "nothing");
 }
 
 /* obj[key], or NULL when absent or JSON null. */
@@ -181,8 +173,7 @@ int kube_json_get_int(const json_t *obj, const char *key, const char *path, long
 }
 
 /* obj[key] when present and of type t (1), absent or null (0), or -1 with *err naming the field. */
-static int typed(const json_t *obj, const char *key, const char *path, json_type t, const char *what,
-                 json_t **v, char **err)
+static int typed(const json_t *obj, const char *key, const char *path, json_type t, const char *what, json_t **v, char **err)
 {
     *v = present(obj, key);
     if (!*v)
@@ -200,8 +191,7 @@ int kube_json_get_bool(const json_t *obj, const char *key, const char *path, int
     return rc < 0 ? -1 : 0;
 }
 
-int kube_json_get_str(const json_t *obj, const char *key, const char *path, const char **out,
-                      char **err)
+int kube_json_get_str(const json_t *obj, const char *key, const char *path, const char **out, char **err)
 {
     json_t *v;
     int rc = typed(obj, key, path, JSON_STRING, "a string", &v, err);

@@ -12,7 +12,7 @@
 static volatile int g_level = KUBE_LOG_INFO;
 static volatile int g_fd = 2;
 static char g_component[64] = "mpi-k8s";
-static const char *const g_names[] = {"ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
+static const char *const g_names[] = { "ERROR", "WARN", "INFO", "DEBUG", "TRACE" };
 
 void kube_log_set_level(int level)
 {
@@ -41,10 +41,7 @@ int kube_log_level_parse(const char *s)
     return -1;
 }
 
-void kube_log_set_component(const char *name)
-{
-    snprintf(g_component, sizeof g_component, "%s", name ? name : "mpi-k8s");
-}
+void kube_log_set_component(const char *name) { snprintf(g_component, sizeof g_component, "%s", name ? name : "mpi-k8s"); }
 
 void kube_log_set_fd(int fd) { g_fd = fd; }
 
@@ -71,8 +68,8 @@ void kube_vlog(int level, const char *fmt, va_list ap)
     for (size_t i = 0; i < ml; i++)
         if (msg[i] == '\n' || msg[i] == '\r')
             msg[i] = ' ';
-    char *line = kube_strdup_printf("%s %s %s %s\n", ts, g_component, g_names[level],
-                                    msg ? msg : "(log message allocation failed)");
+    char *line =
+        kube_strdup_printf("%s %s %s %s\n", ts, g_component, g_names[level], msg ? msg : "(log message allocation failed)");
     free(msg);
     if (line) {
         (void)kube_write_all(g_fd, line, strlen(line)); /* a log line that cannot go is dropped */

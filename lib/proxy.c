@@ -60,7 +60,7 @@ static int parse_ip(const char *s, unsigned char ip[16])
 
 static int is_loopback(const unsigned char ip[16])
 {
-    static const unsigned char v6lo[16] = {[15] = 1};
+    static const unsigned char v6lo[16] = { [15] = 1 };
     int v4 = !memcmp(ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
     return v4 ? ip[12] == 127 : !memcmp(ip, v6lo, 16);
 }
@@ -169,7 +169,8 @@ char *kube_proxy_redact(const char *url)
     if (p) {
         const char *end = p + 3 + strcspn(p + 3, "/?#");
         for (const char *q = p + 3; q < end; q++)
-            if (*q == '@') at = q;
+            if (*q == '@')
+                at = q;
     }
     return at ? kube_strdup_printf("%.*s***@%s", (int)(p + 3 - url), url, at + 1) : strdup(url);
 }

@@ -21,8 +21,8 @@ struct kube_selector {
 
 static int keych(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-' || c == '/';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ||
+           c == '/';
 }
 
 static void skip_ws(const char **p)
@@ -186,8 +186,7 @@ struct kube_selector *kube_selector_parse(const char *s, char **errmsg)
         if (*p == '\0')
             return sel;
         if (*p != ',') {
-            kube_set_err(errmsg, "label selector \"%s\": unexpected '%c' at offset %zu", s, *p,
-                         (size_t)(p - s));
+            kube_set_err(errmsg, "label selector \"%s\": unexpected '%c' at offset %zu", s, *p, (size_t)(p - s));
             goto fail;
         }
         p++;

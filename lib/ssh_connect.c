@@ -65,13 +65,9 @@ static void addr_text(const struct addrinfo *ai, char *buf, size_t n)
 }
 
 /* getaddrinfo results that mean "not (yet) in DNS" rather than "never". */
-static int dns_retryable(int gai)
-{
-    return gai == EAI_NONAME || gai == EAI_AGAIN || gai == EAI_NODATA || gai == EAI_FAIL;
-}
+static int dns_retryable(int gai) { return gai == EAI_NONAME || gai == EAI_AGAIN || gai == EAI_NODATA || gai == EAI_FAIL; }
 
-int Kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepalive_s,
-                          int *retry, char **errmsg)
+int Kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepalive_s, int *retry, char **errmsg)
 {
     struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
     struct addrinfo *res = NULL;
@@ -83,13 +79,12 @@ int Kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepal
     if (gai != 0) {
         *retry = dns_retryable(gai);
         kube_set_err(errmsg, "DNS: cannot resolve host %s: %s", host,
-                      gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+                     gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
         return KUBE_SSH_ERR_DNS;
     }
     addr[0] = '\0';
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                        ai->ai_protocol);
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         addr_text(ai, addr, sizeof(addr));
         if (fd < 0) {
             err = errno;
@@ -105,7 +100,6 @@ int Kube_sshi_tcp_connect(const char *host, int port, int timeout_ms, int keepal
     }
     freeaddrinfo(res);
     *retry = 1;
-    kube_set_err(errmsg, "connect: %s port %d (%s): %s", host, port, addr,
-                  err == ETIMEDOUT ? "timed out" : strerror(err));
+    kube_set_err(errmsg, "connect: %s port %d (%s): %s", host, port, addr, err == ETIMEDOUT ? "timed out" : strerror(err));
     return KUBE_SSH_ERR_CONNECT;
 }

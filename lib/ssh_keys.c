@@ -40,8 +40,7 @@ static int add_pin(struct kube_sshi_keys *k, char *type, unsigned char *blob, si
         seen |= strcmp(k->pins[i].type, type) == 0;
     if (!seen) {
         char *m = NULL;
-        if (asprintf(&m, "%s%s%s", k->hostkey_methods ? k->hostkey_methods : "",
-                     k->hostkey_methods ? "," : "", type) < 0)
+        if (asprintf(&m, "%s%s%s", k->hostkey_methods ? k->hostkey_methods : "", k->hostkey_methods ? "," : "", type) < 0)
             return -1;
         free(k->hostkey_methods);
         k->hostkey_methods = m;
@@ -63,8 +62,7 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
     ssize_t n;
     int rc = 0;
     if (!f) {
-        kube_set_err(errmsg, "config: cannot read pinned host key %s: %s", k->pinned_path,
-                      strerror(errno));
+        kube_set_err(errmsg, "config: cannot read pinned host key %s: %s", k->pinned_path, strerror(errno));
         return -1;
     }
     while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
@@ -74,8 +72,10 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
         lineno++;
         int r = kube_sshkey_parse_line(line, (size_t)n, &type, &blob, &len);
         if (r < 0) {
-            kube_set_err(errmsg, "config: %s line %zu: expected \"ssh-ed25519 BASE64\" "
-                          "(an OpenSSH public key)", k->pinned_path, lineno);
+            kube_set_err(errmsg,
+                         "config: %s line %zu: expected \"ssh-ed25519 BASE64\" "
+                         "(an OpenSSH public key)",
+                         k->pinned_path, lineno);
             rc = -1;
         } else if (r > 0 && add_pin(k, type, blob, len) < 0) {
             free(type);
@@ -87,8 +87,7 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
     free(line);
     fclose(f);
     if (rc == 0 && k->npins == 0) {
-        kube_set_err(errmsg, "config: %s holds no public key to pin host keys to",
-                      k->pinned_path);
+        kube_set_err(errmsg, "config: %s holds no public key to pin host keys to", k->pinned_path);
         rc = -1;
     }
     return rc;
@@ -106,15 +105,19 @@ int Kube_sshi_keys_load(const char *dir, struct kube_sshi_keys *k, char **errmsg
     }
     k->identity = first_existing(dir, ids, 3);
     if (!k->identity || access(k->identity, R_OK) != 0) {
-        kube_set_err(errmsg, "config: no readable private key in %s (expected ssh-privatekey, "
-                      "id_ed25519 or id_rsa)", dir);
+        kube_set_err(errmsg,
+                     "config: no readable private key in %s (expected ssh-privatekey, "
+                     "id_ed25519 or id_rsa)",
+                     dir);
         Kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }
     k->pinned_path = first_existing(dir, pins, 4);
     if (!k->pinned_path) {
-        kube_set_err(errmsg, "config: no host key to pin in %s (expected ssh-publickey, "
-                      "id_ed25519.pub, id_rsa.pub or known_hosts); refusing to trust unknown hosts", dir);
+        kube_set_err(errmsg,
+                     "config: no host key to pin in %s (expected ssh-publickey, "
+                     "id_ed25519.pub, id_rsa.pub or known_hosts); refusing to trust unknown hosts",
+                     dir);
         Kube_sshi_keys_free(k);
         return KUBE_SSH_ERR_CONFIG;
     }
@@ -147,8 +150,7 @@ static char *blob_type(const unsigned char *b, size_t n)
     return l <= n - 4 ? strndup((const char *)b + 4, l) : NULL;
 }
 
-int Kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s,
-                             const char *host, int port, char **errmsg)
+int Kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s, const char *host, int port, char **errmsg)
 {
     size_t len = 0;
     int type = 0;
@@ -161,9 +163,11 @@ int Kube_sshi_hostkey_verify(const struct kube_sshi_keys *k, LIBSSH2_SESSION *s,
         if (k->pins[i].len == len && memcmp(k->pins[i].blob, key, len) == 0)
             return KUBE_SSH_OK;
     char *fp = kube_sshkey_fingerprint(key, len), *tn = blob_type(key, len);
-    kube_set_err(errmsg, "host key: %s:%d presented %s key %s, which is not the key pinned "
-                  "in %s; refusing to connect (wrong host, or the pod does not use this "
-                  "job's key)", host, port, tn ? tn : "?", fp ? fp : "?", k->pinned_path);
+    kube_set_err(errmsg,
+                 "host key: %s:%d presented %s key %s, which is not the key pinned "
+                 "in %s; refusing to connect (wrong host, or the pod does not use this "
+                 "job's key)",
+                 host, port, tn ? tn : "?", fp ? fp : "?", k->pinned_path);
     free(fp);
     free(tn);
     return KUBE_SSH_ERR_HOSTKEY;

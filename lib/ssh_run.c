@@ -35,8 +35,7 @@ struct bridge {
 /* After an EAGAIN from libssh2: remember `op` if part of a packet is still unsent. */
 static void note_eagain(struct bridge *b, enum op op)
 {
-    b->stuck = (libssh2_session_block_directions(b->c->s) & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-                   ? op : OP_NONE;
+    b->stuck = (libssh2_session_block_directions(b->c->s) & LIBSSH2_SESSION_BLOCK_OUTBOUND) ? op : OP_NONE;
 }
 
 /* Drains one remote stream to fd; >0 progress, 0 nothing now, -1 error. */
@@ -50,16 +49,15 @@ static int pump_remote(struct bridge *b, int stream, int fd)
             return progress;
         }
         if (n < 0) {
-            kube_set_err(b->errmsg, "session: connection to %s lost: %s", b->c->host,
-                          Kube_sshi_lasterr(b->c->s));
+            kube_set_err(b->errmsg, "session: connection to %s lost: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
             return -1;
         }
         b->stuck = OP_NONE;
         if (n == 0)
             return progress;
         if (fd >= 0 && kube_write_all(fd, b->outbuf, (size_t)n) < 0) {
-            kube_set_err(b->errmsg, "session: writing remote %s from %s: %s",
-                          stream ? "stderr" : "stdout", b->c->host, strerror(errno));
+            kube_set_err(b->errmsg, "session: writing remote %s from %s: %s", stream ? "stderr" : "stdout", b->c->host,
+                         strerror(errno));
             return -1;
         }
         progress = 1;
@@ -82,7 +80,7 @@ static int pump_stdin(struct bridge *b)
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return 0;
         if (n <= 0)
-            b->in_eof = 1;     /* EOF, or a read error: ssh treats both as end of input */
+            b->in_eof = 1; /* EOF, or a read error: ssh treats both as end of input */
         else {
             b->in_off = 0;
             b->in_len = (size_t)n;
@@ -101,8 +99,7 @@ static int pump_stdin(struct bridge *b)
         return 1;
     }
     if (w < 0) {
-        kube_set_err(b->errmsg, "session: sending stdin to %s: %s", b->c->host,
-                      Kube_sshi_lasterr(b->c->s));
+        kube_set_err(b->errmsg, "session: sending stdin to %s: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
         return -1;
     }
     b->in_off += (size_t)w;
@@ -123,8 +120,7 @@ static int pump_eof(struct bridge *b)
     }
     b->stuck = OP_NONE;
     if (rc < 0 && rc != LIBSSH2_ERROR_CHANNEL_CLOSED) {
-        kube_set_err(b->errmsg, "session: sending EOF to %s: %s", b->c->host,
-                      Kube_sshi_lasterr(b->c->s));
+        kube_set_err(b->errmsg, "session: sending EOF to %s: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
         return -1;
     }
     b->eof_sent = 1;
@@ -140,8 +136,8 @@ static int pump_close(struct bridge *b)
     if (rc == LIBSSH2_ERROR_EAGAIN)
         return 0;
     if (rc < 0 && rc != LIBSSH2_ERROR_INVAL) {
-        kube_set_err(b->errmsg, "session: connection to %s lost before the exit status: %s",
-                      b->c->host, Kube_sshi_lasterr(b->c->s));
+        kube_set_err(b->errmsg, "session: connection to %s lost before the exit status: %s", b->c->host,
+                     Kube_sshi_lasterr(b->c->s));
         return -1;
     }
     b->closed = 1;
@@ -187,13 +183,15 @@ static int wait_io(struct bridge *b, int progress)
     int n = 0, timeout = progress ? 0 : 1000 * b->c->keepalive_s;
     int dirs = libssh2_session_block_directions(b->c->s);
     if (b->stuck == OP_NONE && !progress && !(dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
-        int next = 0;    /* only with room to send: a half-sent keepalive would wedge libssh2 */
+        int next = 0; /* only with room to send: a half-sent keepalive would wedge libssh2 */
         if (libssh2_keepalive_send(b->c->s, &next) == 0 && next > 0)
             timeout = next * 1000;
         dirs = libssh2_session_block_directions(b->c->s);
     }
-    p[n++] = (struct pollfd){ .fd = b->c->fd, .events = (short)(b->stuck != OP_NONE ? POLLOUT :
-                              POLLIN | ((dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) ? POLLOUT : 0)) };
+    p[n++] = (struct pollfd){
+        .fd = b->c->fd,
+        .events = (short)(b->stuck != OP_NONE ? POLLOUT : POLLIN | ((dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) ? POLLOUT : 0))
+    };
     int want_in = b->fd_in >= 0 && !b->in_eof && !b->in_ready && b->in_off == b->in_len;
     if (want_in)
         p[n++] = (struct pollfd){ .fd = b->fd_in, .events = POLLIN };
@@ -219,7 +217,7 @@ static int wait_io(struct bridge *b, int progress)
 static void cancel_remote(struct bridge *b)
 {
     if (b->stuck != OP_NONE)
-        return;       /* a half-sent packet: no other packet may be sent, just close */
+        return; /* a half-sent packet: no other packet may be sent, just close */
     libssh2_session_set_blocking(b->c->s, 1);
     libssh2_session_set_timeout(b->c->s, 1000);
 #if LIBSSH2_VERSION_NUM >= 0x010b00
@@ -264,9 +262,11 @@ static int bridge_loop(struct bridge *b)
         progress = pump_all(b);
         if (progress < 0)
             return KUBE_SSH_ERR_SESSION;
-        if (peer_silent(b, silent_max)) {   /* ServerAliveCountMax=4 */
-            kube_set_err(b->errmsg, "session: %s sent nothing for %lld s (4 keepalives "
-                          "unanswered); giving up", b->c->host, (long long)silent_max / 1000);
+        if (peer_silent(b, silent_max)) { /* ServerAliveCountMax=4 */
+            kube_set_err(b->errmsg,
+                         "session: %s sent nothing for %lld s (4 keepalives "
+                         "unanswered); giving up",
+                         b->c->host, (long long)silent_max / 1000);
             return KUBE_SSH_ERR_SESSION;
         }
     }
@@ -274,18 +274,15 @@ static int bridge_loop(struct bridge *b)
 }
 
 /* Opens a session channel and starts the command (blocking, bounded by the timeout). */
-static int start_command(struct kube_sshi_conn *c, const char *command, LIBSSH2_CHANNEL **ch,
-                         char **errmsg)
+static int start_command(struct kube_sshi_conn *c, const char *command, LIBSSH2_CHANNEL **ch, char **errmsg)
 {
     *ch = libssh2_channel_open_session(c->s);
     if (!*ch) {
-        kube_set_err(errmsg, "session: %s refused a session channel: %s", c->host,
-                      Kube_sshi_lasterr(c->s));
+        kube_set_err(errmsg, "session: %s refused a session channel: %s", c->host, Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_SESSION;
     }
     if (libssh2_channel_exec(*ch, command) != 0) {
-        kube_set_err(errmsg, "session: %s refused to run the command: %s", c->host,
-                      Kube_sshi_lasterr(c->s));
+        kube_set_err(errmsg, "session: %s refused to run the command: %s", c->host, Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_SESSION;
     }
     return KUBE_SSH_OK;
@@ -297,8 +294,10 @@ static int collect_status(struct bridge *b, int *exit_code)
     char *sig = NULL;
     size_t siglen = 0;
     if (libssh2_channel_get_exit_signal(b->ch, &sig, &siglen, NULL, NULL, NULL, NULL) == 0 && sig) {
-        kube_set_err(b->errmsg, "exit status: the command on %s was killed by signal %.*s "
-                      "(exit code 255, as ssh reports it)", b->c->host, (int)siglen, sig);
+        kube_set_err(b->errmsg,
+                     "exit status: the command on %s was killed by signal %.*s "
+                     "(exit code 255, as ssh reports it)",
+                     b->c->host, (int)siglen, sig);
         libssh2_free(b->c->s, sig);
         *exit_code = 255;
         return KUBE_SSH_ERR_NOSTATUS;
@@ -307,24 +306,25 @@ static int collect_status(struct bridge *b, int *exit_code)
     return KUBE_SSH_OK;
 }
 
-int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *command,
-                 int fd_in, int fd_out, int fd_err, int *exit_code, char **errmsg)
+int kube_ssh_run(const struct kube_ssh_opts *o, const char *host, const char *command, int fd_in, int fd_out, int fd_err,
+                 int *exit_code, char **errmsg)
 {
     struct kube_sshi_conn c;
-    struct bridge b = { .c = &c, .fd_in = fd_in, .fd_out = fd_out, .fd_err = fd_err,
-                        .errmsg = errmsg };
+    struct bridge b = { .c = &c, .fd_in = fd_in, .fd_out = fd_out, .fd_err = fd_err, .errmsg = errmsg };
     *exit_code = 255;
     if (!command) {
         kube_set_err(errmsg, "config: no command to run");
         return KUBE_SSH_ERR_CONFIG;
     }
-    if (strlen(command) > MAX_COMMAND) {   /* libssh2 1.10 sends packets < 35000-256 bytes */
-        kube_set_err(errmsg, "config: the command for %s is %zu bytes; libssh2 sends at most %d "
-                      "in one exec request", host ? host : "?", strlen(command), MAX_COMMAND);
+    if (strlen(command) > MAX_COMMAND) { /* libssh2 1.10 sends packets < 35000-256 bytes */
+        kube_set_err(errmsg,
+                     "config: the command for %s is %zu bytes; libssh2 sends at most %d "
+                     "in one exec request",
+                     host ? host : "?", strlen(command), MAX_COMMAND);
         return KUBE_SSH_ERR_CONFIG;
     }
     struct kube_ssh_opts ro = *o;
-    ro.no_auth = 0;                        /* a command always runs as an authenticated user */
+    ro.no_auth = 0; /* a command always runs as an authenticated user */
     int rc = Kube_sshi_open(&ro, host, &c, errmsg);
     if (rc != KUBE_SSH_OK)
         return rc;

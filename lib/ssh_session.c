@@ -15,17 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define KEX_PREF "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256," \
-                 "ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512," \
-                 "diffie-hellman-group14-sha256"
+#define KEX_PREF                                                                                                            \
+    "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,"                                                    \
+    "ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,"                                                  \
+    "diffie-hellman-group14-sha256"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_rc;
 
-static void lib_init(void)
-{
-    init_rc = libssh2_init(0);
-}
+static void lib_init(void) { init_rc = libssh2_init(0); }
 
 const char *Kube_sshi_lasterr(LIBSSH2_SESSION *s)
 {
@@ -54,8 +52,7 @@ const char *kube_ssh_stage_name(int result)
 }
 
 /* Fills c from o with defaults; KUBE_SSH_OK or KUBE_SSH_ERR_CONFIG. */
-static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_sshi_conn *c,
-                 char **errmsg)
+static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_sshi_conn *c, char **errmsg)
 {
     const char *user = o->user;
     memset(c, 0, sizeof(*c));
@@ -77,7 +74,7 @@ static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_ss
     char pwbuf[4096];
     struct passwd pwd, *pw = NULL;
     if ((!user || !*user) && getpwuid_r(geteuid(), &pwd, pwbuf, sizeof(pwbuf), &pw) == 0 && pw)
-        user = pw->pw_name;            /* getpwuid_r: the agent checks workers from threads */
+        user = pw->pw_name; /* getpwuid_r: the agent checks workers from threads */
     if (!user || !*user)
         user = getenv("USER");
     if (!user || !*user || strlen(user) >= sizeof(c->user)) {
@@ -96,9 +93,8 @@ static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_ss
 /* Handshake errors that mean "the server dropped us early" (e.g. still starting). */
 static int handshake_retryable(int e)
 {
-    return e == LIBSSH2_ERROR_SOCKET_DISCONNECT || e == LIBSSH2_ERROR_SOCKET_RECV ||
-           e == LIBSSH2_ERROR_SOCKET_SEND || e == LIBSSH2_ERROR_BANNER_RECV ||
-           e == LIBSSH2_ERROR_BANNER_SEND;
+    return e == LIBSSH2_ERROR_SOCKET_DISCONNECT || e == LIBSSH2_ERROR_SOCKET_RECV || e == LIBSSH2_ERROR_SOCKET_SEND ||
+           e == LIBSSH2_ERROR_BANNER_RECV || e == LIBSSH2_ERROR_BANNER_SEND;
 }
 
 /* libssh2's socket reads, timestamped: the bridge gives up on a peer silent for 4 keepalives. */
@@ -113,8 +109,7 @@ static LIBSSH2_RECV_FUNC(recv_stamped)
 }
 
 /* TCP connect + SSH handshake (blocking libssh2 with a per-step timeout). */
-static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_keys *k,
-                             int *retry, char **errmsg)
+static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_keys *k, int *retry, char **errmsg)
 {
     int fd = Kube_sshi_tcp_connect(c->host, c->port, c->timeout_ms, c->keepalive_s, retry, errmsg);
     if (fd < 0)
@@ -131,15 +126,13 @@ static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_ke
     libssh2_session_set_timeout(c->s, c->timeout_ms);
     if (libssh2_session_method_pref(c->s, LIBSSH2_METHOD_KEX, KEX_PREF) != 0 ||
         libssh2_session_method_pref(c->s, LIBSSH2_METHOD_HOSTKEY, k->hostkey_methods) != 0) {
-        kube_set_err(errmsg, "config: libssh2 supports none of the pinned host key types (%s)",
-                      k->hostkey_methods);
+        kube_set_err(errmsg, "config: libssh2 supports none of the pinned host key types (%s)", k->hostkey_methods);
         return KUBE_SSH_ERR_CONFIG;
     }
     int rc = libssh2_session_handshake(c->s, fd);
     if (rc != 0) {
         *retry = handshake_retryable(rc);
-        kube_set_err(errmsg, "handshake: with %s port %d failed: %s", c->host, c->port,
-                      Kube_sshi_lasterr(c->s));
+        kube_set_err(errmsg, "handshake: with %s port %d failed: %s", c->host, c->port, Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_HANDSHAKE;
     }
     c->handshaken = 1;
@@ -148,17 +141,18 @@ static int connect_handshake(struct kube_sshi_conn *c, const struct kube_sshi_ke
 
 static int authenticate(struct kube_sshi_conn *c, const struct kube_sshi_keys *k, char **errmsg)
 {
-    int rc = libssh2_userauth_publickey_fromfile_ex(c->s, c->user, (unsigned)strlen(c->user),
-                                                    NULL, k->identity, NULL);
+    int rc = libssh2_userauth_publickey_fromfile_ex(c->s, c->user, (unsigned)strlen(c->user), NULL, k->identity, NULL);
     if (rc == 0)
         return KUBE_SSH_OK;
     if (rc == LIBSSH2_ERROR_FILE) {
-        kube_set_err(errmsg, "config: cannot use private key %s: %s (expected an unencrypted "
-                      "OpenSSH ed25519 key)", k->identity, Kube_sshi_lasterr(c->s));
+        kube_set_err(errmsg,
+                     "config: cannot use private key %s: %s (expected an unencrypted "
+                     "OpenSSH ed25519 key)",
+                     k->identity, Kube_sshi_lasterr(c->s));
         return KUBE_SSH_ERR_CONFIG;
     }
-    kube_set_err(errmsg, "auth: %s@%s port %d refused the key %s: %s", c->user, c->host,
-                  c->port, k->identity, Kube_sshi_lasterr(c->s));
+    kube_set_err(errmsg, "auth: %s@%s port %d refused the key %s: %s", c->user, c->host, c->port, k->identity,
+                 Kube_sshi_lasterr(c->s));
     return KUBE_SSH_ERR_AUTH;
 }
 
@@ -180,8 +174,7 @@ static int backoff_sleep(int cancel_fd, int64_t ms)
 }
 
 /* One full try; on failure the half-open connection is torn down. */
-static int try_once(struct kube_sshi_conn *c, const struct kube_sshi_keys *k, int *retry,
-                    char **errmsg)
+static int try_once(struct kube_sshi_conn *c, const struct kube_sshi_keys *k, int *retry, char **errmsg)
 {
     int rc = connect_handshake(c, k, retry, errmsg);
     if (rc == KUBE_SSH_OK)
@@ -193,8 +186,7 @@ static int try_once(struct kube_sshi_conn *c, const struct kube_sshi_keys *k, in
     return rc;
 }
 
-int Kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_sshi_conn *c,
-                   char **errmsg)
+int Kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_sshi_conn *c, char **errmsg)
 {
     struct kube_sshi_keys k;
     int rc = setup(o, host, c, errmsg);
@@ -209,8 +201,7 @@ int Kube_sshi_open(const struct kube_ssh_opts *o, const char *host, struct kube_
             if (rc != KUBE_SSH_OK && i > 1 && errmsg && *errmsg) {
                 char *first = *errmsg;
                 *errmsg = NULL;
-                kube_set_err(errmsg, "%s (%d attempts over %.1f s)", first, i,
-                              (double)(kube_now_ms() - start) / 1000.0);
+                kube_set_err(errmsg, "%s (%d attempts over %.1f s)", first, i, (double)(kube_now_ms() - start) / 1000.0);
                 free(first);
             }
             break;

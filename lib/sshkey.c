@@ -40,7 +40,7 @@ static void kb_put(struct kbuf *b, const void *data, size_t n)
         if (b->len)
             memcpy(np, b->p, b->len);
         if (b->p) {
-            OPENSSL_cleanse(b->p, b->cap);   /* it may hold the private key */
+            OPENSSL_cleanse(b->p, b->cap); /* it may hold the private key */
             free(b->p);
         }
         b->p = np;
@@ -52,8 +52,7 @@ static void kb_put(struct kbuf *b, const void *data, size_t n)
 
 static void kb_u32(struct kbuf *b, uint32_t v)
 {
-    unsigned char x[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
-                           (unsigned char)(v >> 8), (unsigned char)v };
+    unsigned char x[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v };
     kb_put(b, x, 4);
 }
 
@@ -113,7 +112,7 @@ static char *format_private(const unsigned char *sk, const unsigned char *pk, co
 
     if (RAND_bytes(check, sizeof(check)) != 1)
         return NULL;
-    memcpy(seckey, sk, ED25519_LEN);          /* OpenSSH's 64-byte secret: seed || pk */
+    memcpy(seckey, sk, ED25519_LEN); /* OpenSSH's 64-byte secret: seed || pk */
     memcpy(seckey + ED25519_LEN, pk, ED25519_LEN);
     put_pub_blob(&blob, pk);
     kb_put(&priv, check, 4);
@@ -123,7 +122,7 @@ static char *format_private(const unsigned char *sk, const unsigned char *pk, co
     kb_str(&priv, comment, strlen(comment));
     for (unsigned char pad = 1; priv.len % 8; pad++)
         kb_put(&priv, &pad, 1);
-    kb_put(&all, "openssh-key-v1", 15);        /* magic including its NUL */
+    kb_put(&all, "openssh-key-v1", 15); /* magic including its NUL */
     kb_str(&all, "none", 4);
     kb_str(&all, "none", 4);
     kb_str(&all, "", 0);
@@ -132,8 +131,10 @@ static char *format_private(const unsigned char *sk, const unsigned char *pk, co
     kb_str(&all, priv.p, priv.len);
     if (!blob.oom && !priv.oom && !all.oom) {
         char *body = b64(all.p, all.len, 70);
-        if (body && asprintf(&text, "-----BEGIN OPENSSH PRIVATE KEY-----\n%s"
-                             "-----END OPENSSH PRIVATE KEY-----\n", body) < 0)
+        if (body && asprintf(&text,
+                             "-----BEGIN OPENSSH PRIVATE KEY-----\n%s"
+                             "-----END OPENSSH PRIVATE KEY-----\n",
+                             body) < 0)
             text = NULL;
         if (body) {
             OPENSSL_cleanse(body, strlen(body));
@@ -167,8 +168,7 @@ static int keygen(unsigned char *sk, unsigned char *pk, char **errmsg)
     EVP_PKEY *key = NULL;
     size_t sklen = ED25519_LEN, pklen = ED25519_LEN;
     int ok = ctx && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_keygen(ctx, &key) == 1 &&
-             EVP_PKEY_get_raw_private_key(key, sk, &sklen) == 1 &&
-             EVP_PKEY_get_raw_public_key(key, pk, &pklen) == 1 &&
+             EVP_PKEY_get_raw_private_key(key, sk, &sklen) == 1 && EVP_PKEY_get_raw_public_key(key, pk, &pklen) == 1 &&
              sklen == ED25519_LEN && pklen == ED25519_LEN;
     EVP_PKEY_free(key);
     EVP_PKEY_CTX_free(ctx);
@@ -177,8 +177,7 @@ static int keygen(unsigned char *sk, unsigned char *pk, char **errmsg)
     return ok ? 0 : -1;
 }
 
-int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line,
-                                 const char *comment, char **errmsg)
+int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line, const char *comment, char **errmsg)
 {
     unsigned char sk[ED25519_LEN], pk[ED25519_LEN];
     *private_openssh = NULL;

@@ -9,8 +9,14 @@
 #include <string.h>
 
 static const char *const key_types[] = {
-    "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-    "ssh-rsa", "ssh-dss", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com",
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "ssh-rsa",
+    "ssh-dss",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
 };
 
 static int is_key_type(const char *t, size_t n)
@@ -70,15 +76,14 @@ static int blob_has_type(const unsigned char *b, size_t n, const char *type, siz
     return l == tlen && n - 4 >= l && memcmp(b + 4, type, tlen) == 0;
 }
 
-int kube_sshkey_parse_line(const char *line, size_t len, char **type,
-                           unsigned char **blob, size_t *blob_len)
+int kube_sshkey_parse_line(const char *line, size_t len, char **type, unsigned char **blob, size_t *blob_len)
 {
     size_t pos = 0, st, tl;
     *type = NULL;
     *blob = NULL;
     *blob_len = 0;
     if (!next_token(line, len, &pos, &st, &tl) || line[st] == '#' || line[st] == '@')
-        return 0;   /* blank, comment, or a marker (@revoked, @cert-authority): not a plain key */
+        return 0; /* blank, comment, or a marker (@revoked, @cert-authority): not a plain key */
     do {
         if (!is_key_type(line + st, tl))
             continue;

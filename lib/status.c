@@ -11,24 +11,24 @@ static const struct {
     enum kube_reason r;
     const char *name;
 } g_reasons[] = {
-    {KUBE_OK, "OK"},
-    {KUBE_NOT_FOUND, "NotFound"},
-    {KUBE_ALREADY_EXISTS, "AlreadyExists"},
-    {KUBE_CONFLICT, "Conflict"},
-    {KUBE_FORBIDDEN, "Forbidden"},
-    {KUBE_UNAUTHORIZED, "Unauthorized"},
-    {KUBE_GONE, "Gone"},
-    {KUBE_TOO_MANY_REQUESTS, "TooManyRequests"},
-    {KUBE_INVALID, "Invalid"},
-    {KUBE_BAD_REQUEST, "BadRequest"},
-    {KUBE_METHOD_NOT_ALLOWED, "MethodNotAllowed"},
-    {KUBE_INTERNAL, "InternalError"},
-    {KUBE_TIMEOUT, "Timeout"},
-    {KUBE_SERVICE_UNAVAILABLE, "ServiceUnavailable"},
-    {KUBE_TRANSPORT, "Transport"},
-    {KUBE_PROTOCOL, "Protocol"},
-    {KUBE_CANCELLED, "Cancelled"},
-    {KUBE_UNKNOWN, "Unknown"},
+    { KUBE_OK, "OK" },
+    { KUBE_NOT_FOUND, "NotFound" },
+    { KUBE_ALREADY_EXISTS, "AlreadyExists" },
+    { KUBE_CONFLICT, "Conflict" },
+    { KUBE_FORBIDDEN, "Forbidden" },
+    { KUBE_UNAUTHORIZED, "Unauthorized" },
+    { KUBE_GONE, "Gone" },
+    { KUBE_TOO_MANY_REQUESTS, "TooManyRequests" },
+    { KUBE_INVALID, "Invalid" },
+    { KUBE_BAD_REQUEST, "BadRequest" },
+    { KUBE_METHOD_NOT_ALLOWED, "MethodNotAllowed" },
+    { KUBE_INTERNAL, "InternalError" },
+    { KUBE_TIMEOUT, "Timeout" },
+    { KUBE_SERVICE_UNAVAILABLE, "ServiceUnavailable" },
+    { KUBE_TRANSPORT, "Transport" },
+    { KUBE_PROTOCOL, "Protocol" },
+    { KUBE_CANCELLED, "Cancelled" },
+    { KUBE_UNKNOWN, "Unknown" },
 };
 
 const char *kube_reason_name(enum kube_reason r)
@@ -49,8 +49,8 @@ enum kube_reason kube_reason_from_string(const char *reason)
     if (!strcmp(reason, "ServerTimeout") || !strcmp(reason, "Timeout"))
         return KUBE_TIMEOUT;
     for (size_t i = 1; i < sizeof g_reasons / sizeof g_reasons[0]; i++)
-        if (!strcmp(g_reasons[i].name, reason) && g_reasons[i].r != KUBE_TRANSPORT &&
-            g_reasons[i].r != KUBE_PROTOCOL && g_reasons[i].r != KUBE_CANCELLED)
+        if (!strcmp(g_reasons[i].name, reason) && g_reasons[i].r != KUBE_TRANSPORT && g_reasons[i].r != KUBE_PROTOCOL &&
+            g_reasons[i].r != KUBE_CANCELLED)
             return g_reasons[i].r;
     return KUBE_UNKNOWN;
 }
@@ -152,8 +152,8 @@ void kube_status_decode_json(const json_t *st, int http_code, struct kube_error 
         r = KUBE_UNKNOWN; /* a failure Status with a 2xx code */
     char *m = message ? excerpt(message, strlen(message), 1024) : NULL;
     char *rs = reason && *reason ? excerpt(reason, strlen(reason), 64) : NULL;
-    kube_error_set(e, http_code, r, "%s (HTTP %d%s%s): %s", kube_reason_name(r), http_code,
-                   rs ? ", reason " : "", rs ? rs : "", m && *m ? m : "no message");
+    kube_error_set(e, http_code, r, "%s (HTTP %d%s%s): %s", kube_reason_name(r), http_code, rs ? ", reason " : "",
+                   rs ? rs : "", m && *m ? m : "no message");
     free(rs);
     free(m);
     e->retry_after_s = retry;

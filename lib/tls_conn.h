@@ -21,8 +21,8 @@ struct kube_conn;
  * plugin's). NULL on failure with a one-line *errmsg naming the server, the config and the
  * cause; *retryable is set for refused / unresolvable / timed-out connections. session_dir:
  * where TLS sessions are kept across processes (NULL/"" = this process's memory only). */
-struct kube_conn *Kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred,
-                                 const char *session_dir, int64_t deadline, char **errmsg, int *retryable);
+struct kube_conn *Kube_conn_open(const struct kube_config *cfg, const struct kube_credential *cred, const char *session_dir,
+                                 int64_t deadline, char **errmsg, int *retryable);
 /* Sends up to len bytes: >0 sent, 0 would block (poll Kube_conn_events), -1 broken. */
 ssize_t Kube_conn_send(struct kube_conn *c, const void *buf, size_t len);
 /* Receives up to len bytes: >0 read, 0 orderly EOF, -2 would block, -1 broken. */
@@ -68,8 +68,7 @@ const char *Kube_tls_errstr(char *buf, size_t n, const char *fallback);
  * make this connection the one others wait for. The session the server sends is saved by a
  * callback (TLS 1.3 sends it after the handshake), to memory and to a file under dir (NULL/""
  * = memory only). */
-int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
-                           const char *dir);
+int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred, const char *dir);
 /* Installs the new-session callback on ctx. */
 void Kube_tls_session_setup(SSL_CTX *ctx);
 /* The connection ends (or its handshake failed): other connections stop waiting for it. */

@@ -104,8 +104,7 @@ static int use_key_data(SSL_CTX *ctx, const char *data, size_t len)
     return ok ? 0 : -1;
 }
 
-static int load_identity(SSL_CTX *ctx, const struct kube_config *cfg, const struct kube_credential *cred,
-                         char **errmsg)
+static int load_identity(SSL_CTX *ctx, const struct kube_config *cfg, const struct kube_credential *cred, char **errmsg)
 {
     char e[256];
     const char *what = NULL;
@@ -124,8 +123,7 @@ static int load_identity(SSL_CTX *ctx, const struct kube_config *cfg, const stru
         what = cfg->key_file;
     else if (!cfg->key_file && cfg->key_data && use_key_data(ctx, cfg->key_data, cfg->key_data_len) < 0)
         what = "client-key-data";
-    else if ((cfg->cert_file || cfg->cert_data) && (cfg->key_file || cfg->key_data) &&
-             SSL_CTX_check_private_key(ctx) != 1)
+    else if ((cfg->cert_file || cfg->cert_data) && (cfg->key_file || cfg->key_data) && SSL_CTX_check_private_key(ctx) != 1)
         what = "the client key (it does not match the certificate)";
     if (what) {
         kube_set_err(errmsg, "TLS: cannot use the client certificate/key (%s): %s: %s", cfg->origin, what,

@@ -54,7 +54,8 @@ static void claim_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, lon
 {
     (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
     struct claim *cl = ptr;
-    if (cl) free(cl->dir);
+    if (cl)
+        free(cl->dir);
     free(cl);
 }
 
@@ -64,16 +65,19 @@ char *kube_tls_session_dir_default(void)
 {
     const char *tmp = getenv("TMPDIR");
     char *def = NULL;
-    if (asprintf(&def, "%s/mpi-k8s-tls-%u", tmp && *tmp ? tmp : "/tmp", (unsigned)geteuid()) < 0) def = NULL;
+    if (asprintf(&def, "%s/mpi-k8s-tls-%u", tmp && *tmp ? tmp : "/tmp", (unsigned)geteuid()) < 0)
+        def = NULL;
     return def;
 }
 
 static void hash_str(EVP_MD_CTX *h, const char *s, size_t len)
 {
     unsigned char l[8];
-    for (int i = 0; i < 8; i++) l[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        l[i] = (unsigned char)((uint64_t)len >> (8 * i));
     EVP_DigestUpdate(h, l, sizeof l);
-    if (len) EVP_DigestUpdate(h, s, len);
+    if (len)
+        EVP_DigestUpdate(h, s, len);
 }
 
 /* A file by name and identity: a rotated certificate file is a new configuration. */
@@ -82,8 +86,7 @@ static void hash_file(EVP_MD_CTX *h, const char *path)
     struct stat st;
     char id[96] = "";
     if (path && stat(path, &st) == 0)
-        snprintf(id, sizeof id, "%lld:%lld.%ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                 st.st_mtim.tv_nsec);
+        snprintf(id, sizeof id, "%lld:%lld.%ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
     hash_str(h, path ? path : "", path ? strlen(path) : 0);
     hash_str(h, id, strlen(id));
 }
@@ -98,7 +101,7 @@ static void config_key(const struct kube_config *cfg, const struct kube_credenti
         key[0] = 1;
         return;
     }
-    const char *strs[] = {cfg->server, cfg->tls_server_name, cfg->insecure ? "insecure" : "verify"};
+    const char *strs[] = { cfg->server, cfg->tls_server_name, cfg->insecure ? "insecure" : "verify" };
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         hash_str(h, strs[i] ? strs[i] : "", strs[i] ? strlen(strs[i]) : 0);
     hash_str(h, cfg->ca_data ? cfg->ca_data : "", cfg->ca_data ? cfg->ca_data_len : 0);
@@ -107,23 +110,27 @@ static void config_key(const struct kube_config *cfg, const struct kube_credenti
     hash_file(h, cfg->ca_file);
     hash_file(h, cfg->cert_file);
     hash_file(h, cfg->key_file);
-    if (EVP_DigestFinal_ex(h, key, &klen) != 1) memset(key, 0, 32);
+    if (EVP_DigestFinal_ex(h, key, &klen) != 1)
+        memset(key, 0, 32);
     EVP_MD_CTX_free(h);
 }
 
 /* dir/<first 16 bytes of the key in hex>.tls, when dir is safe to use; NULL otherwise. */
 static char *session_path(const char *dir, const unsigned char key[32])
 {
-    if (!dir) return NULL;
+    if (!dir)
+        return NULL;
     struct stat st;
-    if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid() || (st.st_mode & 077)) {
+    if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077)) {
         KLOG_DEBUG("tls: not caching sessions in %s (missing, not a private directory of this user)", dir);
         return NULL;
     }
     char hex[33], *path = NULL;
-    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
-    if (asprintf(&path, "%s/%s.tls", dir, hex) < 0) path = NULL;
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    if (asprintf(&path, "%s/%s.tls", dir, hex) < 0)
+        path = NULL;
     return path;
 }
 
@@ -132,7 +139,8 @@ static size_t load_blob(const char *dir, const unsigned char key[32], unsigned c
 {
     size_t n = 0;
     pthread_mutex_lock(&mu);
-    if (mem_len && !memcmp(mem_key, key, 32)) memcpy(blob, mem_blob, n = mem_len);
+    if (mem_len && !memcmp(mem_key, key, 32))
+        memcpy(blob, mem_blob, n = mem_len);
     pthread_mutex_unlock(&mu);
     char *path = n ? NULL : session_path(dir, key);
     int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -146,7 +154,8 @@ static size_t load_blob(const char *dir, const unsigned char key[32], unsigned c
         memcpy(mem_blob, blob, mem_len = n);
         pthread_mutex_unlock(&mu);
     }
-    if (fd >= 0) close(fd);
+    if (fd >= 0)
+        close(fd);
     free(path);
     return n;
 }
@@ -159,15 +168,15 @@ static void follow_or_lead(const unsigned char key[32], int *leader)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += FOLLOW_WAIT_MS / 1000;
     while (inflight && !memcmp(inflight_key, key, 32) && !(mem_len && !memcmp(mem_key, key, 32)))
-        if (pthread_cond_timedwait(&session_done, &mu, &until) == ETIMEDOUT) return;
+        if (pthread_cond_timedwait(&session_done, &mu, &until) == ETIMEDOUT)
+            return;
     if (!inflight && !(mem_len && !memcmp(mem_key, key, 32))) {
         inflight = *leader = 1;
         memcpy(inflight_key, key, 32);
     }
 }
 
-int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred,
-                           const char *dir)
+int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct kube_credential *cred, const char *dir)
 {
     pthread_once(&idx_once, make_idx);
     struct claim *cl = calloc(1, sizeof *cl);
@@ -177,7 +186,8 @@ int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct
         cl = NULL;
     }
     if (!cl || !blob || ex_idx < 0 || !SSL_set_ex_data(ssl, ex_idx, cl)) {
-        if (cl) free(cl->dir);
+        if (cl)
+            free(cl->dir);
         free(cl);
         free(blob);
         return 0;
@@ -193,7 +203,8 @@ int Kube_tls_session_offer(SSL *ssl, const struct kube_config *cfg, const struct
     const unsigned char *p = blob;
     SSL_SESSION *s = n ? d2i_SSL_SESSION(NULL, &p, (long)n) : NULL;
     int ok = s && SSL_SESSION_is_resumable(s) && SSL_set_session(ssl, s) == 1;
-    if (n) KLOG_DEBUG("tls: %s a remembered session for %s", ok ? "offering" : "ignoring an unusable", cfg->server);
+    if (n)
+        KLOG_DEBUG("tls: %s a remembered session for %s", ok ? "offering" : "ignoring an unusable", cfg->server);
     SSL_SESSION_free(s);
     OPENSSL_cleanse(blob, SESSION_MAX);
     free(blob);
@@ -210,8 +221,10 @@ static void save_file(const char *dir, const unsigned char key[32], const unsign
     }
     int fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
     int ok = fd >= 0 && kube_write_all(fd, blob, n) == 0;
-    if (fd >= 0 && close(fd) < 0) ok = 0;
-    if (fd >= 0 && (!ok || rename(tmp, path) < 0)) unlink(tmp);
+    if (fd >= 0 && close(fd) < 0)
+        ok = 0;
+    if (fd >= 0 && (!ok || rename(tmp, path) < 0))
+        unlink(tmp);
     free(tmp);
     free(path);
 }
@@ -242,8 +255,10 @@ static int on_new_session(SSL *ssl, SSL_SESSION *s)
     }
     release_locked(cl);
     pthread_mutex_unlock(&mu);
-    if (n && !same) save_file(cl->dir, cl->key, blob, n);
-    if (blob) OPENSSL_cleanse(blob, n);
+    if (n && !same)
+        save_file(cl->dir, cl->key, blob, n);
+    if (blob)
+        OPENSSL_cleanse(blob, n);
     free(blob);
     return 0;
 }

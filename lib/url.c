@@ -7,8 +7,8 @@
 
 static int unreserved(unsigned char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '.' || c == '_' || c == '~';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+           c == '~';
 }
 
 char *kube_url_escape(const char *s)
@@ -120,8 +120,7 @@ int kube_query_add(struct kube_query *q, const char *key, const char *value)
         return 0;
     char *k = kube_url_escape(key), *v = kube_url_escape(value);
     int rc = -1;
-    if (k && v && (q->len == 0 || append(q, "&") == 0) && append(q, k) == 0 && append(q, "=") == 0 &&
-        append(q, v) == 0)
+    if (k && v && (q->len == 0 || append(q, "&") == 0) && append(q, k) == 0 && append(q, "=") == 0 && append(q, v) == 0)
         rc = 0;
     free(k);
     free(v);

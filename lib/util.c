@@ -83,8 +83,8 @@ char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz)
         snprintf(buf, bufsz, "?");
         return buf;
     }
-    snprintf(buf, bufsz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    snprintf(buf, bufsz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec, ms);
     return buf;
 }
 
@@ -148,7 +148,7 @@ int kube_time_parse_ms(const char *s, int64_t *epoch_ms)
     }
     if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
         return -1;
-    struct tm tm = {0};
+    struct tm tm = { 0 };
     tm.tm_year = Y - 1900;
     tm.tm_mon = M - 1;
     tm.tm_mday = D;
@@ -218,7 +218,7 @@ int kube_write_all_cancel(int fd, int cancel_fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
-        struct pollfd pf[2] = {{.fd = fd, .events = POLLOUT}, {.fd = cancel_fd, .events = POLLIN}};
+        struct pollfd pf[2] = { { .fd = fd, .events = POLLOUT }, { .fd = cancel_fd, .events = POLLIN } };
         int r = poll(pf, cancel_fd > 0 ? 2 : 1, 1000);
         if (r < 0 && errno != EINTR)
             return -1;
@@ -244,10 +244,7 @@ int kube_write_all_cancel(int fd, int cancel_fd, const void *buf, size_t len)
     return 0;
 }
 
-int kube_write_all(int fd, const void *buf, size_t len)
-{
-    return kube_write_all_cancel(fd, 0, buf, len);
-}
+int kube_write_all(int fd, const void *buf, size_t len) { return kube_write_all_cancel(fd, 0, buf, len); }
 
 static int b64val(unsigned char c)
 {
@@ -333,9 +330,8 @@ void kube_sleep_ms(int64_t ms)
 {
     if (ms <= 0)
         return;
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-    }
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
 }
 
 void kube_strv_free(char **v)

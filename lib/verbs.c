@@ -15,8 +15,7 @@ static int method_idempotent(const char *m)
 
 /* Request with JSON in/out and an extra cancel token. */
 static json_t *request_json(struct kube_client *c, const char *method, const char *path, const char *query,
-                            const json_t *body, const char *content_type, struct kube_cancel *extra,
-                            struct kube_error *err)
+                            const json_t *body, const char *content_type, struct kube_cancel *extra, struct kube_error *err)
 {
     char *b = NULL;
     if (body) {
@@ -28,8 +27,8 @@ static json_t *request_json(struct kube_client *c, const char *method, const cha
     }
     size_t len = 0;
     char *reply = Kube_request_raw_cancel(c, method, path, query, b, b ? strlen(b) : 0,
-                                          content_type ? content_type : "application/json",
-                                          method_idempotent(method), extra, &len, err);
+                                          content_type ? content_type : "application/json", method_idempotent(method), extra,
+                                          &len, err);
     free(b);
     if (!reply)
         return NULL;
@@ -41,15 +40,14 @@ static json_t *request_json(struct kube_client *c, const char *method, const cha
     json_t *v = kube_json_parse(reply, len, &perr);
     free(reply);
     if (!v) {
-        kube_error_set(err, err->http_code, KUBE_PROTOCOL, "%s %s: reply is not JSON: %s", method, path,
-                       perr ? perr : "?");
+        kube_error_set(err, err->http_code, KUBE_PROTOCOL, "%s %s: reply is not JSON: %s", method, path, perr ? perr : "?");
         free(perr);
     }
     return v;
 }
 
-json_t *kube_request(struct kube_client *c, const char *method, const char *path, const char *query,
-                     const json_t *body, const char *content_type, struct kube_error *err)
+json_t *kube_request(struct kube_client *c, const char *method, const char *path, const char *query, const json_t *body,
+                     const char *content_type, struct kube_error *err)
 {
     return request_json(c, method, path, query, body, content_type, NULL, err);
 }
@@ -114,8 +112,8 @@ static json_t *list_page(struct kube_client *c, const struct kube_resource *r, c
     return v;
 }
 
-json_t *kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns,
-                  const struct kube_list_opts *opts, struct kube_error *err)
+json_t *kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *opts,
+                  struct kube_error *err)
 {
     return list_page(c, r, ns, opts, NULL, err);
 }
@@ -130,7 +128,7 @@ json_t *kube_list_cancel(struct kube_client *c, const struct kube_resource *r, c
 static json_t *list_pages(struct kube_client *c, const struct kube_resource *r, const char *ns,
                           const struct kube_list_opts *opts, struct kube_cancel *extra, struct kube_error *err)
 {
-    struct kube_list_opts o = opts ? *opts : (struct kube_list_opts){0};
+    struct kube_list_opts o = opts ? *opts : (struct kube_list_opts){ 0 };
     o.continue_token = NULL;
     json_t *all = list_page(c, r, ns, &o, extra, err);
     char *cont = NULL;
@@ -219,12 +217,12 @@ json_t *kube_update_status(struct kube_client *c, const struct kube_resource *r,
 json_t *kube_patch(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
                    const char *subresource, enum kube_patch_type type, const json_t *patch, struct kube_error *err)
 {
-    static const char *const ctypes[] = {"application/merge-patch+json", "application/json-patch+json",
-                                         "application/strategic-merge-patch+json"};
+    static const char *const ctypes[] = { "application/merge-patch+json", "application/json-patch+json",
+                                          "application/strategic-merge-patch+json" };
     if ((unsigned)type > KUBE_PATCH_STRATEGIC || !patch || (type == KUBE_PATCH_JSON && !json_is_array(patch)) ||
         (type != KUBE_PATCH_JSON && !json_is_object(patch))) {
-        kube_error_set(err, 0, KUBE_BAD_REQUEST, "patch %s/%s: patch must be %s", r ? r->resource : "?",
-                       name ? name : "?", type == KUBE_PATCH_JSON ? "a JSON array" : "a JSON object");
+        kube_error_set(err, 0, KUBE_BAD_REQUEST, "patch %s/%s: patch must be %s", r ? r->resource : "?", name ? name : "?",
+                       type == KUBE_PATCH_JSON ? "a JSON array" : "a JSON object");
         return NULL;
     }
     return verb(c, "PATCH", r, ns, name, subresource, NULL, patch, ctypes[type], err);

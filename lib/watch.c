@@ -18,10 +18,10 @@ struct wctx {
     struct kube_watch_parser *p;
     kube_watch_cb cb;
     void *ud;
-    char *ebody;         /* body of a non-2xx reply */
+    char *ebody; /* body of a non-2xx reply */
     size_t elen;
-    int stopped;         /* cb asked to stop */
-    int failed;          /* ERROR event or malformed stream: err is set */
+    int stopped; /* cb asked to stop */
+    int failed;  /* ERROR event or malformed stream: err is set */
     struct kube_error *err;
 };
 
@@ -65,10 +65,10 @@ static int on_data(const char *data, size_t len, void *ud)
 }
 
 /* Builds path and query of the watch request. 0 ok, -1 with err. */
-static int watch_target(const struct kube_resource *r, const char *ns, const struct kube_list_opts *opts,
-                        char **path, struct kube_query **q, struct kube_error *err)
+static int watch_target(const struct kube_resource *r, const char *ns, const struct kube_list_opts *opts, char **path,
+                        struct kube_query **q, struct kube_error *err)
 {
-    struct kube_list_opts o = opts ? *opts : (struct kube_list_opts){0};
+    struct kube_list_opts o = opts ? *opts : (struct kube_list_opts){ 0 };
     o.limit = 0;
     o.continue_token = NULL;
     *path = kube_resource_path(r, ns, NULL, NULL);
@@ -118,8 +118,8 @@ int kube_watch_stream(struct kube_client *c, const struct kube_resource *r, cons
                       const struct kube_list_opts *opts, kube_watch_cb cb, void *ud, struct kube_cancel *cancel,
                       struct kube_error *err)
 {
-    struct kube_call call = {0};
-    struct wctx w = {.call = &call, .cb = cb, .ud = ud, .err = err};
+    struct kube_call call = { 0 };
+    struct wctx w = { .call = &call, .cb = cb, .ud = ud, .err = err };
     struct kube_query *q = NULL;
     char *path = NULL, *url = NULL;
     int ret = -1;

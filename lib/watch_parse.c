@@ -8,12 +8,9 @@
 
 #define DEFAULT_MAX_LINE (16u << 20) /* one watch event; etcd caps objects at 1.5 MiB */
 
-static const char *const g_types[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+static const char *const g_types[] = { "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR" };
 
-const char *kube_event_type_name(enum kube_event_type t)
-{
-    return (unsigned)t <= KUBE_EVENT_ERROR ? g_types[t] : "?";
-}
+const char *kube_event_type_name(enum kube_event_type t) { return (unsigned)t <= KUBE_EVENT_ERROR ? g_types[t] : "?"; }
 
 void kube_watch_event_clear(struct kube_watch_event *ev)
 {
@@ -45,10 +42,11 @@ int kube_watch_parse_line(const char *line, size_t len, struct kube_watch_event 
         if (!strcmp(type, g_types[i]))
             t = i;
     if (!json_is_object(v) || !type || t < 0 || !json_is_object(obj)) {
-        kube_set_err(errmsg, "watch event: %s", !json_is_object(v) ? "not a JSON object"
-                                                : !type            ? "missing \"type\" string"
-                                                : t < 0            ? "unknown \"type\""
-                                                                   : "\"object\" is not a JSON object");
+        kube_set_err(errmsg, "watch event: %s",
+                     !json_is_object(v) ? "not a JSON object"
+                     : !type            ? "missing \"type\" string"
+                     : t < 0            ? "unknown \"type\""
+                                        : "\"object\" is not a JSON object");
         json_decref(v);
         return -1;
     }
@@ -114,7 +112,7 @@ static int hold(struct kube_watch_parser *p, const char *data, size_t n, char **
 
 static int emit(const char *line, size_t n, kube_watch_cb cb, void *ud, char **errmsg)
 {
-    struct kube_watch_event ev = {0};
+    struct kube_watch_event ev = { 0 };
     int r = kube_watch_parse_line(line, n, &ev, errmsg);
     if (r < 0)
         return -1;

@@ -42,22 +42,18 @@ static int watch_retryable(const struct kube_error *e)
     case KUBE_PROTOCOL:
     case KUBE_INTERNAL:
     case KUBE_SERVICE_UNAVAILABLE:
-    case KUBE_TOO_MANY_REQUESTS:
-        return 1;
-    case KUBE_UNKNOWN:
-        return e->http_code >= 500 || e->http_code == 0;
-    default:
-        return 0;
+    case KUBE_TOO_MANY_REQUESTS: return 1;
+    case KUBE_UNKNOWN: return e->http_code >= 500 || e->http_code == 0;
+    default: return 0;
     }
 }
 
-int kube_watch(struct kube_client *c, const struct kube_resource *r, const char *ns,
-               const struct kube_list_opts *opts, kube_watch_cb cb, void *ud, struct kube_cancel *cancel,
-               char **last_rv, struct kube_error *err)
+int kube_watch(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *opts,
+               kube_watch_cb cb, void *ud, struct kube_cancel *cancel, char **last_rv, struct kube_error *err)
 {
     const struct kube_retry_policy *pol = &kube_client_opts(c)->retry;
-    struct resume s = {cb, ud, NULL, 0};
-    struct kube_list_opts o = opts ? *opts : (struct kube_list_opts){0};
+    struct resume s = { cb, ud, NULL, 0 };
+    struct kube_list_opts o = opts ? *opts : (struct kube_list_opts){ 0 };
     if (o.resource_version && *o.resource_version)
         s.rv = strdup(o.resource_version);
     unsigned seed = (unsigned)kube_realtime_ms();
@@ -92,9 +88,8 @@ int kube_watch(struct kube_client *c, const struct kube_resource *r, const char 
             kube_log(KUBE_LOG_WARN, "watch %s: giving up after %d failures: %s", r->resource, failures, err->message);
             break;
         }
-        kube_log(failures > 1 ? KUBE_LOG_WARN : KUBE_LOG_DEBUG, "watch %s: %s; reconnecting in %lld ms from %s",
-                 r->resource, err->message ? err->message : kube_reason_name(err->reason), (long long)delay,
-                 s.rv ? s.rv : "now");
+        kube_log(failures > 1 ? KUBE_LOG_WARN : KUBE_LOG_DEBUG, "watch %s: %s; reconnecting in %lld ms from %s", r->resource,
+                 err->message ? err->message : kube_reason_name(err->reason), (long long)delay, s.rv ? s.rv : "now");
         if (kube_cancel_sleep_any_ms(cancel, Kube_client_cancel(c), delay)) {
             kube_error_set(err, 0, KUBE_CANCELLED, "watch %s cancelled", r->resource);
             break;

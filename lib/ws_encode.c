@@ -20,7 +20,8 @@ size_t kube_ws_frame_header(uint8_t *out, int fin, int opcode, uint64_t len, con
         out[n++] = (uint8_t)len;
     } else {
         out[n++] = 0x80 | 127;
-        for (int i = 7; i >= 0; i--) out[n++] = (uint8_t)(len >> (8 * i));
+        for (int i = 7; i >= 0; i--)
+            out[n++] = (uint8_t)(len >> (8 * i));
     }
     memcpy(out + n, key, 4);
     return n + 4;
@@ -30,7 +31,8 @@ void kube_ws_mask(uint8_t *buf, size_t len, const uint8_t key[4], size_t offset)
 {
     size_t i = 0;
     uint8_t k[4];
-    for (int j = 0; j < 4; j++) k[j] = key[(offset + j) & 3];
+    for (int j = 0; j < 4; j++)
+        k[j] = key[(offset + j) & 3];
     /* word at a time for the bulk, bytes for the tail */
     uint32_t kw;
     memcpy(&kw, k, 4);
@@ -40,7 +42,8 @@ void kube_ws_mask(uint8_t *buf, size_t len, const uint8_t key[4], size_t offset)
         w ^= kw;
         memcpy(buf + i, &w, 4);
     }
-    for (; i < len; i++) buf[i] ^= k[i & 3];
+    for (; i < len; i++)
+        buf[i] ^= k[i & 3];
 }
 
 int kube_ws_random(uint8_t *buf, size_t len)
@@ -49,7 +52,8 @@ int kube_ws_random(uint8_t *buf, size_t len)
     while (have < len) {
         ssize_t r = getrandom(buf + have, len - have, 0);
         if (r < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             return -1;
         }
         have += (size_t)r;
@@ -62,18 +66,22 @@ size_t kube_ws_close_payload(uint8_t *out, int code, const char *reason)
     size_t rl = reason ? strlen(reason) : 0;
     if (rl > KUBE_WS_MAX_CONTROL - 2) {
         rl = KUBE_WS_MAX_CONTROL - 2;
-        while (rl > 0 && ((uint8_t)reason[rl] & 0xC0) == 0x80) rl--; /* don't split UTF-8 */
+        while (rl > 0 && ((uint8_t)reason[rl] & 0xC0) == 0x80)
+            rl--; /* don't split UTF-8 */
     }
     out[0] = (uint8_t)(code >> 8);
     out[1] = (uint8_t)code;
-    if (rl) memcpy(out + 2, reason, rl);
+    if (rl)
+        memcpy(out + 2, reason, rl);
     return 2 + rl;
 }
 
 int kube_ws_close_code_valid(int code)
 {
-    if (code >= 1000 && code <= 1003) return 1;
-    if (code >= 1007 && code <= 1014) return 1;
+    if (code >= 1000 && code <= 1003)
+        return 1;
+    if (code >= 1007 && code <= 1014)
+        return 1;
     return code >= 3000 && code <= 4999;
 }
 
@@ -101,7 +109,8 @@ const char *kube_ws_close_code_name(int code)
 int kube_ws_make_key(char key[25])
 {
     uint8_t raw[16];
-    if (kube_ws_random(raw, sizeof(raw)) < 0) return -1;
+    if (kube_ws_random(raw, sizeof(raw)) < 0)
+        return -1;
     return EVP_EncodeBlock((unsigned char *)key, raw, sizeof(raw)) == 24 ? 0 : -1;
 }
 
@@ -112,10 +121,12 @@ int kube_ws_accept_for(const char *key, char accept[29])
     unsigned int mdlen = 0;
     size_t kl = strlen(key);
     EVP_MD_CTX *c = EVP_MD_CTX_new();
-    if (!c) return -1;
+    if (!c)
+        return -1;
     int ok = EVP_DigestInit_ex(c, EVP_sha1(), NULL) == 1 && EVP_DigestUpdate(c, key, kl) == 1 &&
              EVP_DigestUpdate(c, guid, sizeof(guid) - 1) == 1 && EVP_DigestFinal_ex(c, md, &mdlen) == 1;
     EVP_MD_CTX_free(c);
-    if (!ok || mdlen != 20) return -1;
+    if (!ok || mdlen != 20)
+        return -1;
     return EVP_EncodeBlock((unsigned char *)accept, md, 20) == 28 ? 0 : -1;
 }

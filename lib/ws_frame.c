@@ -19,11 +19,10 @@ void kube_ws_decoder_init(struct kube_ws_decoder *d, uint64_t max_message)
     d->max_message = max_message;
 }
 
-static enum kube_ws_event_type fail(struct kube_ws_decoder *d, struct kube_ws_event *ev, int code,
-                                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum kube_ws_event_type fail(struct kube_ws_decoder *d, struct kube_ws_event *ev, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static enum kube_ws_event_type fail(struct kube_ws_decoder *d, struct kube_ws_event *ev, int code,
-                                    const char *fmt, ...)
+static enum kube_ws_event_type fail(struct kube_ws_decoder *d, struct kube_ws_event *ev, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -42,20 +41,36 @@ static int utf8_step(uint32_t *st, uint8_t c)
 {
     uint32_t need = *st & 0xff, lo = (*st >> 8) & 0xff, hi = (*st >> 16) & 0xff;
     if (need == 0) {
-        if (c < 0x80) return 0;
-        lo = 0x80; hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) need = 1;
-        else if (c == 0xE0) { need = 2; lo = 0xA0; }
-        else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) need = 2;
-        else if (c == 0xED) { need = 2; hi = 0x9F; }
-        else if (c == 0xF0) { need = 3; lo = 0x90; }
-        else if (c >= 0xF1 && c <= 0xF3) need = 3;
-        else if (c == 0xF4) { need = 3; hi = 0x8F; }
-        else return -1;
+        if (c < 0x80)
+            return 0;
+        lo = 0x80;
+        hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            need = 1;
+        else if (c == 0xE0) {
+            need = 2;
+            lo = 0xA0;
+        } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+            need = 2;
+        else if (c == 0xED) {
+            need = 2;
+            hi = 0x9F;
+        } else if (c == 0xF0) {
+            need = 3;
+            lo = 0x90;
+        } else if (c >= 0xF1 && c <= 0xF3)
+            need = 3;
+        else if (c == 0xF4) {
+            need = 3;
+            hi = 0x8F;
+        } else
+            return -1;
     } else {
-        if (c < lo || c > hi) return -1;
+        if (c < lo || c > hi)
+            return -1;
         need--;
-        lo = 0x80; hi = 0xBF;
+        lo = 0x80;
+        hi = 0xBF;
     }
     *st = need ? (need | lo << 8 | hi << 16) : 0;
     return 0;
@@ -64,7 +79,8 @@ static int utf8_step(uint32_t *st, uint8_t c)
 static int utf8_feed(uint32_t *st, const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (utf8_step(st, p[i]) < 0) return -1;
+        if (utf8_step(st, p[i]) < 0)
+            return -1;
     return 0;
 }
 
@@ -76,9 +92,10 @@ static enum kube_ws_event_type check_start(struct kube_ws_decoder *d, struct kub
     uint8_t b0 = d->hdr[0], b1 = d->hdr[1];
     int op = b0 & 0x0f, len7 = b1 & 0x7f;
     if (b0 & 0x70)
-        return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame has reserved bits 0x%02x set (no extension negotiated)", b0 & 0x70);
-    if (op != KUBE_WS_OP_CONT && op != KUBE_WS_OP_TEXT && op != KUBE_WS_OP_BINARY &&
-        op != KUBE_WS_OP_CLOSE && op != KUBE_WS_OP_PING && op != KUBE_WS_OP_PONG)
+        return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame has reserved bits 0x%02x set (no extension negotiated)",
+                    b0 & 0x70);
+    if (op != KUBE_WS_OP_CONT && op != KUBE_WS_OP_TEXT && op != KUBE_WS_OP_BINARY && op != KUBE_WS_OP_CLOSE &&
+        op != KUBE_WS_OP_PING && op != KUBE_WS_OP_PONG)
         return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame has unknown opcode 0x%x", op);
     if (b1 & 0x80)
         return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "server frame is masked (servers must not mask)");
@@ -97,14 +114,17 @@ static enum kube_ws_event_type start_frame(struct kube_ws_decoder *d, struct kub
     if (len == 126) {
         len = (uint64_t)d->hdr[2] << 8 | d->hdr[3];
         if (len < 126)
-            return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame length %llu not minimally encoded (16-bit form)", (unsigned long long)len);
+            return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame length %llu not minimally encoded (16-bit form)",
+                        (unsigned long long)len);
     } else if (len == 127) {
         len = 0;
-        for (int i = 0; i < 8; i++) len = len << 8 | d->hdr[2 + i];
+        for (int i = 0; i < 8; i++)
+            len = len << 8 | d->hdr[2 + i];
         if (len >> 63)
             return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame length has its most significant bit set");
         if (len <= 0xffff)
-            return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame length %llu not minimally encoded (64-bit form)", (unsigned long long)len);
+            return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "frame length %llu not minimally encoded (64-bit form)",
+                        (unsigned long long)len);
     }
     d->fin = (d->hdr[0] & 0x80) != 0;
     d->opcode = d->hdr[0] & 0x0f;
@@ -124,8 +144,7 @@ static enum kube_ws_event_type start_frame(struct kube_ws_decoder *d, struct kub
         return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "continuation frame without a message to continue");
     }
     if (!is_control(d->opcode) && d->max_message && len > d->max_message - d->msg_len)
-        return fail(d, ev, KUBE_WS_CLOSE_TOO_BIG, "message exceeds the %llu-byte limit",
-                    (unsigned long long)d->max_message);
+        return fail(d, ev, KUBE_WS_CLOSE_TOO_BIG, "message exceeds the %llu-byte limit", (unsigned long long)d->max_message);
     d->state = is_control(d->opcode) ? ST_PAYLOAD : (len ? ST_PAYLOAD : ST_FRAME_DONE);
     return KUBE_WS_EV_NONE;
 }
@@ -136,8 +155,10 @@ static enum kube_ws_event_type control_done(struct kube_ws_decoder *d, struct ku
     d->state = ST_HEADER;
     ev->data = d->ctl;
     ev->len = d->ctl_len;
-    if (d->opcode == KUBE_WS_OP_PING) return ev->type = KUBE_WS_EV_PING;
-    if (d->opcode == KUBE_WS_OP_PONG) return ev->type = KUBE_WS_EV_PONG;
+    if (d->opcode == KUBE_WS_OP_PING)
+        return ev->type = KUBE_WS_EV_PING;
+    if (d->opcode == KUBE_WS_OP_PONG)
+        return ev->type = KUBE_WS_EV_PONG;
     /* close */
     if (d->ctl_len == 1)
         return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "close frame with a 1-byte payload");
@@ -178,8 +199,8 @@ static enum kube_ws_event_type frame_done(struct kube_ws_decoder *d, struct kube
     return ev->type = KUBE_WS_EV_MESSAGE_END;
 }
 
-enum kube_ws_event_type kube_ws_decode(struct kube_ws_decoder *d, const uint8_t *in, size_t len,
-                                       size_t *consumed, struct kube_ws_event *ev)
+enum kube_ws_event_type kube_ws_decode(struct kube_ws_decoder *d, const uint8_t *in, size_t len, size_t *consumed,
+                                       struct kube_ws_event *ev)
 {
     size_t pos = 0;
     enum kube_ws_event_type t;
@@ -193,24 +214,39 @@ enum kube_ws_event_type kube_ws_decode(struct kube_ws_decoder *d, const uint8_t 
         }
         if (d->state == ST_FRAME_DONE) {
             t = frame_done(d, ev);
-            if (t != KUBE_WS_EV_NONE) { *consumed = pos; return t; }
+            if (t != KUBE_WS_EV_NONE) {
+                *consumed = pos;
+                return t;
+            }
             continue;
         }
-        if (pos == len) { *consumed = pos; return ev->type = KUBE_WS_EV_NONE; }
+        if (pos == len) {
+            *consumed = pos;
+            return ev->type = KUBE_WS_EV_NONE;
+        }
         if (d->state == ST_HEADER) {
             if (d->closed) {
                 *consumed = pos;
                 return fail(d, ev, KUBE_WS_CLOSE_PROTOCOL, "data after the close frame");
             }
             size_t take = d->hdr_need - d->hdr_have;
-            if (take > len - pos) take = len - pos;
+            if (take > len - pos)
+                take = len - pos;
             memcpy(d->hdr + d->hdr_have, in + pos, take);
             d->hdr_have += take;
             pos += take;
-            if (d->hdr_have < d->hdr_need) continue;
-            if (d->hdr_need == 2 && (t = check_start(d, ev)) != KUBE_WS_EV_NONE) { *consumed = pos; return t; }
-            if (d->hdr_have < d->hdr_need) continue;
-            if ((t = start_frame(d, ev)) != KUBE_WS_EV_NONE) { *consumed = pos; return t; }
+            if (d->hdr_have < d->hdr_need)
+                continue;
+            if (d->hdr_need == 2 && (t = check_start(d, ev)) != KUBE_WS_EV_NONE) {
+                *consumed = pos;
+                return t;
+            }
+            if (d->hdr_have < d->hdr_need)
+                continue;
+            if ((t = start_frame(d, ev)) != KUBE_WS_EV_NONE) {
+                *consumed = pos;
+                return t;
+            }
             if (is_control(d->opcode) && d->remaining == 0) {
                 *consumed = pos;
                 return control_done(d, ev);
@@ -219,13 +255,17 @@ enum kube_ws_event_type kube_ws_decode(struct kube_ws_decoder *d, const uint8_t 
         }
         /* ST_PAYLOAD */
         size_t n = len - pos;
-        if ((uint64_t)n > d->remaining) n = (size_t)d->remaining;
+        if ((uint64_t)n > d->remaining)
+            n = (size_t)d->remaining;
         if (is_control(d->opcode)) {
             memcpy(d->ctl + d->ctl_len, in + pos, n);
             d->ctl_len += n;
             d->remaining -= n;
             pos += n;
-            if (d->remaining == 0) { *consumed = pos; return control_done(d, ev); }
+            if (d->remaining == 0) {
+                *consumed = pos;
+                return control_done(d, ev);
+            }
             continue;
         }
         if (d->msg_opcode == KUBE_WS_OP_TEXT && utf8_feed(&d->utf8_state, in + pos, n) < 0) {
@@ -241,7 +281,8 @@ enum kube_ws_event_type kube_ws_decode(struct kube_ws_decoder *d, const uint8_t 
         d->msg_len += n;
         d->remaining -= n;
         pos += n;
-        if (d->remaining == 0) d->state = ST_FRAME_DONE;
+        if (d->remaining == 0)
+            d->state = ST_FRAME_DONE;
         *consumed = pos;
         return ev->type;
     }

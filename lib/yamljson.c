@@ -92,13 +92,9 @@ static json_t *conv_node(struct conv *c, yaml_node_t *n, int depth)
             kube_set_err(&c->err, "line %zu: out of memory", n->start_mark.line + 1);
         return s;
     }
-    case YAML_MAPPING_NODE:
-        return conv_mapping(c, n, depth);
-    case YAML_SEQUENCE_NODE:
-        return conv_sequence(c, n, depth);
-    default:
-        kube_set_err(&c->err, "line %zu: empty node", n->start_mark.line + 1);
-        return NULL;
+    case YAML_MAPPING_NODE: return conv_mapping(c, n, depth);
+    case YAML_SEQUENCE_NODE: return conv_sequence(c, n, depth);
+    default: kube_set_err(&c->err, "line %zu: empty node", n->start_mark.line + 1); return NULL;
     }
 }
 
@@ -112,13 +108,13 @@ json_t *Kube_yaml_to_json(const char *data, size_t len, char **errmsg)
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        kube_set_err(errmsg, "line %zu column %zu: %s%s%s", parser.problem_mark.line + 1,
-                     parser.problem_mark.column + 1, parser.problem ? parser.problem : "invalid YAML",
-                     parser.context ? " " : "", parser.context ? parser.context : "");
+        kube_set_err(errmsg, "line %zu column %zu: %s%s%s", parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                     parser.problem ? parser.problem : "invalid YAML", parser.context ? " " : "",
+                     parser.context ? parser.context : "");
         yaml_parser_delete(&parser);
         return NULL;
     }
-    struct conv c = {&doc, 0, NULL};
+    struct conv c = { &doc, 0, NULL };
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     json_t *out = root ? conv_node(&c, root, 0) : json_object();
     if (!out)

@@ -17,9 +17,11 @@ static const char SSH_OPTS[] = "1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
     char *end;
-    if (!s || !*s) return -1;
+    if (!s || !*s)
+        return -1;
     long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > hi) return -1;
+    if (*end || v < lo || v > hi)
+        return -1;
     *out = (int)v;
     return 0;
 }
@@ -29,15 +31,25 @@ static int ssh_config_option(struct rsh_opts *o, const char *kv, char **errmsg)
 {
     size_t kl = strcspn(kv, "= \t");
     const char *v = kv + kl;
-    while (*v == '=' || *v == ' ' || *v == '\t') v++;
+    while (*v == '=' || *v == ' ' || *v == '\t')
+        v++;
     if (kl == 4 && strncasecmp(kv, "Port", 4) == 0) {
-        if (parse_int(v, 1, 65535, &o->port) < 0) { kube_set_err(errmsg, "-o Port: expected 1-65535, got \"%s\"", v); return -1; }
+        if (parse_int(v, 1, 65535, &o->port) < 0) {
+            kube_set_err(errmsg, "-o Port: expected 1-65535, got \"%s\"", v);
+            return -1;
+        }
     } else if (kl == 4 && strncasecmp(kv, "User", 4) == 0) {
         o->user = v;
     } else if (kl == 18 && strncasecmp(kv, "ConnectionAttempts", 18) == 0) {
-        if (parse_int(v, 1, 1000, &o->attempts) < 0) { kube_set_err(errmsg, "-o ConnectionAttempts: expected 1-1000, got \"%s\"", v); return -1; }
+        if (parse_int(v, 1, 1000, &o->attempts) < 0) {
+            kube_set_err(errmsg, "-o ConnectionAttempts: expected 1-1000, got \"%s\"", v);
+            return -1;
+        }
     } else if (kl == 14 && strncasecmp(kv, "ConnectTimeout", 14) == 0) {
-        if (parse_int(v, 1, 3600, &o->connect_timeout_s) < 0) { kube_set_err(errmsg, "-o ConnectTimeout: expected 1-3600 seconds, got \"%s\"", v); return -1; }
+        if (parse_int(v, 1, 3600, &o->connect_timeout_s) < 0) {
+            kube_set_err(errmsg, "-o ConnectTimeout: expected 1-3600 seconds, got \"%s\"", v);
+            return -1;
+        }
     }
     /* everything else (StrictHostKeyChecking, UserKnownHostsFile, BatchMode ...) is accepted and ignored:
        host keys are always checked against the job's key, never interactively */
@@ -54,7 +66,10 @@ static int short_option(struct rsh_opts *o, int c, const char *val, char **errms
     case 'l': o->user = val; break;
     case 'i': o->identity = val; break;
     case 'p':
-        if (parse_int(val, 1, 65535, &o->port) < 0) { kube_set_err(errmsg, "-p: expected a port 1-65535, got \"%s\"", val); return -1; }
+        if (parse_int(val, 1, 65535, &o->port) < 0) {
+            kube_set_err(errmsg, "-p: expected a port 1-65535, got \"%s\"", val);
+            return -1;
+        }
         break;
     case 'o': return ssh_config_option(o, val, errmsg);
     default: break; /* -x -T -t -A -C -4 -6 -F file ... accepted and ignored */
@@ -68,13 +83,21 @@ static int short_word(struct rsh_opts *o, int argc, char **argv, int i, char **e
     const char *w = argv[i];
     for (size_t k = 1; w[k]; k++) {
         const char *spec = strchr(SSH_OPTS, w[k]);
-        if (!spec || w[k] == ':') { kube_set_err(errmsg, "unknown option -%c", w[k]); return -1; }
+        if (!spec || w[k] == ':') {
+            kube_set_err(errmsg, "unknown option -%c", w[k]);
+            return -1;
+        }
         if (spec[1] != ':') {
-            if (short_option(o, w[k], NULL, errmsg) < 0) return -1;
+            if (short_option(o, w[k], NULL, errmsg) < 0)
+                return -1;
             continue;
         }
-        if (w[k + 1]) return short_option(o, w[k], w + k + 1, errmsg) < 0 ? -1 : 1;
-        if (i + 1 >= argc) { kube_set_err(errmsg, "option -%c needs a value", w[k]); return -1; }
+        if (w[k + 1])
+            return short_option(o, w[k], w + k + 1, errmsg) < 0 ? -1 : 1;
+        if (i + 1 >= argc) {
+            kube_set_err(errmsg, "option -%c needs a value", w[k]);
+            return -1;
+        }
         return short_option(o, w[k], argv[i + 1], errmsg) < 0 ? -1 : 2;
     }
     return 1;
@@ -83,17 +106,27 @@ static int short_word(struct rsh_opts *o, int argc, char **argv, int i, char **e
 /* Our long options ("--name=value" or "--name value"). Returns words used or -1. */
 static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **errmsg)
 {
-    static const char *names[] = {"namespace", "container", "kubeconfig", "context", "transport", "ssh-dir",
-                                  "protocol", "no-session-tag", NULL};
+    static const char *names[] = { "namespace", "container", "kubeconfig",     "context", "transport",
+                                   "ssh-dir",   "protocol",  "no-session-tag", NULL };
     const char *w = argv[i] + 2, *eq = strchr(w, '=');
     size_t nl = eq ? (size_t)(eq - w) : strlen(w);
     int k;
     for (k = 0; names[k]; k++)
-        if (strlen(names[k]) == nl && strncmp(w, names[k], nl) == 0) break;
-    if (!names[k]) { kube_set_err(errmsg, "unknown option --%.*s", (int)nl, w); return -1; }
-    if (k == 7) { o->no_session_tag = 1; return 1; }
+        if (strlen(names[k]) == nl && strncmp(w, names[k], nl) == 0)
+            break;
+    if (!names[k]) {
+        kube_set_err(errmsg, "unknown option --%.*s", (int)nl, w);
+        return -1;
+    }
+    if (k == 7) {
+        o->no_session_tag = 1;
+        return 1;
+    }
     const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-    if (!val) { kube_set_err(errmsg, "option --%s needs a value", names[k]); return -1; }
+    if (!val) {
+        kube_set_err(errmsg, "option --%s needs a value", names[k]);
+        return -1;
+    }
     int used = eq ? 1 : 2;
     switch (k) {
     case 0: o->namespace = val; break;
@@ -101,14 +134,22 @@ static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **er
     case 2: o->kubeconfig = val; break;
     case 3: o->context = val; break;
     case 4:
-        if (mpik8s_transport_parse(val, &o->transport) < 0) { kube_set_err(errmsg, "--transport: expected exec or ssh, got \"%s\"", val); return -1; }
+        if (mpik8s_transport_parse(val, &o->transport) < 0) {
+            kube_set_err(errmsg, "--transport: expected exec or ssh, got \"%s\"", val);
+            return -1;
+        }
         o->transport_set = 1;
         break;
     case 5: o->ssh_dir = val; break;
     case 6:
-        if (strcmp(val, "v5") == 0) o->proto = 5;
-        else if (strcmp(val, "v4") == 0) o->proto = 4;
-        else { kube_set_err(errmsg, "--protocol: expected v5 or v4, got \"%s\"", val); return -1; }
+        if (strcmp(val, "v5") == 0)
+            o->proto = 5;
+        else if (strcmp(val, "v4") == 0)
+            o->proto = 4;
+        else {
+            kube_set_err(errmsg, "--protocol: expected v5 or v4, got \"%s\"", val);
+            return -1;
+        }
         break;
     }
     return used;
@@ -118,12 +159,15 @@ static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **er
 static char *join_words(int argc, char **argv, int from)
 {
     size_t n = 1;
-    for (int i = from; i < argc; i++) n += strlen(argv[i]) + 1;
+    for (int i = from; i < argc; i++)
+        n += strlen(argv[i]) + 1;
     char *s = malloc(n), *p = s;
-    if (!s) return NULL;
+    if (!s)
+        return NULL;
     for (int i = from; i < argc; i++) {
         size_t l = strlen(argv[i]);
-        if (i > from) *p++ = ' ';
+        if (i > from)
+            *p++ = ' ';
         memcpy(p, argv[i], l);
         p += l;
     }
@@ -138,15 +182,27 @@ int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg)
     while (i < argc) {
         const char *w = argv[i];
         int used;
-        if (!ended && strcmp(w, "--") == 0) { ended = 1; i++; continue; }
-        if (!ended && w[0] == '-' && w[1] == '-' && !o->host) used = long_word(o, argc, argv, i, errmsg);
-        else if (!ended && w[0] == '-' && w[1]) used = short_word(o, argc, argv, i, errmsg);
-        else if (!o->host) used = 1, o->host = w;
-        else break; /* first command word */
-        if (used < 0) return -1;
+        if (!ended && strcmp(w, "--") == 0) {
+            ended = 1;
+            i++;
+            continue;
+        }
+        if (!ended && w[0] == '-' && w[1] == '-' && !o->host)
+            used = long_word(o, argc, argv, i, errmsg);
+        else if (!ended && w[0] == '-' && w[1])
+            used = short_word(o, argc, argv, i, errmsg);
+        else if (!o->host)
+            used = 1, o->host = w;
+        else
+            break; /* first command word */
+        if (used < 0)
+            return -1;
         i += used;
     }
-    if (!o->host || !*o->host) { kube_set_err(errmsg, "usage: mpi-rsh [ssh options] HOST COMMAND..."); return -1; }
+    if (!o->host || !*o->host) {
+        kube_set_err(errmsg, "usage: mpi-rsh [ssh options] HOST COMMAND...");
+        return -1;
+    }
     const char *at = strrchr(o->host, '@');
     if (at) {
         if (!o->user) {
@@ -155,9 +211,15 @@ int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg)
         }
         o->host = at + 1;
     }
-    if (i >= argc) { kube_set_err(errmsg, "no command given for %s (interactive shells are not supported)", o->host); return -1; }
+    if (i >= argc) {
+        kube_set_err(errmsg, "no command given for %s (interactive shells are not supported)", o->host);
+        return -1;
+    }
     o->command = join_words(argc, argv, i);
-    if (!o->command) { kube_set_err(errmsg, "out of memory"); return -1; }
+    if (!o->command) {
+        kube_set_err(errmsg, "out of memory");
+        return -1;
+    }
     return 0;
 }
 
@@ -165,6 +227,7 @@ void rsh_opts_free(struct rsh_opts *o)
 {
     free(o->command);
     free(o->tls_dir);
-    if (o->user_owned) free((char *)o->user);
+    if (o->user_owned)
+        free((char *)o->user);
     memset(o, 0, sizeof(*o));
 }

@@ -12,7 +12,8 @@
 void rsh_remote_kill(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag)
 {
     char *script = rsh_kill_script(tag, 1);
-    if (!script) return;
+    if (!script)
+        return;
     struct kube_exec_opts k = *base;
     struct kube_exec_result r;
     k.command = script;
@@ -25,7 +26,8 @@ void rsh_remote_kill(const struct kube_config *cfg, const struct kube_exec_opts 
     k.handshake_timeout_ms = 3000;
     k.timeout_ms = 5000;
     kube_exec_run(cfg, &k, &r);
-    KLOG_DEBUG("remote kill of session %s: exit %d%s%s", tag, r.exit_code, r.message ? ": " : "", r.message ? r.message : "");
+    KLOG_DEBUG("remote kill of session %s: exit %d%s%s", tag, r.exit_code, r.message ? ": " : "",
+               r.message ? r.message : "");
     kube_exec_result_free(&r);
     free(script);
 }

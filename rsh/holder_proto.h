@@ -19,12 +19,12 @@ enum rsh_holder_field {
     RSH_HF_POD,
     RSH_HF_CONTAINER,
     RSH_HF_COMMAND,
-    RSH_HF_STDIN,        /* "1" forward stdin, "0" none */
-    RSH_HF_PROTO,        /* "0" auto, "4", "5" */
-    RSH_HF_PING_MS,      /* "0" = default */
-    RSH_HF_ATTEMPTS,     /* "0" = default */
-    RSH_HF_CONNECT_S,    /* "0" = default */
-    RSH_HF_TAG,          /* "1" tag the session (remote kill on cancel), "0" not */
+    RSH_HF_STDIN,     /* "1" forward stdin, "0" none */
+    RSH_HF_PROTO,     /* "0" auto, "4", "5" */
+    RSH_HF_PING_MS,   /* "0" = default */
+    RSH_HF_ATTEMPTS,  /* "0" = default */
+    RSH_HF_CONNECT_S, /* "0" = default */
+    RSH_HF_TAG,       /* "1" tag the session (remote kill on cancel), "0" not */
     RSH_HOLDER_NFIELDS
 };
 

@@ -33,15 +33,21 @@ static int run_exec(struct rsh_opts *o, const char *pod)
         die_msg(o, pod, err ? err : "cannot load the Kubernetes client configuration");
         goto out;
     }
-    if (!o->namespace) o->namespace = fqdn_ns = rsh_host_namespace(o->host);
-    if (!o->namespace) o->namespace = cfg->namespace ? cfg->namespace : "default";
+    if (!o->namespace)
+        o->namespace = fqdn_ns = rsh_host_namespace(o->host);
+    if (!o->namespace)
+        o->namespace = cfg->namespace ? cfg->namespace : "default";
     int tagged = !o->no_session_tag && rsh_session_tag(tag) == 0;
     cmd = rsh_remote_command(o->command, tagged ? tag : NULL);
-    if (!cmd) { die_msg(o, pod, "out of memory"); goto out; }
+    if (!cmd) {
+        die_msg(o, pod, "out of memory");
+        goto out;
+    }
     struct kube_exec_opts x;
     struct kube_exec_result r;
     kube_exec_opts_default(&x);
-    if (!o->tls_dir_set) o->tls_dir = kube_tls_session_dir_default(); /* NULL (no memory): no files */
+    if (!o->tls_dir_set)
+        o->tls_dir = kube_tls_session_dir_default(); /* NULL (no memory): no files */
     x.namespace = o->namespace;
     x.pod = pod;
     x.container = o->container;
@@ -56,12 +62,14 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     x.tls_session_dir = o->tls_dir;
     code = kube_exec_run(cfg, &x, &r);
     if (r.outcome == KUBE_EXEC_CANCELLED) {
-        if (tagged) rsh_remote_kill(cfg, &x, tag);
+        if (tagged)
+            rsh_remote_kill(cfg, &x, tag);
         code = 128 + (rsh_got_signal ? rsh_got_signal : SIGTERM);
     } else if (r.message && (r.outcome != KUBE_EXEC_EXITED || code == 255)) {
         die_msg(o, pod, r.message);
     }
-    if (code == 0 && r.outcome != KUBE_EXEC_EXITED) code = 255; /* never 0 without a Success status */
+    if (code == 0 && r.outcome != KUBE_EXEC_EXITED)
+        code = 255; /* never 0 without a Success status */
     kube_exec_result_free(&r);
 out:
     free(err);
@@ -77,7 +85,8 @@ out:
 static void hand_to_holder(const struct rsh_opts *o, const char *pod, int argc, char **argv)
 {
     const char *sock = getenv(RSH_HOLDER_ENV);
-    if (!sock || !*sock || o->kubeconfig || o->context || !o->command) return;
+    if (!sock || !*sock || o->kubeconfig || o->context || !o->command)
+        return;
     char *ns = o->namespace ? NULL : rsh_host_namespace(o->host);
     char nums[5][16];
     snprintf(nums[0], sizeof nums[0], "%d", o->proto);
@@ -85,7 +94,9 @@ static void hand_to_holder(const struct rsh_opts *o, const char *pod, int argc, 
     snprintf(nums[2], sizeof nums[2], "%d", o->attempts);
     snprintf(nums[3], sizeof nums[3], "%d", o->connect_timeout_s);
     const char *f[RSH_HOLDER_NFIELDS] = {
-        [RSH_HF_NAMESPACE] = o->namespace ? o->namespace : ns ? ns : "",
+        [RSH_HF_NAMESPACE] = o->namespace ? o->namespace
+                             : ns         ? ns
+                                          : "",
         [RSH_HF_POD] = pod,
         [RSH_HF_CONTAINER] = o->container ? o->container : "",
         [RSH_HF_COMMAND] = o->command,
@@ -101,9 +112,11 @@ static void hand_to_holder(const struct rsh_opts *o, const char *pod, int argc, 
         int n = 0;
         av[n++] = "mpi-rsh-thin";
         av[n++] = (char *)sock;
-        for (int i = 0; i < RSH_HOLDER_NFIELDS; i++) av[n++] = (char *)f[i];
+        for (int i = 0; i < RSH_HOLDER_NFIELDS; i++)
+            av[n++] = (char *)f[i];
         av[n++] = "--";
-        for (int i = 0; i < argc; i++) av[n++] = argv[i];
+        for (int i = 0; i < argc; i++)
+            av[n++] = argv[i];
         rsh_exec_sibling("mpi-rsh-thin", av);
         KLOG_INFO("cannot start mpi-rsh-thin (%s): running the stream in this process", strerror(errno));
     }
@@ -115,15 +128,18 @@ int main(int argc, char **argv)
 {
     struct rsh_opts o;
     char *err = NULL;
-    if (rsh_start(argc, argv, &o) != 0) return 255;
+    if (rsh_start(argc, argv, &o) != 0)
+        return 255;
     if (o.transport == MPIK8S_TRANSPORT_SSH) {
         rsh_opts_free(&o);
         return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */
     }
     char *pod = rsh_host_to_pod(o.host, &err);
-    if (pod) hand_to_holder(&o, pod, argc, argv);
+    if (pod)
+        hand_to_holder(&o, pod, argc, argv);
     int code = pod ? run_exec(&o, pod) : 255;
-    if (!pod) fprintf(stderr, "mpi-rsh: %s\n", err);
+    if (!pod)
+        fprintf(stderr, "mpi-rsh: %s\n", err);
     free(pod);
     free(err);
     rsh_opts_free(&o);

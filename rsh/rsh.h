@@ -8,34 +8,33 @@
 #include <signal.h>
 #include <stdint.h>
 
-
 struct rsh_opts {
     /* ssh-compatible */
-    int no_stdin;            /* -n */
-    int quiet;               /* -q */
-    int verbose;             /* -v (repeatable) */
-    int port;                /* -p / -o Port= (ssh transport), 0 = default */
-    const char *user;        /* -l / user@host / -o User= */
-    int user_owned;          /* user was allocated (from user@host) */
-    const char *identity;    /* -i (ssh transport: directory of the file is the key dir) */
-    int attempts;            /* -o ConnectionAttempts= (0 = default) */
-    int connect_timeout_s;   /* -o ConnectTimeout= (0 = default) */
-    int ping_ms;             /* MPI_RSH_PING_MS: client ping interval (0 = 30000) */
-    char *tls_dir;           /* MPI_RSH_TLS_CACHE_DIR (set but empty: NULL, no files); owned */
-    int tls_dir_set;         /* MPI_RSH_TLS_CACHE_DIR was set (else main.c uses the default) */
+    int no_stdin;          /* -n */
+    int quiet;             /* -q */
+    int verbose;           /* -v (repeatable) */
+    int port;              /* -p / -o Port= (ssh transport), 0 = default */
+    const char *user;      /* -l / user@host / -o User= */
+    int user_owned;        /* user was allocated (from user@host) */
+    const char *identity;  /* -i (ssh transport: directory of the file is the key dir) */
+    int attempts;          /* -o ConnectionAttempts= (0 = default) */
+    int connect_timeout_s; /* -o ConnectTimeout= (0 = default) */
+    int ping_ms;           /* MPI_RSH_PING_MS: client ping interval (0 = 30000) */
+    char *tls_dir;         /* MPI_RSH_TLS_CACHE_DIR (set but empty: NULL, no files); owned */
+    int tls_dir_set;       /* MPI_RSH_TLS_CACHE_DIR was set (else main.c uses the default) */
     /* ours (long options, or the environment the agent sets) */
-    const char *namespace;   /* --namespace / MPI_JOB_NAMESPACE */
-    const char *container;   /* --container / MPI_JOB_WORKER_CONTAINER */
-    const char *kubeconfig;  /* --kubeconfig */
-    const char *context;     /* --context */
-    const char *ssh_dir;     /* --ssh-dir / MPI_JOB_SSH_DIR */
-    int transport_set;       /* --transport given */
+    const char *namespace;  /* --namespace / MPI_JOB_NAMESPACE */
+    const char *container;  /* --container / MPI_JOB_WORKER_CONTAINER */
+    const char *kubeconfig; /* --kubeconfig */
+    const char *context;    /* --context */
+    const char *ssh_dir;    /* --ssh-dir / MPI_JOB_SSH_DIR */
+    int transport_set;      /* --transport given */
     enum mpik8s_transport transport;
-    int proto;               /* --protocol v4|v5 (0 = auto) */
-    int no_session_tag;      /* --no-session-tag: no remote kill possible */
+    int proto;          /* --protocol v4|v5 (0 = auto) */
+    int no_session_tag; /* --no-session-tag: no remote kill possible */
     /* positional */
-    const char *host;        /* as given (user@ stripped) */
-    char *command;           /* words joined with single spaces (NULL = none given) */
+    const char *host; /* as given (user@ stripped) */
+    char *command;    /* words joined with single spaces (NULL = none given) */
 };
 
 /* Parses argv (argv[0] is the program) into o; env values are applied by rsh_apply_env.

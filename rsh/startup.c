@@ -15,28 +15,32 @@
 #include "kube/log.h"
 #include "rsh.h"
 
-int rsh_sig_pipe[2] = {-1, -1};
+int rsh_sig_pipe[2] = { -1, -1 };
 volatile sig_atomic_t rsh_got_signal;
 
 static void on_signal(int sig)
 {
     int saved = errno;
-    if (!rsh_got_signal) rsh_got_signal = sig;
+    if (!rsh_got_signal)
+        rsh_got_signal = sig;
     unsigned char b = (unsigned char)sig;
-    if (write(rsh_sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */ }
+    if (write(rsh_sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */
+    }
     errno = saved;
 }
 
 static int setup_signals(void)
 {
-    if (pipe2(rsh_sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) return -1;
+    if (pipe2(rsh_sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    int sigs[] = { SIGTERM, SIGINT, SIGHUP };
     for (int i = 0; i < 3; i++)
-        if (sigaction(sigs[i], &sa, NULL) < 0) return -1;
+        if (sigaction(sigs[i], &sa, NULL) < 0)
+            return -1;
     signal(SIGPIPE, SIG_IGN);
     return 0;
 }

@@ -15,18 +15,24 @@
 
 static int is_ip_literal(const char *h)
 {
-    if (strchr(h, ':')) return 1; /* IPv6 */
+    if (strchr(h, ':'))
+        return 1; /* IPv6 */
     int dots = 0;
     for (const char *p = h; *p; p++) {
-        if (*p == '.') dots++;
-        else if (!isdigit((unsigned char)*p)) return 0;
+        if (*p == '.')
+            dots++;
+        else if (!isdigit((unsigned char)*p))
+            return 0;
     }
     return dots == 3;
 }
 
 char *rsh_host_to_pod(const char *host, char **errmsg)
 {
-    if (!host || !*host) { kube_set_err(errmsg, "empty host name"); return NULL; }
+    if (!host || !*host) {
+        kube_set_err(errmsg, "empty host name");
+        return NULL;
+    }
     if (is_ip_literal(host)) {
         kube_set_err(errmsg, "host \"%s\" is an IP address; mpi-rsh needs a pod name or its DNS name", host);
         return NULL;
@@ -37,12 +43,15 @@ char *rsh_host_to_pod(const char *host, char **errmsg)
         return NULL;
     }
     char *pod = malloc(n + 1);
-    if (!pod) { kube_set_err(errmsg, "out of memory"); return NULL; }
+    if (!pod) {
+        kube_set_err(errmsg, "out of memory");
+        return NULL;
+    }
     for (size_t i = 0; i < n; i++) {
         char c = (char)tolower((unsigned char)host[i]);
         if (!(isalnum((unsigned char)c) || (c == '-' && i > 0 && i < n - 1))) {
-            kube_set_err(errmsg, "host \"%s\": \"%.*s\" is not a valid pod name (lower-case letters, digits, '-')",
-                         host, (int)n, host);
+            kube_set_err(errmsg, "host \"%s\": \"%.*s\" is not a valid pod name (lower-case letters, digits, '-')", host,
+                         (int)n, host);
             free(pod);
             return NULL;
         }
@@ -58,14 +67,16 @@ char *rsh_host_namespace(const char *host)
     const char *a = strchr(host, '.');
     const char *b = a ? strchr(a + 1, '.') : NULL;
     const char *c = b ? strchr(b + 1, '.') : NULL;
-    if (!c || strncmp(c, ".svc", 4) != 0 || (c[4] && c[4] != '.') || c == b + 1) return NULL;
+    if (!c || strncmp(c, ".svc", 4) != 0 || (c[4] && c[4] != '.') || c == b + 1)
+        return NULL;
     return kube_strdup_printf("%.*s", (int)(c - b - 1), b + 1);
 }
 
 static int env_int(const char *name, int lo, int hi, int *out, char **errmsg)
 {
     const char *v = getenv(name);
-    if (!v || !*v) return 0;
+    if (!v || !*v)
+        return 0;
     char *end;
     long x = strtol(v, &end, 10);
     if (*end || x < lo || x > hi) {
@@ -84,9 +95,12 @@ static const char *env_str(const char *name)
 
 int rsh_apply_env(struct rsh_opts *o, char **errmsg)
 {
-    if (!o->namespace) o->namespace = env_str(MPIK8S_ENV_JOB_NAMESPACE);
-    if (!o->container) o->container = env_str(MPIK8S_ENV_WORKER_CONTAINER);
-    if (!o->ssh_dir) o->ssh_dir = env_str(MPIK8S_ENV_SSH_DIR);
+    if (!o->namespace)
+        o->namespace = env_str(MPIK8S_ENV_JOB_NAMESPACE);
+    if (!o->container)
+        o->container = env_str(MPIK8S_ENV_WORKER_CONTAINER);
+    if (!o->ssh_dir)
+        o->ssh_dir = env_str(MPIK8S_ENV_SSH_DIR);
     if (!o->transport_set && env_str(MPIK8S_ENV_TRANSPORT)) {
         const char *t = env_str(MPIK8S_ENV_TRANSPORT);
         if (mpik8s_transport_parse(t, &o->transport) < 0) {
@@ -94,9 +108,12 @@ int rsh_apply_env(struct rsh_opts *o, char **errmsg)
             return -1;
         }
     }
-    if (!o->port && env_int(MPIK8S_ENV_SSH_PORT, 1, 65535, &o->port, errmsg) < 0) return -1;
-    if (!o->attempts && env_int("MPI_RSH_ATTEMPTS", 1, 1000, &o->attempts, errmsg) < 0) return -1;
-    if (env_int("MPI_RSH_PING_MS", 10, 3600000, &o->ping_ms, errmsg) < 0) return -1;
+    if (!o->port && env_int(MPIK8S_ENV_SSH_PORT, 1, 65535, &o->port, errmsg) < 0)
+        return -1;
+    if (!o->attempts && env_int("MPI_RSH_ATTEMPTS", 1, 1000, &o->attempts, errmsg) < 0)
+        return -1;
+    if (env_int("MPI_RSH_PING_MS", 10, 3600000, &o->ping_ms, errmsg) < 0)
+        return -1;
     const char *tls = getenv(MPIK8S_RSH_ENV_TLS_CACHE_DIR);
     o->tls_dir_set = tls != NULL;
     if (tls && *tls && !(o->tls_dir = strdup(tls))) {
@@ -109,14 +126,17 @@ int rsh_apply_env(struct rsh_opts *o, char **errmsg)
 int rsh_session_tag(char tag[17])
 {
     uint8_t raw[8];
-    if (kube_ws_random(raw, sizeof(raw)) < 0) return -1;
-    for (int i = 0; i < 8; i++) snprintf(tag + 2 * i, 3, "%02x", raw[i]);
+    if (kube_ws_random(raw, sizeof(raw)) < 0)
+        return -1;
+    for (int i = 0; i < 8; i++)
+        snprintf(tag + 2 * i, 3, "%02x", raw[i]);
     return 0;
 }
 
 char *rsh_remote_command(const char *command, const char *tag)
 {
-    if (!tag) return kube_strdup_printf("%s", command);
+    if (!tag)
+        return kube_strdup_printf("%s", command);
     /* same line, so the command's line numbers in shell errors do not move */
     return kube_strdup_printf("export MPI_RSH_SESSION=%s; %s", tag, command);
 }
@@ -126,11 +146,11 @@ char *rsh_kill_script(const char *tag, int grace_s)
     /* every process whose command line (the sh -c) or environment (its children: orted, ranks)
        carries the tag, found by one grep over /proc; the pattern brackets the tag's first
        character, so neither this script nor grep itself carries the literal tag */
-    if (!tag[0]) return NULL;
-    return kube_strdup_printf(
-        "k() { n=0; for f in $(grep -l -s -e 'MPI_RSH_SESSION=[%c]%s' /proc/[0-9]*/cmdline "
-        "/proc/[0-9]*/environ); do p=${f#/proc/}; p=${p%%%%/*}; [ \"$p\" = $$ ] && continue; "
-        "kill -$1 $p 2>/dev/null && n=$((n+1)); done; }; "
-        "k TERM; [ $n -eq 0 ] && exit 0; sleep %d; k KILL; exit 0",
-        tag[0], tag + 1, grace_s);
+    if (!tag[0])
+        return NULL;
+    return kube_strdup_printf("k() { n=0; for f in $(grep -l -s -e 'MPI_RSH_SESSION=[%c]%s' /proc/[0-9]*/cmdline "
+                              "/proc/[0-9]*/environ); do p=${f#/proc/}; p=${p%%%%/*}; [ \"$p\" = $$ ] && continue; "
+                              "kill -$1 $p 2>/dev/null && n=$((n+1)); done; }; "
+                              "k TERM; [ $n -eq 0 ] && exit 0; sleep %d; k KILL; exit 0",
+                              tag[0], tag + 1, grace_s);
 }

@@ -8,10 +8,10 @@
 #include "kube/status.h"
 
 struct kube_retry_policy {
-    int max_attempts;    /* total tries including the first (default 5) */
-    int64_t base_ms;     /* first delay (default 200) */
-    int64_t max_ms;      /* cap on one delay (default 5000) */
-    int64_t budget_ms;   /* cap on the total time spent retrying (default 30000) */
+    int max_attempts;  /* total tries including the first (default 5) */
+    int64_t base_ms;   /* first delay (default 200) */
+    int64_t max_ms;    /* cap on one delay (default 5000) */
+    int64_t budget_ms; /* cap on the total time spent retrying (default 30000) */
 };
 
 /* Fills p with the defaults above. */
@@ -25,8 +25,8 @@ int kube_retry_retryable(const struct kube_error *e, int idempotent);
 /* Decides whether to retry after failed attempt number attempt (1-based), elapsed_ms after the
  * first try; returns 1 and sets *delay_ms (Retry-After wins over backoff, capped by the budget),
  * or 0 to give up. */
-int kube_retry_next(const struct kube_retry_policy *p, const struct kube_error *e, int idempotent,
-                    int attempt, int64_t elapsed_ms, unsigned *seed, int64_t *delay_ms);
+int kube_retry_next(const struct kube_retry_policy *p, const struct kube_error *e, int idempotent, int attempt,
+                    int64_t elapsed_ms, unsigned *seed, int64_t *delay_ms);
 /* Parses a Retry-After header value (delta-seconds only); returns seconds or -1. */
 long kube_parse_retry_after(const char *value);
 

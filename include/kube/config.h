@@ -9,44 +9,43 @@ struct kube_token_state; /* private: token cache for tokenFile rotation */
 struct kube_exec_plugin; /* private: users[].user.exec and its cached credential */
 
 struct kube_config {
-    char *server;          /* "https://host:port[/prefix]", no trailing slash */
-    char *ca_file;         /* PEM CA bundle path (absolute), or NULL */
-    char *ca_data;         /* PEM CA bundle bytes (decoded), or NULL */
+    char *server;  /* "https://host:port[/prefix]", no trailing slash */
+    char *ca_file; /* PEM CA bundle path (absolute), or NULL */
+    char *ca_data; /* PEM CA bundle bytes (decoded), or NULL */
     size_t ca_data_len;
-    char *cert_file;       /* client certificate (PEM) path, or NULL */
-    char *cert_data;       /* client certificate PEM bytes, or NULL */
+    char *cert_file; /* client certificate (PEM) path, or NULL */
+    char *cert_data; /* client certificate PEM bytes, or NULL */
     size_t cert_data_len;
-    char *key_file;        /* client key (PEM) path, or NULL */
-    char *key_data;        /* client key PEM bytes, or NULL */
+    char *key_file; /* client key (PEM) path, or NULL */
+    char *key_data; /* client key PEM bytes, or NULL */
     size_t key_data_len;
-    char *token;           /* static bearer token, or NULL (never log it) */
-    char *token_file;      /* bearer token file, re-read when its mtime changes, or NULL */
-    int insecure;          /* insecure-skip-tls-verify */
-    char *tls_server_name; /* name to verify the server certificate against, or NULL */
-    char *namespace;       /* default namespace ("default" if none configured) */
-    char *context;         /* context name used, or NULL (in-cluster) */
-    char *origin;          /* for messages: "kubeconfig /root/.kube/config, context kind" or "in-cluster" */
-    int in_cluster;        /* 1 when built from the service-account directory */
-    char *proxy_url;       /* clusters[].cluster.proxy-url (http, https or socks5), or NULL */
-    char *as_user;         /* impersonation (users[].user.as): Impersonate-User, or NULL */
-    char *as_uid;          /* as-uid: Impersonate-Uid, or NULL */
-    char **as_groups;      /* as-groups: Impersonate-Group each, NULL-terminated, or NULL */
-    char **as_extra;       /* as-user-extra: "key=value" each (Impersonate-Extra-key), or NULL */
+    char *token;                   /* static bearer token, or NULL (never log it) */
+    char *token_file;              /* bearer token file, re-read when its mtime changes, or NULL */
+    int insecure;                  /* insecure-skip-tls-verify */
+    char *tls_server_name;         /* name to verify the server certificate against, or NULL */
+    char *namespace;               /* default namespace ("default" if none configured) */
+    char *context;                 /* context name used, or NULL (in-cluster) */
+    char *origin;                  /* for messages: "kubeconfig /root/.kube/config, context kind" or "in-cluster" */
+    int in_cluster;                /* 1 when built from the service-account directory */
+    char *proxy_url;               /* clusters[].cluster.proxy-url (http, https or socks5), or NULL */
+    char *as_user;                 /* impersonation (users[].user.as): Impersonate-User, or NULL */
+    char *as_uid;                  /* as-uid: Impersonate-Uid, or NULL */
+    char **as_groups;              /* as-groups: Impersonate-Group each, NULL-terminated, or NULL */
+    char **as_extra;               /* as-user-extra: "key=value" each (Impersonate-Extra-key), or NULL */
     struct kube_exec_plugin *exec; /* private: the exec credential plugin, or NULL */
-    char *exec_cluster_config; /* the cluster's client.authentication.k8s.io/exec extension (JSON) */
-    struct kube_token_state *tok; /* private */
+    char *exec_cluster_config;     /* the cluster's client.authentication.k8s.io/exec extension (JSON) */
+    struct kube_token_state *tok;  /* private */
 };
 
 /* Loads the config: kubeconfig_path if non-NULL, else $KUBECONFIG (colon list, merged, first
  * to set a key wins), else in-cluster (KUBERNETES_SERVICE_HOST/PORT, SA dir = $KUBE_SA_DIR or
  * /var/run/secrets/kubernetes.io/serviceaccount), else ~/.kube/config. context overrides
  * current-context. 0 ok; -1 with a one-line *errmsg naming file and field. */
-int kube_config_load(const char *kubeconfig_path, const char *context,
-                     struct kube_config **out, char **errmsg);
+int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out, char **errmsg);
 /* Parses one kubeconfig held in memory; origin names it in errors, dir resolves relative paths
  * (NULL = cwd), context as above. 0 ok, -1 with *errmsg. Used by the fuzzer. */
-int kube_config_parse(const char *data, size_t len, const char *origin, const char *dir,
-                      const char *context, struct kube_config **out, char **errmsg);
+int kube_config_parse(const char *data, size_t len, const char *origin, const char *dir, const char *context,
+                      struct kube_config **out, char **errmsg);
 /* Builds an in-cluster config from sa_dir (NULL = $KUBE_SA_DIR or the standard path). */
 int kube_config_in_cluster(const char *sa_dir, struct kube_config **out, char **errmsg);
 /* Builds a config for a plain server URL with no credentials (tests, http:// servers). */
@@ -59,7 +58,7 @@ char *kube_config_token(const struct kube_config *cfg, char **errmsg);
  * in the config itself). */
 struct kube_credential {
     char *token;
-    char *cert, *key;      /* PEM, from an exec plugin only */
+    char *cert, *key; /* PEM, from an exec plugin only */
     size_t cert_len, key_len;
 };
 /* Fills *out (all NULL when the config has no token and no plugin), running the exec plugin

@@ -19,24 +19,24 @@ enum kube_exec_proto {
 };
 
 struct kube_exec_opts {
-    const char *namespace;     /* required */
-    const char *pod;           /* required */
-    const char *container;     /* NULL/"" = let the server pick (single-container pods only) */
-    const char *command;       /* shell line, run remotely as /bin/sh -c COMMAND (required) */
-    int fd_in;                 /* stdin source; -1 = no stdin (stdin=false, remote sees EOF) */
-    int fd_out, fd_err;        /* where channels 1/2 go (ignored when capture is set) */
-    int capture;               /* 1 = collect stdout/stderr into the result instead */
-    size_t capture_max;        /* bytes kept per stream when capturing (0 = 64 KiB) */
+    const char *namespace; /* required */
+    const char *pod;       /* required */
+    const char *container; /* NULL/"" = let the server pick (single-container pods only) */
+    const char *command;   /* shell line, run remotely as /bin/sh -c COMMAND (required) */
+    int fd_in;             /* stdin source; -1 = no stdin (stdin=false, remote sees EOF) */
+    int fd_out, fd_err;    /* where channels 1/2 go (ignored when capture is set) */
+    int capture;           /* 1 = collect stdout/stderr into the result instead */
+    size_t capture_max;    /* bytes kept per stream when capturing (0 = 64 KiB) */
     enum kube_exec_proto proto;
-    int attempts;              /* upgrade tries on refused/DNS/5xx/429 (0 = 8) */
-    int64_t retry_budget_ms;   /* bound on the time spent retrying (0 = 15000) */
-    int connect_timeout_ms;    /* TCP+TLS connect bound (0 = 10000) */
-    int handshake_timeout_ms;  /* bound on the upgrade reply (0 = 30000) */
-    int ping_interval_ms;      /* client pings (0 = 30000, -1 = never) */
-    int linger_ms;             /* wait for the server's close after the status (0 = 2000) */
-    int64_t timeout_ms;        /* bound on the whole session after the upgrade (0 = none) */
-    int cancel_fd;             /* > 0: once readable, close the stream and return (cancelled) */
-    const char *user_agent;    /* NULL = "mpi-k8s-exec/0.1" */
+    int attempts;                /* upgrade tries on refused/DNS/5xx/429 (0 = 8) */
+    int64_t retry_budget_ms;     /* bound on the time spent retrying (0 = 15000) */
+    int connect_timeout_ms;      /* TCP+TLS connect bound (0 = 10000) */
+    int handshake_timeout_ms;    /* bound on the upgrade reply (0 = 30000) */
+    int ping_interval_ms;        /* client pings (0 = 30000, -1 = never) */
+    int linger_ms;               /* wait for the server's close after the status (0 = 2000) */
+    int64_t timeout_ms;          /* bound on the whole session after the upgrade (0 = none) */
+    int cancel_fd;               /* > 0: once readable, close the stream and return (cancelled) */
+    const char *user_agent;      /* NULL = "mpi-k8s-exec/0.1" */
     const char *tls_session_dir; /* TLS sessions kept in files here (created 0700, used only when
                                   * this user's and closed to others) so the next process resumes
                                   * instead of a full handshake; NULL/"" = in this process only */
@@ -44,20 +44,20 @@ struct kube_exec_opts {
 
 /* How the session ended. */
 enum kube_exec_outcome {
-    KUBE_EXEC_EXITED = 0,      /* the server reported an exit status (exit_code is it) */
-    KUBE_EXEC_REFUSED,         /* connect/TLS/upgrade failed: the command never started */
-    KUBE_EXEC_STREAM_ERROR,    /* the stream ended without a status (exit_code 255) */
-    KUBE_EXEC_CANCELLED,       /* cancel_fd fired */
-    KUBE_EXEC_TIMEOUT,         /* timeout_ms passed before the status (exit_code 255) */
+    KUBE_EXEC_EXITED = 0,   /* the server reported an exit status (exit_code is it) */
+    KUBE_EXEC_REFUSED,      /* connect/TLS/upgrade failed: the command never started */
+    KUBE_EXEC_STREAM_ERROR, /* the stream ended without a status (exit_code 255) */
+    KUBE_EXEC_CANCELLED,    /* cancel_fd fired */
+    KUBE_EXEC_TIMEOUT,      /* timeout_ms passed before the status (exit_code 255) */
 };
 
 struct kube_exec_result {
     enum kube_exec_outcome outcome;
-    int exit_code;             /* 0..255; 255 unless the remote reported a status */
-    char *message;             /* one line when exit_code comes from an error (or a Status message) */
-    int http_code;             /* reply to the upgrade (101 on success, 0 = no reply) */
-    int proto;                 /* 5 or 4: subprotocol in use (0 = none) */
-    char *out, *err;           /* captured output (NUL-terminated), capture mode only */
+    int exit_code;   /* 0..255; 255 unless the remote reported a status */
+    char *message;   /* one line when exit_code comes from an error (or a Status message) */
+    int http_code;   /* reply to the upgrade (101 on success, 0 = no reply) */
+    int proto;       /* 5 or 4: subprotocol in use (0 = none) */
+    char *out, *err; /* captured output (NUL-terminated), capture mode only */
     size_t out_len, err_len;
     int out_truncated, err_truncated;
 };
@@ -66,8 +66,7 @@ struct kube_exec_result {
 void kube_exec_opts_default(struct kube_exec_opts *o);
 /* Runs o->command in the pod and returns the exit code (0..255; r->exit_code too). Never
  * returns 0 unless the remote status said Success. r must be released with kube_exec_result_free. */
-int kube_exec_run(const struct kube_config *cfg, const struct kube_exec_opts *o,
-                  struct kube_exec_result *r);
+int kube_exec_run(const struct kube_config *cfg, const struct kube_exec_opts *o, struct kube_exec_result *r);
 /* Frees what r owns and zeroes it. */
 void kube_exec_result_free(struct kube_exec_result *r);
 
@@ -80,20 +79,20 @@ int kube_exec_status_decode(const char *json, size_t len, char **message);
 
 /* The parsed head of the server's reply to the upgrade request. */
 struct kube_exec_reply {
-    int code;                  /* HTTP status */
-    size_t head_len;           /* bytes up to and including the blank line */
-    long content_length;       /* -1 if absent */
-    int chunked;               /* Transfer-Encoding: chunked */
-    char *protocol;            /* Sec-WebSocket-Protocol (new string) or NULL */
-    long retry_after_s;        /* -1 if absent */
+    int code;            /* HTTP status */
+    size_t head_len;     /* bytes up to and including the blank line */
+    long content_length; /* -1 if absent */
+    int chunked;         /* Transfer-Encoding: chunked */
+    char *protocol;      /* Sec-WebSocket-Protocol (new string) or NULL */
+    long retry_after_s;  /* -1 if absent */
 };
 
 /* Parses an HTTP/1.1 reply head in buf[0..len). Returns 1 when complete (r filled),
  * 0 when more bytes are needed, -1 when malformed (*errmsg). For a 101 it also checks
  * Upgrade/Connection, the accept key and that the protocol is one of `offered`
  * (comma-separated), failing with -1 and a clear *errmsg otherwise. */
-int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const char *offered,
-                          struct kube_exec_reply *r, char **errmsg);
+int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const char *offered, struct kube_exec_reply *r,
+                          char **errmsg);
 /* Frees what r owns. */
 void kube_exec_reply_free(struct kube_exec_reply *r);
 

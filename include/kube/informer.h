@@ -50,14 +50,14 @@ typedef char *(*kube_informer_index_fn)(const json_t *obj);
 typedef void (*kube_informer_transform_fn)(json_t *obj);
 
 struct kube_informer_opts {
-    const char *ns;             /* namespace, NULL = all namespaces */
-    const char *label_selector; /* server-side labelSelector, NULL = all */
-    const char *field_selector; /* server-side fieldSelector, NULL = all */
-    long page_size;             /* list page size, 0 = 500 (one page is held parsed at a time) */
-    long watch_timeout_s;       /* timeoutSeconds per watch request, 0 = 300 */
+    const char *ns;                       /* namespace, NULL = all namespaces */
+    const char *label_selector;           /* server-side labelSelector, NULL = all */
+    const char *field_selector;           /* server-side fieldSelector, NULL = all */
+    long page_size;                       /* list page size, 0 = 500 (one page is held parsed at a time) */
+    long watch_timeout_s;                 /* timeoutSeconds per watch request, 0 = 300 */
     kube_informer_index_fn index;         /* NULL = group by namespace */
     kube_informer_transform_fn transform; /* NULL = store objects as received */
-    int compact;                /* keep objects as compact JSON text (see above) */
+    int compact;                          /* keep objects as compact JSON text (see above) */
     /* Held around each list (borrowed; informers sharing one hold one list reply in memory at
      * a time); NULL = the library's process-wide gate. */
     pthread_mutex_t *list_gate;
@@ -68,8 +68,7 @@ struct kube_informer;
 /* Creates an informer (not started) on client c (borrowed, must outlive it; NULL: a cache that
  * only kube_informer_store fills, and that cannot start); handlers may be NULL. Strings in opts are copied. NULL with *errmsg on bad input (e.g. selector syntax). */
 struct kube_informer *kube_informer_new(struct kube_client *c, const struct kube_resource *r,
-                                        const struct kube_informer_opts *opts,
-                                        const struct kube_informer_handlers *handlers,
+                                        const struct kube_informer_opts *opts, const struct kube_informer_handlers *handlers,
                                         char **errmsg);
 /* Starts the background thread. 0 ok, -1 with *errmsg. */
 int kube_informer_start(struct kube_informer *inf, char **errmsg);

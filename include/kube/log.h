@@ -10,7 +10,7 @@
 enum kube_log_level {
     KUBE_LOG_ERROR = 0,
     KUBE_LOG_WARN = 1,
-    KUBE_LOG_INFO = 2,  /* default */
+    KUBE_LOG_INFO = 2, /* default */
     KUBE_LOG_DEBUG = 3,
     KUBE_LOG_TRACE = 4,
 };
@@ -35,9 +35,17 @@ void kube_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 void kube_vlog(int level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #define KLOG_ERROR(...) kube_log(KUBE_LOG_ERROR, __VA_ARGS__)
-#define KLOG_WARN(...)  kube_log(KUBE_LOG_WARN, __VA_ARGS__)
-#define KLOG_INFO(...)  kube_log(KUBE_LOG_INFO, __VA_ARGS__)
-#define KLOG_DEBUG(...) do { if (kube_log_enabled(KUBE_LOG_DEBUG)) kube_log(KUBE_LOG_DEBUG, __VA_ARGS__); } while (0)
-#define KLOG_TRACE(...) do { if (kube_log_enabled(KUBE_LOG_TRACE)) kube_log(KUBE_LOG_TRACE, __VA_ARGS__); } while (0)
+#define KLOG_WARN(...) kube_log(KUBE_LOG_WARN, __VA_ARGS__)
+#define KLOG_INFO(...) kube_log(KUBE_LOG_INFO, __VA_ARGS__)
+#define KLOG_DEBUG(...)                                                                                                     \
+    do {                                                                                                                    \
+        if (kube_log_enabled(KUBE_LOG_DEBUG))                                                                               \
+            kube_log(KUBE_LOG_DEBUG, __VA_ARGS__);                                                                          \
+    } while (0)
+#define KLOG_TRACE(...)                                                                                                     \
+    do {                                                                                                                    \
+        if (kube_log_enabled(KUBE_LOG_TRACE))                                                                               \
+            kube_log(KUBE_LOG_TRACE, __VA_ARGS__);                                                                          \
+    } while (0)
 
 #endif

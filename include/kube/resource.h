@@ -27,8 +27,7 @@ extern const struct kube_resource KUBE_RES_LEASES;          /* coordination.k8s.
 /* Returns the escaped path for r: collection when name is NULL, namespaced when ns is non-NULL
  * and r->namespaced (ns NULL on a namespaced resource = all namespaces), with an optional
  * subresource ("status", "exec", "log"). New string, or NULL on allocation failure/bad input. */
-char *kube_resource_path(const struct kube_resource *r, const char *ns, const char *name,
-                         const char *subresource);
+char *kube_resource_path(const struct kube_resource *r, const char *ns, const char *name, const char *subresource);
 /* Returns "group/version" or "version" for the core group (apiVersion field); new string. */
 char *kube_resource_api_version(const struct kube_resource *r);
 

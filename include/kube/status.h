@@ -28,21 +28,24 @@ enum kube_reason {
 };
 
 struct kube_error {
-    int http_code;            /* HTTP status, 0 when there was no reply */
+    int http_code; /* HTTP status, 0 when there was no reply */
     enum kube_reason reason;
-    char *message;            /* one line, malloc'd (NULL when KUBE_OK) */
-    long retry_after_s;       /* Retry-After or Status details.retryAfterSeconds, -1 if none */
-    int permanent;            /* 1: retrying cannot help (TLS verification, bad CA/cert file, bad URL) */
+    char *message;      /* one line, malloc'd (NULL when KUBE_OK) */
+    long retry_after_s; /* Retry-After or Status details.retryAfterSeconds, -1 if none */
+    int permanent;      /* 1: retrying cannot help (TLS verification, bad CA/cert file, bad URL) */
 };
 
 /* Initializer for a struct kube_error on the stack. */
-#define KUBE_ERROR_INIT { 0, KUBE_OK, NULL, -1, 0 }
+#define KUBE_ERROR_INIT                                                                                                     \
+    {                                                                                                                       \
+        0, KUBE_OK, NULL, -1, 0                                                                                             \
+    }
 
 /* Frees the message and resets e to KUBE_OK. */
 void kube_error_clear(struct kube_error *e);
 /* Replaces e's content with (http_code, reason, formatted message). */
-void kube_error_set(struct kube_error *e, int http_code, enum kube_reason reason,
-                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void kube_error_set(struct kube_error *e, int http_code, enum kube_reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Decodes a non-2xx reply body (metav1.Status JSON, or anything else) into e; never fails:
  * an undecodable body gives a reason from the HTTP code and a message quoting the body's start. */
 void kube_status_decode(const char *body, size_t len, int http_code, struct kube_error *e);

@@ -37,8 +37,8 @@ struct kube_watch_parser;
 struct kube_watch_parser *kube_watch_parser_new(size_t max_line);
 /* Feeds a chunk (any split); calls cb for each complete line. 0 ok, 1 when cb asked to stop,
  * -1 on a malformed line or overlong line (*errmsg). */
-int kube_watch_parser_feed(struct kube_watch_parser *p, const char *data, size_t len,
-                           kube_watch_cb cb, void *ud, char **errmsg);
+int kube_watch_parser_feed(struct kube_watch_parser *p, const char *data, size_t len, kube_watch_cb cb, void *ud,
+                           char **errmsg);
 /* Bytes held of an incomplete trailing line (nonzero at end of stream = truncated event). */
 size_t kube_watch_parser_pending(const struct kube_watch_parser *p);
 /* Frees p (NULL is fine). */
@@ -49,16 +49,15 @@ void kube_watch_parser_free(struct kube_watch_parser *p);
  * ~100 ms). ERROR events are not passed to cb: they end the call with their decoded Status
  * (410 -> KUBE_GONE). Returns 0 on a normal end of stream, 1 when cb stopped, -1 with err. */
 int kube_watch_stream(struct kube_client *c, const struct kube_resource *r, const char *ns,
-                      const struct kube_list_opts *opts, kube_watch_cb cb, void *ud,
-                      struct kube_cancel *cancel, struct kube_error *err);
+                      const struct kube_list_opts *opts, kube_watch_cb cb, void *ud, struct kube_cancel *cancel,
+                      struct kube_error *err);
 
 /* A resuming watch from opts->resource_version: reconnects after normal ends and retryable
  * failures (backoff, reset after progress), always from the last resourceVersion seen (events
  * and BOOKMARKs, which are passed to cb). Returns 1 when cb stopped, -1 with err otherwise:
  * KUBE_GONE (relist needed), KUBE_CANCELLED, or a non-retryable error (403, 404...).
  * last_rv (may be NULL) receives a new copy of the last resourceVersion seen. */
-int kube_watch(struct kube_client *c, const struct kube_resource *r, const char *ns,
-               const struct kube_list_opts *opts, kube_watch_cb cb, void *ud,
-               struct kube_cancel *cancel, char **last_rv, struct kube_error *err);
+int kube_watch(struct kube_client *c, const struct kube_resource *r, const char *ns, const struct kube_list_opts *opts,
+               kube_watch_cb cb, void *ud, struct kube_cancel *cancel, char **last_rv, struct kube_error *err);
 
 #endif

@@ -21,52 +21,52 @@ enum kube_ws_opcode {
 #define KUBE_WS_CLOSE_NORMAL 1000
 #define KUBE_WS_CLOSE_GOING_AWAY 1001
 #define KUBE_WS_CLOSE_PROTOCOL 1002
-#define KUBE_WS_CLOSE_NO_STATUS 1005   /* never sent: "close frame had no code" */
-#define KUBE_WS_CLOSE_ABNORMAL 1006    /* never sent: "no close frame at all" */
+#define KUBE_WS_CLOSE_NO_STATUS 1005 /* never sent: "close frame had no code" */
+#define KUBE_WS_CLOSE_ABNORMAL 1006  /* never sent: "no close frame at all" */
 #define KUBE_WS_CLOSE_INVALID_DATA 1007
 #define KUBE_WS_CLOSE_TOO_BIG 1009
 
-#define KUBE_WS_MAX_CONTROL 125        /* largest control-frame payload */
-#define KUBE_WS_MAX_HEADER 14          /* largest frame header a client sends */
+#define KUBE_WS_MAX_CONTROL 125 /* largest control-frame payload */
+#define KUBE_WS_MAX_HEADER 14   /* largest frame header a client sends */
 
 /* What one kube_ws_decode() call produced. */
 enum kube_ws_event_type {
-    KUBE_WS_EV_NONE = 0,   /* all input consumed, need more bytes */
-    KUBE_WS_EV_DATA,       /* a chunk of a data message (zero-copy, points into the input) */
-    KUBE_WS_EV_MESSAGE_END,/* the current data message is complete */
-    KUBE_WS_EV_PING,       /* a complete ping; payload in ev->data/len (decoder-owned) */
-    KUBE_WS_EV_PONG,       /* a complete pong; payload as for ping */
-    KUBE_WS_EV_CLOSE,      /* a close frame; ev->close_code (1005 if none), reason in data/len */
-    KUBE_WS_EV_ERROR,      /* malformed input; ev->close_code says which code to send, d->error why */
+    KUBE_WS_EV_NONE = 0,    /* all input consumed, need more bytes */
+    KUBE_WS_EV_DATA,        /* a chunk of a data message (zero-copy, points into the input) */
+    KUBE_WS_EV_MESSAGE_END, /* the current data message is complete */
+    KUBE_WS_EV_PING,        /* a complete ping; payload in ev->data/len (decoder-owned) */
+    KUBE_WS_EV_PONG,        /* a complete pong; payload as for ping */
+    KUBE_WS_EV_CLOSE,       /* a close frame; ev->close_code (1005 if none), reason in data/len */
+    KUBE_WS_EV_ERROR,       /* malformed input; ev->close_code says which code to send, d->error why */
 };
 
 struct kube_ws_event {
     enum kube_ws_event_type type;
-    int opcode;            /* message opcode (TEXT/BINARY) for DATA and MESSAGE_END */
-    int first;             /* DATA: 1 on the first chunk of a message (possibly empty) */
-    const uint8_t *data;   /* DATA: into the input buffer; control: decoder-owned */
+    int opcode;          /* message opcode (TEXT/BINARY) for DATA and MESSAGE_END */
+    int first;           /* DATA: 1 on the first chunk of a message (possibly empty) */
+    const uint8_t *data; /* DATA: into the input buffer; control: decoder-owned */
     size_t len;
-    int close_code;        /* CLOSE / ERROR */
+    int close_code; /* CLOSE / ERROR */
 };
 
 /* Incremental decoder state; initialize with kube_ws_decoder_init. */
 struct kube_ws_decoder {
-    int state;             /* private */
-    uint8_t hdr[14];       /* private: header bytes gathered so far */
+    int state;       /* private */
+    uint8_t hdr[14]; /* private: header bytes gathered so far */
     size_t hdr_have, hdr_need;
-    int fin, opcode;       /* current frame */
-    uint64_t remaining;    /* payload bytes left in the current frame */
-    int in_message;        /* a fragmented data message is open */
-    int msg_opcode;        /* TEXT or BINARY of the open message */
-    int msg_started;       /* DATA with first=1 already emitted for the open message */
-    uint64_t msg_len;      /* bytes of the open message so far */
-    uint64_t max_message;  /* limit on one data message (0 = unlimited) */
-    uint32_t utf8_state;   /* private: incremental UTF-8 validation of TEXT messages */
+    int fin, opcode;      /* current frame */
+    uint64_t remaining;   /* payload bytes left in the current frame */
+    int in_message;       /* a fragmented data message is open */
+    int msg_opcode;       /* TEXT or BINARY of the open message */
+    int msg_started;      /* DATA with first=1 already emitted for the open message */
+    uint64_t msg_len;     /* bytes of the open message so far */
+    uint64_t max_message; /* limit on one data message (0 = unlimited) */
+    uint32_t utf8_state;  /* private: incremental UTF-8 validation of TEXT messages */
     uint8_t ctl[KUBE_WS_MAX_CONTROL];
     size_t ctl_len;
-    int closed;            /* a close frame was decoded: further input is an error */
-    int error_code;        /* close code to send after an ERROR */
-    char error[160];       /* why the last ERROR happened */
+    int closed;      /* a close frame was decoded: further input is an error */
+    int error_code;  /* close code to send after an ERROR */
+    char error[160]; /* why the last ERROR happened */
 };
 
 /* Resets d; max_message bounds one data message in bytes (0 = no limit). */
@@ -74,8 +74,8 @@ void kube_ws_decoder_init(struct kube_ws_decoder *d, uint64_t max_message);
 /* Decodes from in[0..len): consumes *consumed bytes and fills ev with at most one event.
  * Call again with the remaining bytes until it returns KUBE_WS_EV_NONE. After an ERROR the
  * decoder stays in error (every later call returns ERROR). Returns ev->type. */
-enum kube_ws_event_type kube_ws_decode(struct kube_ws_decoder *d, const uint8_t *in, size_t len,
-                                       size_t *consumed, struct kube_ws_event *ev);
+enum kube_ws_event_type kube_ws_decode(struct kube_ws_decoder *d, const uint8_t *in, size_t len, size_t *consumed,
+                                       struct kube_ws_event *ev);
 
 /* Writes a client frame header (FIN set when fin, MASK bit set, 4-byte key) for a payload of
  * len bytes into out (>= KUBE_WS_MAX_HEADER bytes); returns the header length. */

@@ -13,28 +13,28 @@
 #include <jansson.h>
 
 /* ---- environment the operator sets on the launcher's containers (init and main) ---- */
-#define MPIK8S_ENV_JOB_NAME "MPI_JOB_NAME"             /* the MPIJob's name */
-#define MPIK8S_ENV_JOB_NAMESPACE "MPI_JOB_NAMESPACE"   /* its namespace */
-#define MPIK8S_ENV_TRANSPORT "MPI_JOB_TRANSPORT"       /* exec | ssh (mpik8s_transport_name) */
+#define MPIK8S_ENV_JOB_NAME "MPI_JOB_NAME"                         /* the MPIJob's name */
+#define MPIK8S_ENV_JOB_NAMESPACE "MPI_JOB_NAMESPACE"               /* its namespace */
+#define MPIK8S_ENV_TRANSPORT "MPI_JOB_TRANSPORT"                   /* exec | ssh (mpik8s_transport_name) */
 #define MPIK8S_ENV_MPI_IMPLEMENTATION "MPI_JOB_MPI_IMPLEMENTATION" /* OpenMPI | Intel | MPICH */
-#define MPIK8S_ENV_WORKER_CONTAINER "MPI_JOB_WORKER_CONTAINER" /* container to exec into */
-#define MPIK8S_ENV_WORKERS "MPI_JOB_WORKERS"           /* worker replicas */
-#define MPIK8S_ENV_SLOTS "MPI_JOB_SLOTS"               /* slotsPerWorker */
-#define MPIK8S_ENV_AGENT_TIMEOUT "MPI_AGENT_TIMEOUT"   /* seconds the agent waits for workers */
-#define MPIK8S_ENV_PROGRESS_TIMEOUT "MPI_AGENT_PROGRESS_TIMEOUT" /* seconds of silence = hang */
-#define MPIK8S_ENV_SSH_DIR "MPI_JOB_SSH_DIR"           /* ssh: the job's key directory */
-#define MPIK8S_ENV_SSH_PORT "MPI_JOB_SSH_PORT"         /* ssh: the workers' sshd port */
-#define MPIK8S_ENV_LAUNCHER_UID "MPI_JOB_LAUNCHER_UID" /* init only: the main container's uid */
+#define MPIK8S_ENV_WORKER_CONTAINER "MPI_JOB_WORKER_CONTAINER"     /* container to exec into */
+#define MPIK8S_ENV_WORKERS "MPI_JOB_WORKERS"                       /* worker replicas */
+#define MPIK8S_ENV_SLOTS "MPI_JOB_SLOTS"                           /* slotsPerWorker */
+#define MPIK8S_ENV_AGENT_TIMEOUT "MPI_AGENT_TIMEOUT"               /* seconds the agent waits for workers */
+#define MPIK8S_ENV_PROGRESS_TIMEOUT "MPI_AGENT_PROGRESS_TIMEOUT"   /* seconds of silence = hang */
+#define MPIK8S_ENV_SSH_DIR "MPI_JOB_SSH_DIR"                       /* ssh: the job's key directory */
+#define MPIK8S_ENV_SSH_PORT "MPI_JOB_SSH_PORT"                     /* ssh: the workers' sshd port */
+#define MPIK8S_ENV_LAUNCHER_UID "MPI_JOB_LAUNCHER_UID"             /* init only: the main container's uid */
 
 /* ---- environment mpi-rsh (and the agent's reach check, the stream holder) read ---- */
 #define MPIK8S_RSH_ENV_TLS_CACHE_DIR "MPI_RSH_TLS_CACHE_DIR" /* TLS session cache directory */
 
 /* ---- MPIJob annotations (metadata.annotations) the operator turns into the above ---- */
-#define MPIK8S_ANN_TRANSPORT "mpi-k8s.io/transport"              /* exec | ssh */
-#define MPIK8S_ANN_AGENT_RUN "mpi-k8s.io/agent-run"              /* "false" = don't wrap the command */
-#define MPIK8S_ANN_AGENT_TIMEOUT "mpi-k8s.io/worker-timeout"     /* -> MPI_AGENT_TIMEOUT */
+#define MPIK8S_ANN_TRANSPORT "mpi-k8s.io/transport"               /* exec | ssh */
+#define MPIK8S_ANN_AGENT_RUN "mpi-k8s.io/agent-run"               /* "false" = don't wrap the command */
+#define MPIK8S_ANN_AGENT_TIMEOUT "mpi-k8s.io/worker-timeout"      /* -> MPI_AGENT_TIMEOUT */
 #define MPIK8S_ANN_PROGRESS_TIMEOUT "mpi-k8s.io/progress-timeout" /* -> MPI_AGENT_PROGRESS_TIMEOUT */
-#define MPIK8S_ANN_SSH_PORT "mpi-k8s.io/ssh-port"                /* -> MPI_JOB_SSH_PORT (default 2222) */
+#define MPIK8S_ANN_SSH_PORT "mpi-k8s.io/ssh-port"                 /* -> MPI_JOB_SSH_PORT (default 2222) */
 
 /* ---- pod labels (upstream's): the agent finds the job's workers by them ---- */
 #define MPIK8S_LABEL_JOB_NAME "mpi_job_name" /* = the MPIJob's name */
@@ -43,8 +43,8 @@
 #define MPIK8S_ROLE_WORKER "worker"
 
 /* ---- paths inside the launcher pod ---- */
-#define MPIK8S_AGENT_DIR "/opt/kube"  /* the bundle (mpi-agent, mpi-rsh), shared by init and main */
-#define MPIK8S_CONFIG_DIR "/etc/mpi"  /* the ConfigMap <job>-config */
+#define MPIK8S_AGENT_DIR "/opt/kube" /* the bundle (mpi-agent, mpi-rsh), shared by init and main */
+#define MPIK8S_CONFIG_DIR "/etc/mpi" /* the ConfigMap <job>-config */
 #define MPIK8S_HOSTFILE MPIK8S_CONFIG_DIR "/hostfile"
 
 /* ---- the transport from the launcher to the workers ---- */
@@ -76,8 +76,7 @@ enum mpik8s_hostfile_syntax {
 
 /* Writes one hostfile line for host: "host slots=N\n" or "host:N\n", or "host\n" when
  * slots <= 0. Returns fprintf's result. */
-static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn, const char *host,
-                                       long long slots)
+static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn, const char *host, long long slots)
 {
     if (slots <= 0)
         return fprintf(f, "%s\n", host);

@@ -41,14 +41,16 @@ static int listen_socket(void)
         fprintf(stderr, "mpi-rsh-holder: cannot create a directory for its socket (%s): %s\n", dir, strerror(errno));
         return -1;
     }
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
     snprintf(sock_path, sizeof sock_path, "%s/s", dir);
     int s = strlen(sock_path) < sizeof a.sun_path ? socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
-    if (s >= 0) strcpy(a.sun_path, sock_path);
+    if (s >= 0)
+        strcpy(a.sun_path, sock_path);
     if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4096) < 0) {
         fprintf(stderr, "mpi-rsh-holder: cannot listen on %s: %s\n", sock_path,
                 s < 0 && errno == 0 ? "path too long" : strerror(errno));
-        if (s >= 0) close(s);
+        if (s >= 0)
+            close(s);
         rmdir(dir);
         return -1;
     }
@@ -65,37 +67,41 @@ static void remove_socket(void)
 static pid_t start_command(char **argv, const sigset_t *blocked, int with_holder)
 {
     pid_t pid = fork();
-    if (pid != 0) return pid;
+    if (pid != 0)
+        return pid;
     sigprocmask(SIG_UNBLOCK, blocked, NULL);
-    if (with_holder) setenv(RSH_HOLDER_ENV, sock_path, 1);
-    else unsetenv(RSH_HOLDER_ENV);
+    if (with_holder)
+        setenv(RSH_HOLDER_ENV, sock_path, 1);
+    else
+        unsetenv(RSH_HOLDER_ENV);
     execvp(argv[0], argv);
     fprintf(stderr, "mpi-rsh-holder: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
 }
 
-static int status_code(int st)
-{
-    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255;
-}
+static int status_code(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255; }
 
 /* Serves clients until COMMAND (pid) exits; its wait status. */
 static int serve(struct holder *h, int ls, int sfd, pid_t pid)
 {
     for (;;) {
-        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ls, .events = POLLIN}};
-        if (poll(p, ls >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) return -1;
+        struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ls, .events = POLLIN } };
+        if (poll(p, ls >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+            return -1;
         if (p[0].revents & POLLIN) {
             struct signalfd_siginfo si;
-            if (read(sfd, &si, sizeof si) == sizeof si && si.ssi_signo != SIGCHLD) kill(pid, (int)si.ssi_signo);
+            if (read(sfd, &si, sizeof si) == sizeof si && si.ssi_signo != SIGCHLD)
+                kill(pid, (int)si.ssi_signo);
             int st;
             pid_t w;
             while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-                if (w == pid) return st;
+                if (w == pid)
+                    return st;
         }
         if (ls >= 0 && (p[1].revents & POLLIN)) {
             int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-            if (c >= 0 && holder_stream_start(h, c) < 0) KLOG_WARN("cannot serve a client: out of threads or memory");
+            if (c >= 0 && holder_stream_start(h, c) < 0)
+                KLOG_WARN("cannot serve a client: out of threads or memory");
             if (c < 0 && (errno == EMFILE || errno == ENFILE)) { /* the client waits in the backlog: no spin */
                 KLOG_WARN("accept: %s (%d streams open)", strerror(errno), holder_streams_active());
                 poll(NULL, 0, 100);
@@ -109,28 +115,41 @@ int main(int argc, char **argv)
     int i = 1, verbose = 0;
     kube_log_set_component("mpi-rsh-holder");
     for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
-        if (!strcmp(argv[i], "-v")) verbose++;
-        else { fprintf(stderr, "mpi-rsh-holder: unknown option %s (usage: mpi-rsh-holder [-v] -- COMMAND...)\n", argv[i]); return 2; }
+        if (!strcmp(argv[i], "-v"))
+            verbose++;
+        else {
+            fprintf(stderr, "mpi-rsh-holder: unknown option %s (usage: mpi-rsh-holder [-v] -- COMMAND...)\n", argv[i]);
+            return 2;
+        }
     }
-    if (i < argc && !strcmp(argv[i], "--")) i++;
-    if (i >= argc) { fprintf(stderr, "usage: mpi-rsh-holder [-v] -- COMMAND [ARGS...]\n"); return 2; }
+    if (i < argc && !strcmp(argv[i], "--"))
+        i++;
+    if (i >= argc) {
+        fprintf(stderr, "usage: mpi-rsh-holder [-v] -- COMMAND [ARGS...]\n");
+        return 2;
+    }
     kube_log_set_level(verbose ? KUBE_LOG_INFO + verbose : KUBE_LOG_WARN);
     signal(SIGPIPE, SIG_IGN);
     struct rlimit nf; /* 5 fds per stream (client socket, its stdio, the TLS socket): raise the soft limit */
     if (getrlimit(RLIMIT_NOFILE, &nf) == 0 && nf.rlim_cur < nf.rlim_max) {
         nf.rlim_cur = nf.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &nf) < 0) KLOG_DEBUG("setrlimit(NOFILE): %s", strerror(errno));
+        if (setrlimit(RLIMIT_NOFILE, &nf) < 0)
+            KLOG_DEBUG("setrlimit(NOFILE): %s", strerror(errno));
     }
     sigset_t set;
     sigemptyset(&set);
-    int sigs[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
-    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) sigaddset(&set, sigs[k]);
+    int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++)
+        sigaddset(&set, sigs[k]);
     int sfd = sigprocmask(SIG_BLOCK, &set, NULL) == 0 ? signalfd(-1, &set, SFD_CLOEXEC) : -1;
-    if (sfd < 0) { fprintf(stderr, "mpi-rsh-holder: signalfd: %s\n", strerror(errno)); return 255; }
+    if (sfd < 0) {
+        fprintf(stderr, "mpi-rsh-holder: signalfd: %s\n", strerror(errno));
+        return 255;
+    }
 
     struct kube_config *cfg = NULL;
     char *err = NULL;
-    struct holder h = {0};
+    struct holder h = { 0 };
     int ls = -1;
     if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
         KLOG_WARN("not holding streams (each mpi-rsh runs alone): %s", err ? err : "no Kubernetes configuration");
@@ -144,7 +163,10 @@ int main(int argc, char **argv)
     pid_t pid = start_command(argv + i, &set, ls >= 0);
     if (pid < 0) {
         fprintf(stderr, "mpi-rsh-holder: fork: %s\n", strerror(errno));
-        if (ls >= 0) { close(ls); remove_socket(); }
+        if (ls >= 0) {
+            close(ls);
+            remove_socket();
+        }
         kube_config_free(cfg);
         free(h.tls_dir);
         return 255;

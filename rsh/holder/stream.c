@@ -26,14 +26,14 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-static int *socks;              /* client sockets being served */
+static int *socks; /* client sockets being served */
 static size_t nsocks, capsocks;
 
 struct stream {
     struct holder *h;
     int sock;
     int fds[3];
-    char *buf;                  /* the request; fields point into it */
+    char *buf; /* the request; fields point into it */
     const char *f[RSH_HOLDER_NFIELDS];
 };
 
@@ -43,7 +43,10 @@ static int track(int sock)
     if (nsocks == capsocks) {
         size_t c = capsocks ? capsocks * 2 : 64;
         int *n = realloc(socks, c * sizeof *n);
-        if (!n) { pthread_mutex_unlock(&mu); return -1; }
+        if (!n) {
+            pthread_mutex_unlock(&mu);
+            return -1;
+        }
         socks = n;
         capsocks = c;
     }
@@ -56,7 +59,10 @@ static void untrack(int sock)
 {
     pthread_mutex_lock(&mu);
     for (size_t i = 0; i < nsocks; i++)
-        if (socks[i] == sock) { socks[i] = socks[--nsocks]; break; }
+        if (socks[i] == sock) {
+            socks[i] = socks[--nsocks];
+            break;
+        }
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&mu);
 }
@@ -72,7 +78,8 @@ int holder_streams_active(void)
 void holder_streams_cancel_all(void)
 {
     pthread_mutex_lock(&mu);
-    for (size_t i = 0; i < nsocks; i++) shutdown(socks[i], SHUT_RD); /* readable: EOF = cancel */
+    for (size_t i = 0; i < nsocks; i++)
+        shutdown(socks[i], SHUT_RD); /* readable: EOF = cancel */
     pthread_mutex_unlock(&mu);
 }
 
@@ -82,7 +89,10 @@ int holder_streams_wait(int ms)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += ms / 1000;
     until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&mu);
     while (nsocks && pthread_cond_timedwait(&changed, &mu, &until) != ETIMEDOUT) {}
     int left = (int)nsocks;
@@ -93,20 +103,29 @@ int holder_streams_wait(int ms)
 /* Receives the request and its 3 fds into st. 0 ok, -1 with *why. */
 static int receive(struct stream *st, const char **why)
 {
-    struct timeval tv = {.tv_sec = REQ_TIMEOUT_S};
+    struct timeval tv = { .tv_sec = REQ_TIMEOUT_S };
     setsockopt(st->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (!(st->buf = malloc(RSH_HOLDER_REQ_MAX + 1))) { *why = "out of memory"; return -1; }
-    union { char buf[CMSG_SPACE(3 * sizeof(int))]; struct cmsghdr align; } u;
-    struct iovec iov = {.iov_base = st->buf, .iov_len = RSH_HOLDER_REQ_MAX};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    if (!(st->buf = malloc(RSH_HOLDER_REQ_MAX + 1))) {
+        *why = "out of memory";
+        return -1;
+    }
+    union {
+        char buf[CMSG_SPACE(3 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = { .iov_base = st->buf, .iov_len = RSH_HOLDER_REQ_MAX };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
     ssize_t n;
-    do n = recvmsg(st->sock, &m, MSG_CMSG_CLOEXEC); while (n < 0 && errno == EINTR);
+    do
+        n = recvmsg(st->sock, &m, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
     struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(3 * sizeof(int)))
         memcpy(st->fds, CMSG_DATA(c), sizeof st->fds);
     else if (c && c->cmsg_type == SCM_RIGHTS) { /* wrong count: close whatever came */
         int *got = (int *)CMSG_DATA(c);
-        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) close(got[i]);
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
+            close(got[i]);
     }
     if (n <= 0 || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || st->fds[2] < 0) {
         *why = n < 0 ? "no request (timed out)" : "a request without its 3 file descriptors or too large";
@@ -114,10 +133,16 @@ static int receive(struct stream *st, const char **why)
     }
     st->buf[n] = 0;
     char *p = st->buf, *end = st->buf + n;
-    if (strcmp(p, RSH_HOLDER_MAGIC) != 0) { *why = "not an " RSH_HOLDER_MAGIC " request"; return -1; }
+    if (strcmp(p, RSH_HOLDER_MAGIC) != 0) {
+        *why = "not an " RSH_HOLDER_MAGIC " request";
+        return -1;
+    }
     p += strlen(p) + 1;
     for (int i = 0; i < RSH_HOLDER_NFIELDS; i++) {
-        if (p >= end) { *why = "a request with missing fields"; return -1; }
+        if (p >= end) {
+            *why = "a request with missing fields";
+            return -1;
+        }
         st->f[i] = p;
         p += strlen(p) + 1;
     }
@@ -129,7 +154,8 @@ static int num_field(const struct stream *st, int i, int lo, int hi, int *out)
 {
     char *e;
     long v = strtol(st->f[i], &e, 10);
-    if (!*st->f[i] || *e || v < lo || v > hi) return -1;
+    if (!*st->f[i] || *e || v < lo || v > hi)
+        return -1;
     *out = (int)v;
     return 0;
 }
@@ -158,7 +184,10 @@ static int run(struct stream *st)
     char tag[17];
     tagged = tagged && rsh_session_tag(tag) == 0;
     char *cmd = rsh_remote_command(st->f[RSH_HF_COMMAND], tagged ? tag : NULL);
-    if (!cmd) { dprintf(st->fds[2], "mpi-rsh: %s: out of memory\n", pod); return 255; }
+    if (!cmd) {
+        dprintf(st->fds[2], "mpi-rsh: %s: out of memory\n", pod);
+        return 255;
+    }
     const struct kube_config *cfg = st->h->cfg;
     struct kube_exec_opts x;
     struct kube_exec_result r;
@@ -180,12 +209,14 @@ static int run(struct stream *st)
     int code = kube_exec_run(cfg, &x, &r);
     if (r.outcome == KUBE_EXEC_CANCELLED) {
         int sig = cancel_signal(st->sock);
-        if (tagged) rsh_remote_kill(cfg, &x, tag);
+        if (tagged)
+            rsh_remote_kill(cfg, &x, tag);
         code = 128 + sig;
     } else if (r.message && (r.outcome != KUBE_EXEC_EXITED || code == 255)) {
         dprintf(st->fds[2], "mpi-rsh: %s: %s\n", pod, r.message);
     }
-    if (code == 0 && r.outcome != KUBE_EXEC_EXITED) code = 255; /* never 0 without a Success status */
+    if (code == 0 && r.outcome != KUBE_EXEC_EXITED)
+        code = 255; /* never 0 without a Success status */
     kube_exec_result_free(&r);
     free(cmd);
     return code;
@@ -198,14 +229,17 @@ static void *serve(void *arg)
     int code = 255;
     if (receive(st, &why) < 0) {
         KLOG_WARN("a client's request refused: %s", why);
-        if (st->fds[2] >= 0) dprintf(st->fds[2], "mpi-rsh: the stream holder refused the request: %s\n", why);
+        if (st->fds[2] >= 0)
+            dprintf(st->fds[2], "mpi-rsh: the stream holder refused the request: %s\n", why);
     } else {
         code = run(st);
     }
-    char reply[2] = {RSH_HOLDER_EXIT, (char)code};
-    if (send(st->sock, reply, 2, MSG_NOSIGNAL) != 2) KLOG_DEBUG("client gone before its reply (exit %d)", code);
+    char reply[2] = { RSH_HOLDER_EXIT, (char)code };
+    if (send(st->sock, reply, 2, MSG_NOSIGNAL) != 2)
+        KLOG_DEBUG("client gone before its reply (exit %d)", code);
     for (int i = 0; i < 3; i++)
-        if (st->fds[i] >= 0) close(st->fds[i]);
+        if (st->fds[i] >= 0)
+            close(st->fds[i]);
     untrack(st->sock);
     close(st->sock);
     free(st->buf);

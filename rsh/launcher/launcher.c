@@ -27,9 +27,16 @@ static int self_path(char *buf, size_t len, const char *argv0)
         return 0;
     }
     const char *p = (const char *)getauxval(AT_EXECFN);
-    if (!p || !*p) p = argv0;
-    if (!p || !strchr(p, '/')) { errno = ENOENT; return -1; }
-    if (strlen(p) >= len) { errno = ENAMETOOLONG; return -1; }
+    if (!p || !*p)
+        p = argv0;
+    if (!p || !strchr(p, '/')) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (strlen(p) >= len) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     strcpy(buf, p);
     return 0;
 }
@@ -39,12 +46,17 @@ int main(int argc, char **argv)
     char self[PATH_MAX], dir[PATH_MAX], ld[PATH_MAX], libdir[PATH_MAX], prog[PATH_MAX];
     /* the entry point's name: how we were invoked (symlinks keep theirs), else our file name */
     const char *how = (const char *)getauxval(AT_EXECFN);
-    if (!how || !*how) how = argc > 0 ? argv[0] : "mpi-rsh";
+    if (!how || !*how)
+        how = argc > 0 ? argv[0] : "mpi-rsh";
     const char *slash = strrchr(how, '/');
     const char *name = slash ? slash + 1 : how;
-    if (self_path(self, sizeof(self), argc > 0 ? argv[0] : NULL) < 0) die("cannot find my own path", NULL);
+    if (self_path(self, sizeof(self), argc > 0 ? argv[0] : NULL) < 0)
+        die("cannot find my own path", NULL);
     char *cut = strrchr(self, '/');
-    if (!cut) { errno = ENOENT; die("no directory in", self); }
+    if (!cut) {
+        errno = ENOENT;
+        die("no directory in", self);
+    }
     *cut = 0;
     snprintf(dir, sizeof(dir), "%s", self[0] ? self : "/");
     if (snprintf(ld, sizeof(ld), "%s/lib/ld-linux-x86-64.so.2", dir) >= (int)sizeof(ld) ||
@@ -53,10 +65,13 @@ int main(int argc, char **argv)
         errno = ENAMETOOLONG;
         die("path too long under", dir);
     }
-    if (access(prog, X_OK) < 0) die("no bundled program", prog);
-    if (setenv("MPI_K8S_BUNDLE_DIR", dir, 1) < 0) die("setenv", NULL);
+    if (access(prog, X_OK) < 0)
+        die("no bundled program", prog);
+    if (setenv("MPI_K8S_BUNDLE_DIR", dir, 1) < 0)
+        die("setenv", NULL);
     char **args = calloc((size_t)argc + 7, sizeof(char *));
-    if (!args) die("out of memory", NULL);
+    if (!args)
+        die("out of memory", NULL);
     int k = 0;
     args[k++] = ld;
     args[k++] = "--library-path";
@@ -64,7 +79,8 @@ int main(int argc, char **argv)
     args[k++] = "--argv0";
     args[k++] = argc > 0 ? argv[0] : (char *)name;
     args[k++] = prog;
-    for (int i = 1; i < argc; i++) args[k++] = argv[i];
+    for (int i = 1; i < argc; i++)
+        args[k++] = argv[i];
     args[k] = NULL;
     execv(ld, args);
     die("cannot exec the bundled loader", ld);

@@ -23,17 +23,20 @@ static int run_ssh(struct rsh_opts *o)
     s.key_dir = o->ssh_dir;
     if (o->identity) {
         idcopy = strdup(o->identity);
-        if (idcopy) s.key_dir = dirname(idcopy);
+        if (idcopy)
+            s.key_dir = dirname(idcopy);
     }
     s.connect_timeout_ms = o->connect_timeout_s * 1000;
     s.attempts = o->attempts;
     s.cancel_fd = rsh_sig_pipe[0];
     int code = 255;
     int rc = kube_ssh_run(&s, o->host, o->command, o->no_stdin || rsh_stdin_is_devnull() ? -1 : 0, 1, 2, &code, &err);
-    if (rc == KUBE_SSH_ERR_CANCELLED) code = 128 + (rsh_got_signal ? rsh_got_signal : SIGTERM);
+    if (rc == KUBE_SSH_ERR_CANCELLED)
+        code = 128 + (rsh_got_signal ? rsh_got_signal : SIGTERM);
     else if (rc != 0) {
         fprintf(stderr, "mpi-rsh: ssh: %s\n", err ? err : kube_ssh_stage_name(rc));
-        if (code == 0) code = 255;
+        if (code == 0)
+            code = 255;
     }
     free(err);
     free(idcopy);
@@ -43,7 +46,8 @@ static int run_ssh(struct rsh_opts *o)
 int main(int argc, char **argv)
 {
     struct rsh_opts o;
-    if (rsh_start(argc, argv, &o) != 0) return 255;
+    if (rsh_start(argc, argv, &o) != 0)
+        return 255;
     int code = run_ssh(&o);
     rsh_opts_free(&o);
     return code;

@@ -21,26 +21,29 @@
 #include "../holder_proto.h"
 #include "../rsh.h"
 
-static int sig_pipe[2] = {-1, -1};
+static int sig_pipe[2] = { -1, -1 };
 
 static void on_signal(int sig)
 {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
-    if (write(sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */ }
+    if (write(sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */
+    }
     errno = saved;
 }
 
 static int setup_signals(void)
 {
-    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) return -1;
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    int sigs[] = { SIGTERM, SIGINT, SIGHUP };
     for (int i = 0; i < 3; i++)
-        if (sigaction(sigs[i], &sa, NULL) < 0) return -1;
+        if (sigaction(sigs[i], &sa, NULL) < 0)
+            return -1;
     signal(SIGPIPE, SIG_IGN);
     return 0;
 }
@@ -48,7 +51,8 @@ static int setup_signals(void)
 /* Runs mpi-rsh again on its own (argv: mpi-rsh's arguments, argv[0] replaced). */
 static int fallback(char **argv, const char *why)
 {
-    if (getenv("MPI_RSH_THIN_DEBUG")) fprintf(stderr, "mpi-rsh: stream holder not used (%s); running alone\n", why);
+    if (getenv("MPI_RSH_THIN_DEBUG"))
+        fprintf(stderr, "mpi-rsh: stream holder not used (%s); running alone\n", why);
     unsetenv(RSH_HOLDER_ENV);
     rsh_exec_sibling("mpi-rsh", argv);
     fprintf(stderr, "mpi-rsh: cannot run mpi-rsh again without the stream holder: %s\n", strerror(errno));
@@ -59,12 +63,16 @@ static int fallback(char **argv, const char *why)
 static char *build_request(char **fields, size_t *len)
 {
     size_t n = strlen(RSH_HOLDER_MAGIC) + 1;
-    for (int i = 0; i < RSH_HOLDER_NFIELDS; i++) n += strlen(fields[i]) + 1;
-    if (n > RSH_HOLDER_REQ_MAX) return NULL;
+    for (int i = 0; i < RSH_HOLDER_NFIELDS; i++)
+        n += strlen(fields[i]) + 1;
+    if (n > RSH_HOLDER_REQ_MAX)
+        return NULL;
     char *buf = malloc(n), *p = buf;
-    if (!buf) return NULL;
+    if (!buf)
+        return NULL;
     p = stpcpy(p, RSH_HOLDER_MAGIC) + 1;
-    for (int i = 0; i < RSH_HOLDER_NFIELDS; i++) p = stpcpy(p, fields[i]) + 1;
+    for (int i = 0; i < RSH_HOLDER_NFIELDS; i++)
+        p = stpcpy(p, fields[i]) + 1;
     *len = n;
     return buf;
 }
@@ -72,28 +80,37 @@ static char *build_request(char **fields, size_t *len)
 /* Connects to the holder and sends the request with fds 0, 1, 2. The socket, or -1. */
 static int hand_over(const char *path, const char *req, size_t len)
 {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof a.sun_path) { errno = ENAMETOOLONG; return -1; }
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof a.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     strcpy(a.sun_path, path);
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (s < 0) return -1;
+    if (s < 0)
+        return -1;
     if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
         int e = errno;
         close(s);
         errno = e;
         return -1;
     }
-    int fds[3] = {0, 1, 2};
-    union { char buf[CMSG_SPACE(sizeof fds)]; struct cmsghdr align; } u;
-    struct iovec iov = {.iov_base = (void *)req, .iov_len = len};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    int fds[3] = { 0, 1, 2 };
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = { .iov_base = (void *)req, .iov_len = len };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof fds);
     memcpy(CMSG_DATA(c), fds, sizeof fds);
     ssize_t w;
-    do w = sendmsg(s, &m, MSG_NOSIGNAL); while (w < 0 && errno == EINTR);
+    do
+        w = sendmsg(s, &m, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
     if (w != (ssize_t)len) {
         int e = w < 0 ? errno : EMSGSIZE;
         close(s);
@@ -108,28 +125,33 @@ static int wait_reply(int s, const char *pod)
 {
     int cancelled = 0;
     for (;;) {
-        struct pollfd p[2] = {{.fd = s, .events = POLLIN}, {.fd = sig_pipe[0], .events = POLLIN}};
+        struct pollfd p[2] = { { .fd = s, .events = POLLIN }, { .fd = sig_pipe[0], .events = POLLIN } };
         if (poll(p, 2, -1) < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             fprintf(stderr, "mpi-rsh: %s: poll: %s\n", pod, strerror(errno));
             return 255;
         }
         if (p[1].revents & POLLIN) {
             unsigned char sig;
             if (read(sig_pipe[0], &sig, 1) == 1 && !cancelled) {
-                char msg[2] = {RSH_HOLDER_CANCEL, (char)sig};
+                char msg[2] = { RSH_HOLDER_CANCEL, (char)sig };
                 cancelled = send(s, msg, 2, MSG_NOSIGNAL) == 2;
-                if (!cancelled) return 128 + sig; /* the holder is gone: nothing runs any more */
+                if (!cancelled)
+                    return 128 + sig; /* the holder is gone: nothing runs any more */
             }
         }
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             char r[2];
             ssize_t n = recv(s, r, sizeof r, 0);
-            if (n < 0 && errno == EINTR) continue;
-            if (n == 2 && r[0] == RSH_HOLDER_EXIT) return (unsigned char)r[1];
-            fprintf(stderr, "mpi-rsh: %s: the stream holder ($%s) %s%s\n", pod, RSH_HOLDER_ENV,
-                    n < 0 ? "failed: " : "", n < 0 ? strerror(errno) : n == 0 ? "went away before the command's exit status"
-                                                                    : "sent a bad reply");
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n == 2 && r[0] == RSH_HOLDER_EXIT)
+                return (unsigned char)r[1];
+            fprintf(stderr, "mpi-rsh: %s: the stream holder ($%s) %s%s\n", pod, RSH_HOLDER_ENV, n < 0 ? "failed: " : "",
+                    n < 0    ? strerror(errno)
+                    : n == 0 ? "went away before the command's exit status"
+                             : "sent a bad reply");
             return 255;
         }
     }
@@ -149,10 +171,12 @@ int main(int argc, char **argv)
     }
     size_t len;
     char *req = build_request(argv + 2, &len);
-    if (!req) return fallback(rsh_argv, "request too large");
+    if (!req)
+        return fallback(rsh_argv, "request too large");
     int s = hand_over(argv[1], req, len);
     free(req);
-    if (s < 0) return fallback(rsh_argv, strerror(errno));
+    if (s < 0)
+        return fallback(rsh_argv, strerror(errno));
     int code = wait_reply(s, argv[2 + RSH_HF_POD]);
     close(s);
     return code;

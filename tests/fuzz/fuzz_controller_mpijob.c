@@ -32,8 +32,8 @@ static void check_obj(json_t *o)
 /* An accepted job: invariants the builders assume, then build its objects. */
 static void check_job(const struct mpijob *j)
 {
-    if (!j->name || !j->ns || !j->launcher.present || !j->launcher.template ||
-        j->launcher.replicas != 1 || j->slots_per_worker < 1 || !j->ssh_auth_mount_path)
+    if (!j->name || !j->ns || !j->launcher.present || !j->launcher.template || j->launcher.replicas != 1 ||
+        j->slots_per_worker < 1 || !j->ssh_auth_mount_path)
         abort();
     if (j->worker.present && (!j->worker.template || j->worker.replicas < 1))
         abort();

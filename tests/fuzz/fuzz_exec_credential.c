@@ -11,8 +11,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const char *api = size && (data[0] & 1) ? "client.authentication.k8s.io/v1beta1"
-                                             : "client.authentication.k8s.io/v1";
+    const char *api = size && (data[0] & 1) ? "client.authentication.k8s.io/v1beta1" : "client.authentication.k8s.io/v1";
     struct kube_credential c;
     int64_t exp = 0;
     char *err = NULL;

@@ -11,10 +11,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *msg = NULL;
     int code = kube_exec_status_decode((const char *)data, size, &msg);
-    if (code < 0 || code > 255) abort();
-    if (code == 0 && (msg || !memmem(data, size, "Success", 7))) abort();
-    if (msg && (strchr(msg, '\n') || strlen(msg) > 400)) abort();
-    if (code != 0 && code != 255 && !memmem(data, size, "ExitCode", 8)) abort();
+    if (code < 0 || code > 255)
+        abort();
+    if (code == 0 && (msg || !memmem(data, size, "Success", 7)))
+        abort();
+    if (msg && (strchr(msg, '\n') || strlen(msg) > 400))
+        abort();
+    if (code != 0 && code != 255 && !memmem(data, size, "ExitCode", 8))
+        abort();
     free(msg);
     return 0;
 }

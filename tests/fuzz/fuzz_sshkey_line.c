@@ -14,15 +14,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned char *blob = (unsigned char *)1;
     size_t len = 1;
     int r = kube_sshkey_parse_line((const char *)data, size, &type, &blob, &len);
-    if (r < -1 || r > 1) abort();
+    if (r < -1 || r > 1)
+        abort();
     if (r != 1) {
-        if (type || blob || len) abort();
+        if (type || blob || len)
+            abort();
         return 0;
     }
     size_t tl = strlen(type);
-    if (len < 4 + tl || memcmp(blob + 4, type, tl) != 0) abort();
+    if (len < 4 + tl || memcmp(blob + 4, type, tl) != 0)
+        abort();
     char *fp = kube_sshkey_fingerprint(blob, len);
-    if (!fp || strncmp(fp, "SHA256:", 7) != 0 || strlen(fp) != 7 + 43) abort();
+    if (!fp || strncmp(fp, "SHA256:", 7) != 0 || strlen(fp) != 7 + 43)
+        abort();
     free(fp);
     free(type);
     free(blob);

@@ -27,26 +27,38 @@ static uint64_t run(const uint8_t *p, size_t n, size_t chunk, uint64_t max, int 
             struct kube_ws_event ev;
             size_t used = 0;
             enum kube_ws_event_type t = kube_ws_decode(&d, q, len, &used, &ev);
-            if (used > len) abort();
+            if (used > len)
+                abort();
             q += used;
             len -= used;
-            if (t == KUBE_WS_EV_NONE) { if (len) abort(); break; }
-            if (t != KUBE_WS_EV_DATA || ev.first) h = (h ^ (uint64_t)t) * 1099511628211ULL; /* split-independent */
+            if (t == KUBE_WS_EV_NONE) {
+                if (len)
+                    abort();
+                break;
+            }
+            if (t != KUBE_WS_EV_DATA || ev.first)
+                h = (h ^ (uint64_t)t) * 1099511628211ULL; /* split-independent */
             if (t == KUBE_WS_EV_ERROR) {
-                if (!d.error[0] || ev.close_code < 1000) abort();
+                if (!d.error[0] || ev.close_code < 1000)
+                    abort();
                 *err = 1;
                 return h;
             }
             if (t == KUBE_WS_EV_DATA) {
-                if (ev.first == in_msg) abort();
+                if (ev.first == in_msg)
+                    abort();
                 in_msg = 1;
-                for (size_t i = 0; i < ev.len; i++) h = (h ^ ev.data[i]) * 1099511628211ULL;
+                for (size_t i = 0; i < ev.len; i++)
+                    h = (h ^ ev.data[i]) * 1099511628211ULL;
             } else if (t == KUBE_WS_EV_MESSAGE_END) {
-                if (!in_msg) abort();
+                if (!in_msg)
+                    abort();
                 in_msg = 0;
             } else {
-                if (ev.len > KUBE_WS_MAX_CONTROL) abort();
-                for (size_t i = 0; i < ev.len; i++) h = (h ^ ev.data[i]) * 1099511628211ULL;
+                if (ev.len > KUBE_WS_MAX_CONTROL)
+                    abort();
+                for (size_t i = 0; i < ev.len; i++)
+                    h = (h ^ ev.data[i]) * 1099511628211ULL;
                 h = (h ^ (uint64_t)ev.close_code) * 1099511628211ULL;
             }
         }
@@ -57,7 +69,8 @@ static uint64_t run(const uint8_t *p, size_t n, size_t chunk, uint64_t max, int 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1) return 0;
+    if (size < 1)
+        return 0;
     uint8_t sel = data[0];
     data++;
     size--;
@@ -65,14 +78,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int e1 = 0, e2 = 0;
     uint64_t whole = run(data, size, size ? size : 1, max, &e1);
     uint64_t split = run(data, size, 1 + (sel >> 2), max, &e2);
-    if (e1 != e2 || (!e1 && whole != split)) abort();
+    if (e1 != e2 || (!e1 && whole != split))
+        abort();
     /* the same bytes as an upgrade reply head */
     struct kube_exec_reply r;
     char *m = NULL;
-    int pr = kube_exec_parse_reply((const char *)data, size, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
-                                   "v5.channel.k8s.io, v4.channel.k8s.io", &r, &m);
+    int pr = kube_exec_parse_reply((const char *)data, size,
+                                   "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", "v5.channel.k8s.io, v4.channel.k8s.io", &r, &m);
     if (pr == 1) {
-        if (r.head_len > size) abort();
+        if (r.head_len > size)
+            abort();
         kube_exec_reply_free(&r);
     } else if (pr < 0 && !m) {
         abort();

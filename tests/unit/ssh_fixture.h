@@ -25,9 +25,9 @@
 #define FX_FN static __attribute__((unused))
 
 struct sshd_fixture {
-    char dir[64];        /* temp dir */
-    char keydir[128];    /* the "Secret" dir: ssh-privatekey, ssh-publickey, authorized_keys */
-    char *priv, *pub;    /* the key pair */
+    char dir[64];     /* temp dir */
+    char keydir[128]; /* the "Secret" dir: ssh-privatekey, ssh-publickey, authorized_keys */
+    char *priv, *pub; /* the key pair */
     int port;
     pid_t pid;
 };
@@ -76,8 +76,7 @@ FX_FN int fx_free_port(void)
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t al = sizeof(a);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &al) < 0)
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || getsockname(fd, (struct sockaddr *)&a, &al) < 0)
         fx_die("free port");
     close(fd);
     return ntohs(a.sin_port);
@@ -85,7 +84,8 @@ FX_FN int fx_free_port(void)
 
 FX_FN int fx_port_open(int port)
 {
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+    struct sockaddr_in a = { .sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
                              .sin_port = htons((uint16_t)port) };
     int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
     if (fd < 0)
@@ -139,7 +139,7 @@ FX_FN int fx_start(struct sshd_fixture *fx)
     if (fx->pid < 0)
         fx_die("fork");
     if (fx->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM);   /* never outlive a crashed or killed test */
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlive a crashed or killed test */
         execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-f", cfg, "-E", log, (char *)NULL);
         _exit(127);
     }

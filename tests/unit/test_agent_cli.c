@@ -12,10 +12,19 @@
 
 static void clear_env(void)
 {
-    static const char *const vars[] = { "MPI_JOB_NAME", "MPI_JOB_NAMESPACE", "MPI_JOB_TRANSPORT",
-        "MPI_JOB_WORKER_CONTAINER", "MPI_JOB_SSH_DIR", "MPI_JOB_SSH_PORT", "MPI_JOB_WORKERS",
-        "MPI_JOB_SLOTS", "MPI_AGENT_TIMEOUT", "MPI_AGENT_PROGRESS_TIMEOUT",
-        "MPI_JOB_MPI_IMPLEMENTATION", "MPI_AGENT_TERMINATION_LOG", NULL };
+    static const char *const vars[] = { "MPI_JOB_NAME",
+                                        "MPI_JOB_NAMESPACE",
+                                        "MPI_JOB_TRANSPORT",
+                                        "MPI_JOB_WORKER_CONTAINER",
+                                        "MPI_JOB_SSH_DIR",
+                                        "MPI_JOB_SSH_PORT",
+                                        "MPI_JOB_WORKERS",
+                                        "MPI_JOB_SLOTS",
+                                        "MPI_AGENT_TIMEOUT",
+                                        "MPI_AGENT_PROGRESS_TIMEOUT",
+                                        "MPI_JOB_MPI_IMPLEMENTATION",
+                                        "MPI_AGENT_TERMINATION_LOG",
+                                        NULL };
     for (int i = 0; vars[i]; i++)
         unsetenv(vars[i]);
     setenv("KUBE_SA_DIR", "/nonexistent", 1);
@@ -66,8 +75,7 @@ static void test_env_then_flags(void **s)
     setenv("MPI_JOB_WORKERS", "8", 1);
     setenv("MPI_AGENT_TIMEOUT", "2m", 1);
     setenv("MPI_AGENT_PROGRESS_TIMEOUT", "30", 1);
-    char *argv[] = { "run", "-n", "flagns", "--timeout", "5s", "-v", "--", "mpirun", "-np",
-                     "2", "--timeout", "x", NULL };
+    char *argv[] = { "run", "-n", "flagns", "--timeout", "5s", "-v", "--", "mpirun", "-np", "2", "--timeout", "x", NULL };
     struct agent_opts o;
     assert_int_equal(agent_opts_parse(&o, "run", 12, argv), 0);
     assert_string_equal(o.namespace, "flagns");
@@ -127,9 +135,8 @@ static void test_status_positional(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_durations), cmocka_unit_test(test_flavours),
-        cmocka_unit_test(test_env_then_flags), cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_status_positional),
+        cmocka_unit_test(test_durations),  cmocka_unit_test(test_flavours),          cmocka_unit_test(test_env_then_flags),
+        cmocka_unit_test(test_bad_values), cmocka_unit_test(test_status_positional),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

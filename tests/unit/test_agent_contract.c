@@ -148,10 +148,8 @@ static void test_termination_round_trip(void **st)
     json_t *phases = NULL;
     assert_int_equal(mpik8s_termination_parse(msg, &summary, &phases), 0);
     assert_string_equal(summary, "command exited 0 after 7.9 s");
-    assert_string_equal(json_string_value(json_object_get(phases, MPIK8S_PHASE_WORKERS_READY)),
-                        "2025-12-01T06:01:02.123Z");
-    assert_string_equal(json_string_value(json_object_get(phases, MPIK8S_PHASE_FINISHED)),
-                        "2025-12-01T06:01:10.000Z");
+    assert_string_equal(json_string_value(json_object_get(phases, MPIK8S_PHASE_WORKERS_READY)), "2025-12-01T06:01:02.123Z");
+    assert_string_equal(json_string_value(json_object_get(phases, MPIK8S_PHASE_FINISHED)), "2025-12-01T06:01:10.000Z");
     assert_int_equal(json_object_size(phases), 2);
     struct agent_phases back;
     assert_int_equal(agent_phases_parse(msg, &back), 0);

@@ -155,7 +155,9 @@ static void test_errors(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deliver), cmocka_unit_test(test_errors), cmocka_unit_test(test_planted_symlink),
+        cmocka_unit_test(test_deliver),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_planted_symlink),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

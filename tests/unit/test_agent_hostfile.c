@@ -44,7 +44,8 @@ static void test_three_formats(void **state)
              "job-worker-0.job-worker.default.svc slots=2\n"
              "\n  job-worker-1:4  \n"
              "job-worker-2 # trailing comment\n"
-             "job-worker-3.job-worker.ns.svc.cluster.local slots=1 max_slots=8\r\n", &l);
+             "job-worker-3.job-worker.ns.svc.cluster.local slots=1 max_slots=8\r\n",
+             &l);
     assert_int_equal(l.n, 4);
     assert_string_equal(l.v[0].pod, "job-worker-0");
     assert_string_equal(l.v[0].host, "job-worker-0.job-worker.default.svc");

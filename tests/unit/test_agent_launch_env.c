@@ -28,8 +28,7 @@ static const struct agent_env_item *find(const struct agent_env_plan *p, const c
     return NULL;
 }
 
-static void expect(const struct agent_env_plan *p, const char *name, const char *value,
-                   enum agent_env_action a)
+static void expect(const struct agent_env_plan *p, const char *name, const char *value, enum agent_env_action a)
 {
     const struct agent_env_item *it = find(p, name);
     if (!it)
@@ -132,9 +131,8 @@ static void test_apply(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_openmpi4), cmocka_unit_test(test_num_concurrent),
-        cmocka_unit_test(test_openmpi5), cmocka_unit_test(test_hydra),
-        cmocka_unit_test(test_apply),
+        cmocka_unit_test(test_openmpi4), cmocka_unit_test(test_num_concurrent), cmocka_unit_test(test_openmpi5),
+        cmocka_unit_test(test_hydra),    cmocka_unit_test(test_apply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,8 +91,10 @@ static void test_write(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_format_and_parse), cmocka_unit_test(test_truncate),
-        cmocka_unit_test(test_mark_once), cmocka_unit_test(test_write),
+        cmocka_unit_test(test_format_and_parse),
+        cmocka_unit_test(test_truncate),
+        cmocka_unit_test(test_mark_once),
+        cmocka_unit_test(test_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,7 +114,8 @@ static void *serve(void *arg)
             char head[256];
             int hl = snprintf(head, sizeof head,
                               "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-                              "Connection: close\r\n\r\n", code, strlen(body));
+                              "Connection: close\r\n\r\n",
+                              code, strlen(body));
             if (send(c, head, (size_t)hl, MSG_NOSIGNAL) < 0 || send(c, body, strlen(body), MSG_NOSIGNAL) < 0)
                 fprintf(stderr, "fake server: send failed\n");
             free(owned);
@@ -228,8 +229,8 @@ static void test_merge_patch(void **st)
 {
     (void)st;
     json_t *t = json_loads("{\"a\":1,\"b\":{\"c\":2,\"d\":3},\"e\":[1,2],\"f\":\"x\"}", 0, NULL);
-    json_t *p = json_loads("{\"a\":null,\"b\":{\"c\":null,\"g\":4},\"e\":[3],\"h\":{\"i\":null,\"j\":5},\"f\":{\"k\":1}}",
-                           0, NULL);
+    json_t *p =
+        json_loads("{\"a\":null,\"b\":{\"c\":null,\"g\":4},\"e\":[3],\"h\":{\"i\":null,\"j\":5},\"f\":{\"k\":1}}", 0, NULL);
     access_merge_patch(t, p);
     json_t *want = json_loads("{\"b\":{\"d\":3,\"g\":4},\"e\":[3],\"h\":{\"j\":5},\"f\":{\"k\":1}}", 0, NULL);
     assert_true(json_equal(t, want));
@@ -246,8 +247,8 @@ static void test_update_merge(void **st)
                               "\"namespace\":\"ns1\",\"resourceVersion\":\"7\",\"labels\":{\"user\":\"kept\"}},"
                               "\"data\":{\"hostfile\":\"old\",\"gone\":\"x\"}}]}" };
     struct kube_client *c = start(&f);
-    json_t *patch = json_loads("{\"data\":{\"hostfile\":\"new\",\"gone\":null},\"metadata\":{\"resourceVersion\":\"6\"}}",
-                               0, NULL);
+    json_t *patch =
+        json_loads("{\"data\":{\"hostfile\":\"new\",\"gone\":null},\"metadata\":{\"resourceVersion\":\"6\"}}", 0, NULL);
     struct kube_error err = KUBE_ERROR_INIT;
     json_t *res = access_update_merge(c, &KUBE_RES_CONFIGMAPS, "ns1", "j-config", patch, &err);
     assert_non_null(res);
@@ -256,7 +257,8 @@ static void test_update_merge(void **st)
     json_t *put = json_loads(f.put, 0, NULL);
     json_t *want = json_loads("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"j-config\","
                               "\"namespace\":\"ns1\",\"resourceVersion\":\"6\",\"labels\":{\"user\":\"kept\"}},"
-                              "\"data\":{\"hostfile\":\"new\"}}", 0, NULL);
+                              "\"data\":{\"hostfile\":\"new\"}}",
+                              0, NULL);
     assert_true(json_equal(put, want)); /* the patch's resourceVersion: a stale cache conflicts */
     json_decref(put);
     json_decref(want);
@@ -274,9 +276,8 @@ static void test_update_merge(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_probe_full),     cmocka_unit_test(test_probe_upstream),
-        cmocka_unit_test(test_probe_partial),  cmocka_unit_test(test_probe_refused),
-        cmocka_unit_test(test_merge_patch),    cmocka_unit_test(test_update_merge),
+        cmocka_unit_test(test_probe_full),    cmocka_unit_test(test_probe_upstream), cmocka_unit_test(test_probe_partial),
+        cmocka_unit_test(test_probe_refused), cmocka_unit_test(test_merge_patch),    cmocka_unit_test(test_update_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

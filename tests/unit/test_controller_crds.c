@@ -65,7 +65,8 @@ static void *serve(void *arg)
             char head[256];
             int hl = snprintf(head, sizeof head,
                               "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-                              "Connection: close\r\n\r\n", code, strlen(body));
+                              "Connection: close\r\n\r\n",
+                              code, strlen(body));
             if (send(c, head, (size_t)hl, MSG_NOSIGNAL) < 0 || send(c, body, strlen(body), MSG_NOSIGNAL) < 0)
                 fprintf(stderr, "fake server: send failed\n");
         }
@@ -182,9 +183,9 @@ static void test_descriptors(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefers_v2beta1),  cmocka_unit_test(test_v1alpha2_alone),
+        cmocka_unit_test(test_prefers_v2beta1),         cmocka_unit_test(test_v1alpha2_alone),
         cmocka_unit_test(test_version_without_mpijobs), cmocka_unit_test(test_not_served),
-        cmocka_unit_test(test_forbidden_is_an_error), cmocka_unit_test(test_descriptors),
+        cmocka_unit_test(test_forbidden_is_an_error),   cmocka_unit_test(test_descriptors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,10 +132,7 @@ static char *get(const char *path, const char *want_status, int bound_ms)
 }
 
 /* A free-looking port for attempt i (bind decides). */
-static int pick_port(int i)
-{
-    return 20000 + (int)((getpid() * 7 + i * 131) % 30000);
-}
+static int pick_port(int i) { return 20000 + (int)((getpid() * 7 + i * 131) % 30000); }
 
 static int setup(void **s)
 {
@@ -187,8 +184,7 @@ static void test_stalled_clients_do_not_block_healthz(void **s)
     assert_true(closed_within(slow, CLOSE_BOUND_MS, &when[2]));
     for (int i = 0; i < 3; i++)
         if (when[i] - t0 < 4000)
-            fail_msg("stalled connection %d closed after %lld ms, before the 5 s deadline", i,
-                     (long long)(when[i] - t0));
+            fail_msg("stalled connection %d closed after %lld ms, before the 5 s deadline", i, (long long)(when[i] - t0));
     close(half);
     close(mute);
     close(slow);

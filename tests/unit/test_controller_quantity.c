@@ -32,7 +32,7 @@ static void test_canonical(void **state)
     roundtrip("0.1", 1, "100m");
     roundtrip("1Gi", 3, "3Gi");
     roundtrip("512Mi", 3, "1536Mi");
-    roundtrip("512", 1, "512");       /* binary below 1024 */
+    roundtrip("512", 1, "512"); /* binary below 1024 */
     roundtrip("1Ki", 1, "1Ki");
     roundtrip("1e3", 2, "2k");
     roundtrip("1M", 1, "1M");

@@ -23,8 +23,8 @@
 
 struct world {
     struct launcher_memory *lmem; /* as the controller's pod informer feeds it */
-    json_t *objs;   /* "kind/name" -> object */
-    json_t *events; /* [reason...] */
+    json_t *objs;                 /* "kind/name" -> object */
+    json_t *events;               /* [reason...] */
     int uid;
 };
 
@@ -106,11 +106,14 @@ static void apply(struct world *w, struct plan *p)
         }
         case ACT_STATUS: put(w, RK_MPIJOB, json_deep_copy(a->obj)); break;
         case ACT_PATCH: merge_patch(get(w, a->res, a->name), a->obj); break;
-        case ACT_DELETE: key(k, sizeof k, a->res, a->name); json_object_del(w->objs, k); break;
+        case ACT_DELETE:
+            key(k, sizeof k, a->res, a->name);
+            json_object_del(w->objs, k);
+            break;
         case ACT_EVENT: json_array_append_new(w->events, json_string(a->ev_reason)); break;
         case ACT_SSH_SECRET: {
-            json_t *s = json_pack("{s:{s:s, s:[{s:s, s:s, s:b}]}}", "metadata", "name", a->name, "ownerReferences",
-                                  "kind", "MPIJob", "uid", "u-pi", "controller", 1);
+            json_t *s = json_pack("{s:{s:s, s:[{s:s, s:s, s:b}]}}", "metadata", "name", a->name, "ownerReferences", "kind",
+                                  "MPIJob", "uid", "u-pi", "controller", 1);
             put(w, RK_SECRET, s);
             break;
         }
@@ -141,7 +144,7 @@ static void observe(struct world *w, struct observed *ob)
 }
 
 static const char *g_gang; /* --gang-scheduling of the syncs (NULL: none) */
-static int g_no_rbac;       /* access.h's limited mode: no launcher RBAC */
+static int g_no_rbac;      /* access.h's limited mode: no launcher RBAC */
 
 /* One sync at now; returns the number of actions, the plan is kept in *p (caller frees). */
 static size_t sync_at(struct world *w, int64_t now, struct plan *p)
@@ -175,10 +178,7 @@ static size_t count(struct plan *p, enum act_kind k, enum res_kind r)
     return n;
 }
 
-static json_t *status(struct world *w)
-{
-    return json_object_get(get(w, RK_MPIJOB, "pi"), "status");
-}
+static json_t *status(struct world *w) { return json_object_get(get(w, RK_MPIJOB, "pi"), "status"); }
 
 static const char *cond_field(struct world *w, const char *type, const char *f)
 {
@@ -189,19 +189,20 @@ static void set_pod(struct world *w, const char *name, const char *phase, int re
 {
     json_t *p = get(w, RK_POD, name);
     assert_non_null(p);
-    json_object_set_new(p, "status", json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "phase", phase,
-                                               "startTime", "2026-05-28T20:26:43Z", "conditions",
-                                               "type", "PodScheduled", "status", "True", "lastTransitionTime", "2026-05-28T20:26:42Z",
-                                               "type", "Ready", "status", ready ? "True" : "False", "lastTransitionTime", "2026-05-28T20:26:44Z"));
+    json_object_set_new(p, "status",
+                        json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "phase", phase, "startTime",
+                                  "2026-05-28T20:26:43Z", "conditions", "type", "PodScheduled", "status", "True",
+                                  "lastTransitionTime", "2026-05-28T20:26:42Z", "type", "Ready", "status",
+                                  ready ? "True" : "False", "lastTransitionTime", "2026-05-28T20:26:44Z"));
 }
 
 /* A launcher pod as the Job controller would create it. */
 static void add_launcher_pod(struct world *w, const char *name, const char *phase, const char *term_msg, int code)
 {
-    json_t *p = json_pack("{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:s}}", "metadata", "name", name,
-                          "creationTimestamp", "2026-05-28T20:26:42Z", "labels", "training.kubeflow.org/job-role",
-                          "launcher", "mpi_role_type", "launcher", "training.kubeflow.org/job-name", "pi",
-                          "status", "phase", phase, "startTime", "2026-05-28T20:26:45Z");
+    json_t *p = json_pack("{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s, s:s}}", "metadata", "name", name, "creationTimestamp",
+                          "2026-05-28T20:26:42Z", "labels", "training.kubeflow.org/job-role", "launcher", "mpi_role_type",
+                          "launcher", "training.kubeflow.org/job-name", "pi", "status", "phase", phase, "startTime",
+                          "2026-05-28T20:26:45Z");
     if (term_msg)
         json_object_set_new(json_object_get(p, "status"), "containerStatuses",
                             json_pack("[{s:s, s:{s:{s:i, s:s, s:s}}}]", "name", "l", "state", "terminated", "exitCode", code,
@@ -213,9 +214,10 @@ static void set_job_cond(struct world *w, const char *type, const char *reason, 
 {
     json_t *j = get(w, RK_JOB, "pi-launcher");
     assert_non_null(j);
-    json_object_set_new(j, "status", json_pack("{s:i, s:i, s:s, s:[{s:s, s:s, s:s, s:s}]}", "succeeded", succeeded,
-                                               "failed", failed, "completionTime", "2026-05-28T20:28:00Z", "conditions",
-                                               "type", type, "status", "True", "reason", reason, "message", msg));
+    json_object_set_new(j, "status",
+                        json_pack("{s:i, s:i, s:s, s:[{s:s, s:s, s:s, s:s}]}", "succeeded", succeeded, "failed", failed,
+                                  "completionTime", "2026-05-28T20:28:00Z", "conditions", "type", type, "status", "True",
+                                  "reason", reason, "message", msg));
 }
 
 static void test_new_job_plan(void **state)
@@ -267,11 +269,14 @@ static void test_running_then_succeeded(void **state)
     world_init(&w, job_json);
     run_to_running(&w);
     /* hostfile for discover_hosts now lists both running workers: one ConfigMap update */
-    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(get(&w, RK_CONFIGMAP, "pi-config"), "data"),
-                                                             "discover_hosts.sh")), "pi-worker-1.pi.default.svc:1"));
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(get(&w, RK_CONFIGMAP, "pi-config"), "data"), "discover_hosts.sh")),
+        "pi-worker-1.pi.default.svc:1"));
     assert_int_equal(sync1(&w, T0 + 4000), 0);
-    add_launcher_pod(&w, "pi-launcher-abcde", "Succeeded",
-                     "mpirun finished\nphases: {\"workersReady\":\"2026-05-28T20:26:46.000Z\",\"mpirunStarted\":\"2026-05-28T20:26:47.250Z\"}", 0);
+    add_launcher_pod(
+        &w, "pi-launcher-abcde", "Succeeded",
+        "mpirun finished\nphases: {\"workersReady\":\"2026-05-28T20:26:46.000Z\",\"mpirunStarted\":\"2026-05-28T20:26:47.250Z\"}",
+        0);
     set_job_cond(&w, "Complete", "", "", 1, 0);
     struct plan p;
     sync_at(&w, T0 + 80000, &p);
@@ -316,13 +321,12 @@ static void test_launcher_failed_message(void **state)
 
 /* A launcher pod whose init container (the agent) terminated with code and message; with
  * restarting, it is restarting (OnFailure): the record is in lastState. */
-static void add_launcher_init_failed(struct world *w, const char *name, const char *created, int code,
-                                     const char *msg, int restarting)
+static void add_launcher_init_failed(struct world *w, const char *name, const char *created, int code, const char *msg,
+                                     int restarting)
 {
-    json_t *p = json_pack("{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s}}", "metadata", "name", name,
-                          "creationTimestamp", created, "labels", "training.kubeflow.org/job-role",
-                          "launcher", "mpi_role_type", "launcher", "training.kubeflow.org/job-name", "pi",
-                          "status", "phase", "Pending");
+    json_t *p = json_pack("{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s}}", "metadata", "name", name, "creationTimestamp",
+                          created, "labels", "training.kubeflow.org/job-role", "launcher", "mpi_role_type", "launcher",
+                          "training.kubeflow.org/job-name", "pi", "status", "phase", "Pending");
     json_t *term = json_pack("{s:i, s:s, s:s}", "exitCode", code, "reason", "Error", "message", msg);
     json_t *st = restarting ? json_pack("{s:s, s:{s:{s:s}}, s:{s:o}, s:i}", "name", "mpi-agent-init", "state", "waiting",
                                         "reason", "CrashLoopBackOff", "lastState", "terminated", term, "restartCount", 1)
@@ -407,7 +411,8 @@ static void test_workers_not_ready_fails_at_once(void **state)
     set_pod(&w, "pi-worker-1", "Pending", 0);
     add_launcher_init_failed(&w, "pi-launcher-abcde", "2026-05-28T20:26:42Z", 3,
                              "init failed: timed out after 10 s waiting for workers (1/2 ready): pi-worker-1: phase "
-                             "Pending: container w: ImagePullBackOff\nphases: {}", 1);
+                             "Pending: container w: ImagePullBackOff\nphases: {}",
+                             1);
     struct plan p;
     sync_at(&w, T0 + 12000, &p);
     assert_int_equal(p.failed, 1);
@@ -458,7 +463,8 @@ static void test_worker_failed_and_evicted(void **state)
     set_pod(&w, "pi-worker-1", "Failed", 0);
     json_object_set_new(json_object_get(get(&w, RK_POD, "pi-worker-1"), "status"), "message", json_string("OOMKilled"));
     sync1(&w, T0 + 5000);
-    assert_string_equal(cond_field(&w, COND_FAILED, "message"), "MPIJob default/pi has failed: worker pod pi-worker-1 failed: OOMKilled");
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: worker pod pi-worker-1 failed: OOMKilled");
     /* cleanPodPolicy Running: the running worker goes and the still-running launcher Job is suspended */
     struct plan p;
     sync_at(&w, T0 + 6000, &p);
@@ -493,7 +499,8 @@ static void test_suspend_resume(void **state)
     assert_string_equal(cond_field(&w, COND_RUNNING, "status"), "False");
     assert_true(json_is_true(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "suspend")));
     json_object_del(w.objs, "pods/pi-launcher-abcde");
-    json_object_set_new(json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy"), "suspend", json_false());
+    json_object_set_new(json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy"), "suspend",
+                        json_false());
     sync_at(&w, T0 + 9000, &p);
     assert_int_equal(count(&p, ACT_CREATE, RK_POD), 2);
     assert_int_equal(count(&p, ACT_PATCH, RK_JOB), 1);
@@ -512,8 +519,12 @@ static void test_suspend_resume_gang(void **state)
     struct world w;
     g_gang = "scheduler-plugins-scheduler";
     world_init(&w, job_json);
-    json_t *lt = json_object_get(json_object_get(json_object_get(json_object_get(
-        json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "mpiReplicaSpecs"), "Launcher"), "template"), "spec");
+    json_t *lt =
+        json_object_get(json_object_get(json_object_get(json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"),
+                                                                        "mpiReplicaSpecs"),
+                                                        "Launcher"),
+                                        "template"),
+                        "spec");
     json_object_set_new(lt, "nodeSelector", json_pack("{s:s, s:s}", "pool", "a", "zone", "z1"));
     run_to_running(&w);
     assert_non_null(get(&w, RK_PODGROUP, "pi"));
@@ -524,7 +535,8 @@ static void test_suspend_resume_gang(void **state)
     assert_int_equal(count(&p, ACT_DELETE, RK_PODGROUP), 1);
     for (size_t i = 0; i < p.n; i++) /* the delete names scheduler-plugins' API group */
         if (p.a[i].kind == ACT_DELETE && p.a[i].res == RK_PODGROUP)
-            assert_string_equal(json_string_value(json_object_get(p.a[i].obj, "apiVersion")), "scheduling.x-k8s.io/v1alpha1");
+            assert_string_equal(json_string_value(json_object_get(p.a[i].obj, "apiVersion")),
+                                "scheduling.x-k8s.io/v1alpha1");
     plan_free(&p);
     assert_null(get(&w, RK_PODGROUP, "pi"));
     sync_at(&w, T0 + 6000, &p); /* suspended: no PodGroup again */
@@ -532,8 +544,11 @@ static void test_suspend_resume_gang(void **state)
     plan_free(&p);
     json_object_del(w.objs, "pods/pi-launcher-abcde");
     /* (each status update replaced the stored MPIJob: look it up again) */
-    lt = json_object_get(json_object_get(json_object_get(json_object_get(
-        json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "mpiReplicaSpecs"), "Launcher"), "template"), "spec");
+    lt = json_object_get(json_object_get(json_object_get(json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"),
+                                                                         "mpiReplicaSpecs"),
+                                                         "Launcher"),
+                                         "template"),
+                         "spec");
     rp = json_object_get(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy");
     json_object_set_new(lt, "nodeSelector", json_pack("{s:s}", "pool", "b"));
     json_object_set_new(lt, "tolerations", json_pack("[{s:s, s:s}]", "key", "pool", "operator", "Exists"));
@@ -542,16 +557,19 @@ static void test_suspend_resume_gang(void **state)
     sync_at(&w, T0 + 9000, &p);
     assert_int_equal(count(&p, ACT_CREATE, RK_PODGROUP), 1);
     plan_free(&p);
-    json_t *js = json_object_get(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "template"), "spec");
+    json_t *js =
+        json_object_get(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "template"), "spec");
     json_t *want_ns = json_pack("{s:s}", "pool", "b");
     int ns_ok = json_equal(json_object_get(js, "nodeSelector"), want_ns);
     json_decref(want_ns);
     assert_true(ns_ok);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(js, "tolerations"), 0), "key")), "pool");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(js, "tolerations"), 0), "key")),
+                        "pool");
     assert_int_equal(json_array_size(json_object_get(js, "schedulingGates")), 1);
     assert_false(json_is_true(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "suspend")));
-    assert_string_equal(json_string_value(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"),
-                                                          "podReplacementPolicy")), "Failed");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(get(&w, RK_JOB, "pi-launcher"), "spec"), "podReplacementPolicy")),
+        "Failed");
     g_gang = NULL;
     world_free(&w);
 }
@@ -753,8 +771,8 @@ static void set_blocked(struct world *w, const char *name, const char *sched_msg
 {
     json_t *p = get(w, RK_POD, name);
     assert_non_null(p);
-    json_t *st = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "phase", "Pending", "conditions", "type", "PodScheduled",
-                           "status", sched_msg ? "False" : "True", "lastTransitionTime", "2026-05-28T20:26:42Z");
+    json_t *st = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "phase", "Pending", "conditions", "type", "PodScheduled", "status",
+                           sched_msg ? "False" : "True", "lastTransitionTime", "2026-05-28T20:26:42Z");
     if (sched_msg) {
         json_t *c = json_array_get(json_object_get(st, "conditions"), 0);
         json_object_set_new(c, "reason", json_string("Unschedulable"));
@@ -762,9 +780,9 @@ static void set_blocked(struct world *w, const char *name, const char *sched_msg
     } else {
         char m[200];
         snprintf(m, sizeof m, "Back-off pulling image \"%s\"", image);
-        json_object_set_new(st, "containerStatuses", json_pack("[{s:s, s:s, s:{s:{s:s, s:s}}}]", "name", "l",
-                                                              "image", image, "state", "waiting", "reason",
-                                                              "ImagePullBackOff", "message", m));
+        json_object_set_new(st, "containerStatuses",
+                            json_pack("[{s:s, s:s, s:{s:{s:s, s:s}}}]", "name", "l", "image", image, "state", "waiting",
+                                      "reason", "ImagePullBackOff", "message", m));
     }
     json_object_set_new(p, "status", st);
 }

@@ -44,8 +44,8 @@ static void test_cache_write_through(void **state)
     struct kube_informer *k = pod_cache();
     assert_non_null(k);
     json_t *pod = json_pack("{s:{s:s, s:s, s:s, s:{s:s}}, s:{s:[]}, s:{s:s}}", "metadata", "name", "pi-worker-0",
-                            "namespace", "default", "resourceVersion", "17", "labels",
-                            "training.kubeflow.org/job-name", "pi", "spec", "containers", "status", "phase", "Pending");
+                            "namespace", "default", "resourceVersion", "17", "labels", "training.kubeflow.org/job-name",
+                            "pi", "spec", "containers", "status", "phase", "Pending");
     kube_informer_store(k, pod);
     json_t *got = kube_informer_get_in(k, "default/pi", "pi-worker-0");
     assert_non_null(got);
@@ -184,7 +184,8 @@ static void test_prune_pod_blocked(void **state)
         "\"lastTransitionTime\":\"t\"},{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"x\",\"message\":\"y\"}],"
         "\"initContainerStatuses\":[{\"name\":\"i\",\"image\":\"a\",\"state\":{\"waiting\":{\"reason\":\"PodInitializing\"}}}],"
         "\"containerStatuses\":[{\"name\":\"c\",\"image\":\"b:1\",\"imageID\":\"\",\"state\":{\"waiting\":"
-        "{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off pulling image \\\"b:1\\\"\"}}}]}}", 0, NULL);
+        "{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off pulling image \\\"b:1\\\"\"}}}]}}",
+        0, NULL);
     assert_non_null(pod);
     prune_pod(pod);
     json_t *want = json_loads(
@@ -257,10 +258,7 @@ static void test_delay_and_backoff(void **state)
     wq_free(q);
 }
 
-static void *getter(void *arg)
-{
-    return wq_get(arg);
-}
+static void *getter(void *arg) { return wq_get(arg); }
 
 /* A key waiting for a far time (a deadline requeue) brought forward by a later add_after (a
  * batched pod event) wakes the worker already waiting for the far time. */
@@ -349,8 +347,18 @@ static void test_flags(void **state)
     (void)state;
     struct options o;
     char *err = NULL;
-    char *ok[] = { "mpi-operator", "--namespace", "team", "--threadiness=4", "--monitoring-port", "8080",
-                   "--gang-scheduling", "volcano", "--leader-elect=false", "-v", "2", NULL };
+    char *ok[] = { "mpi-operator",
+                   "--namespace",
+                   "team",
+                   "--threadiness=4",
+                   "--monitoring-port",
+                   "8080",
+                   "--gang-scheduling",
+                   "volcano",
+                   "--leader-elect=false",
+                   "-v",
+                   "2",
+                   NULL };
     assert_int_equal(options_parse(11, ok, &o, &err), 0);
     assert_string_equal(o.ns, "team");
     assert_int_equal(o.threadiness, 4);
@@ -376,11 +384,31 @@ static void test_flags(void **state)
     free(err);
     err = NULL;
     /* upstream's Deployment and Go flag syntax: -flag, --flag, -flag=value, -flag value, bools alone */
-    char *up[] = { "mpi-operator", "-alsologtostderr", "--kubeConfig", "/k", "-master=https://h:6443/",
-                   "--kube-api-qps=7.5", "-kube-api-burst", "20", "--controller-queue-rate-limit", "3",
-                   "-controller-queue-burst=30", "-lock-namespace", "ops", "--cluster-domain=cluster.local",
-                   "-gang-scheduling=scheduler-plugins", "-monitoring-port", "8081", "-threadiness=3", "-v=2",
-                   "-stderrthreshold", "warning", "-logtostderr=false", "-leader-elect", "--", NULL };
+    char *up[] = { "mpi-operator",
+                   "-alsologtostderr",
+                   "--kubeConfig",
+                   "/k",
+                   "-master=https://h:6443/",
+                   "--kube-api-qps=7.5",
+                   "-kube-api-burst",
+                   "20",
+                   "--controller-queue-rate-limit",
+                   "3",
+                   "-controller-queue-burst=30",
+                   "-lock-namespace",
+                   "ops",
+                   "--cluster-domain=cluster.local",
+                   "-gang-scheduling=scheduler-plugins",
+                   "-monitoring-port",
+                   "8081",
+                   "-threadiness=3",
+                   "-v=2",
+                   "-stderrthreshold",
+                   "warning",
+                   "-logtostderr=false",
+                   "-leader-elect",
+                   "--",
+                   NULL };
     assert_int_equal(options_parse(23, up, &o, &err), 0);
     assert_true(o.alsologtostderr && !o.logtostderr && o.leader_elect);
     assert_string_equal(o.kubeconfig, "/k");
@@ -397,9 +425,13 @@ static void test_flags(void **state)
     assert_int_equal(o.verbosity, 2);
     assert_int_equal(o.stderrthreshold, 1);
     char *none[] = { "mpi-operator", NULL };
-    assert_int_equal(options_parse(1, none, &o, &err), 0);   /* upstream's defaults */
+    assert_int_equal(options_parse(1, none, &o, &err), 0); /* upstream's defaults */
     assert_true(o.kube_api_qps == 0 && o.kube_api_burst == 10 && o.queue_rate_limit == 10 && o.queue_burst == 100);
-    struct { char *argv[4]; int argc; const char *want; } bad[] = {
+    struct {
+        char *argv[4];
+        int argc;
+        const char *want;
+    } bad[] = {
         { { "mpi-operator", "-kube-api-qpss=3" }, 2, "unknown flag -kube-api-qpss (see --help)" },
         { { "mpi-operator", "--nope", "1" }, 3, "unknown flag --nope (see --help)" },
         { { "mpi-operator", "-kube-api-qps", "fast" }, 3, "--kube-api-qps: expected a number" },
@@ -424,11 +456,11 @@ static void test_queue_bucket(void **state)
 {
     (void)state;
     struct workqueue *q = wq_new();
-    wq_set_bucket(q, 10, 2);   /* 10/s, burst 2 */
+    wq_set_bucket(q, 10, 2); /* 10/s, burst 2 */
     int64_t t0 = mono_ms();
     wq_add_rate_limited(q, "ns/a");
     wq_add_rate_limited(q, "ns/b");
-    wq_add_rate_limited(q, "ns/c");   /* no token left: ~100 ms */
+    wq_add_rate_limited(q, "ns/c"); /* no token left: ~100 ms */
     char *got[3];
     int64_t at[3];
     for (int i = 0; i < 3; i++) {
@@ -447,16 +479,11 @@ static void test_queue_bucket(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_coalesce),
-        cmocka_unit_test(test_delay_and_backoff),
-        cmocka_unit_test(test_shutdown_wakes),
-        cmocka_unit_test(test_delay_shortened_wakes),
-        cmocka_unit_test(test_metrics_text),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_queue_bucket),
-        cmocka_unit_test(test_cache_write_through),
-        cmocka_unit_test(test_objstore),
-        cmocka_unit_test(test_prune_pod_blocked),
+        cmocka_unit_test(test_coalesce),         cmocka_unit_test(test_delay_and_backoff),
+        cmocka_unit_test(test_shutdown_wakes),   cmocka_unit_test(test_delay_shortened_wakes),
+        cmocka_unit_test(test_metrics_text),     cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_queue_bucket),     cmocka_unit_test(test_cache_write_through),
+        cmocka_unit_test(test_objstore),         cmocka_unit_test(test_prune_pod_blocked),
         cmocka_unit_test(test_cache_pruned_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

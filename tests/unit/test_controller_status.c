@@ -88,9 +88,12 @@ static void test_termination_parse(void **state)
     (void)state;
     char *sum = NULL;
     json_t *ph = NULL;
-    assert_int_equal(mpik8s_termination_parse("mpirun exited with code 1: rank 0 on pi-worker-1 failed\n"
-                                       "phases: {\"workersReady\":\"2026-11-30T06:00:01.000Z\",\"mpirunStarted\":\"2026-11-30T06:00:02.500Z\"}\n",
-                                       &sum, &ph), 0);
+    assert_int_equal(
+        mpik8s_termination_parse(
+            "mpirun exited with code 1: rank 0 on pi-worker-1 failed\n"
+            "phases: {\"workersReady\":\"2026-11-30T06:00:01.000Z\",\"mpirunStarted\":\"2026-11-30T06:00:02.500Z\"}\n",
+            &sum, &ph),
+        0);
     assert_string_equal(sum, "mpirun exited with code 1: rank 0 on pi-worker-1 failed");
     assert_string_equal(json_string_value(json_object_get(ph, "mpirunStarted")), "2026-11-30T06:00:02.500Z");
     free(sum);
@@ -106,10 +109,8 @@ static void test_termination_parse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seed_sequence),
-        cmocka_unit_test(test_running_restarting_exclusive),
-        cmocka_unit_test(test_transition_time_kept),
-        cmocka_unit_test(test_failed_is_final),
+        cmocka_unit_test(test_seed_sequence),        cmocka_unit_test(test_running_restarting_exclusive),
+        cmocka_unit_test(test_transition_time_kept), cmocka_unit_test(test_failed_is_final),
         cmocka_unit_test(test_termination_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,15 +62,24 @@ static const struct bad bad_cases[] = {
     { "spec.mpiReplicaSpecs.Launcher", NULL, "spec.mpiReplicaSpecs.Launcher: required" },
     { "spec.mpiReplicaSpecs.Launcher.replicas", "2", "spec.mpiReplicaSpecs.Launcher.replicas: must be 1, got 2" },
     { "spec.mpiReplicaSpecs.Worker.replicas", "0", "spec.mpiReplicaSpecs.Worker.replicas: must be from 1" },
-    { "spec.mpiReplicaSpecs.Worker.replicas", "\"two\"", "spec.mpiReplicaSpecs.Worker.replicas: expected an integer, got a string" },
-    { "spec.mpiReplicaSpecs.Worker.template", "\"pod\"", "spec.mpiReplicaSpecs.Worker.template: expected an object, got a string" },
-    { "spec.mpiReplicaSpecs.Worker.restartPolicy", "\"ExitCode\"", "spec.mpiReplicaSpecs.Worker.restartPolicy: expected Never, OnFailure or Always" },
+    { "spec.mpiReplicaSpecs.Worker.replicas", "\"two\"",
+      "spec.mpiReplicaSpecs.Worker.replicas: expected an integer, got a string" },
+    { "spec.mpiReplicaSpecs.Worker.template", "\"pod\"",
+      "spec.mpiReplicaSpecs.Worker.template: expected an object, got a string" },
+    { "spec.mpiReplicaSpecs.Worker.restartPolicy", "\"ExitCode\"",
+      "spec.mpiReplicaSpecs.Worker.restartPolicy: expected Never, OnFailure or Always" },
     { "spec.mpiReplicaSpecs.Launcher.template", NULL, "spec.mpiReplicaSpecs.Launcher.template: required" },
-    { "spec.mpiReplicaSpecs.Worker.template.spec.containers", "[]", "spec.mpiReplicaSpecs.Worker.template.spec.containers: at least one container" },
-    { "spec.mpiReplicaSpecs.Launcher.template.spec.containers", "[{\"image\":\"x\"}]", "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].name: required" },
-    { "spec.mpiReplicaSpecs.Worker.template.spec.containers", "[{\"name\":\"w\"}]", "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image: required" },
-    { "spec.mpiReplicaSpecs.Launcher.template.spec.containers", "[{\"name\":\"l\",\"image\":\"i\",\"command\":\"mpirun -n 2\"}]", "containers[0].command: expected an array of strings" },
-    { "spec.mpiReplicaSpecs.Launcher.template.spec.containers", "[{\"name\":\"l\",\"image\":\"i\",\"args\":[\"-n\",2]}]", "containers[0].args[1]: expected a string" },
+    { "spec.mpiReplicaSpecs.Worker.template.spec.containers", "[]",
+      "spec.mpiReplicaSpecs.Worker.template.spec.containers: at least one container" },
+    { "spec.mpiReplicaSpecs.Launcher.template.spec.containers", "[{\"image\":\"x\"}]",
+      "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].name: required" },
+    { "spec.mpiReplicaSpecs.Worker.template.spec.containers", "[{\"name\":\"w\"}]",
+      "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image: required" },
+    { "spec.mpiReplicaSpecs.Launcher.template.spec.containers",
+      "[{\"name\":\"l\",\"image\":\"i\",\"command\":\"mpirun -n 2\"}]",
+      "containers[0].command: expected an array of strings" },
+    { "spec.mpiReplicaSpecs.Launcher.template.spec.containers", "[{\"name\":\"l\",\"image\":\"i\",\"args\":[\"-n\",2]}]",
+      "containers[0].args[1]: expected a string" },
     { "spec.slotsPerWorker", "0", "spec.slotsPerWorker: must be from 1 to 1024, got 0" },
     { "spec.slotsPerWorker", "\"2\"", "spec.slotsPerWorker: expected an integer, got a string" },
     { "spec.cleanPodPolicy", "\"Sometimes\"", "spec.cleanPodPolicy: expected one of None, Running, All, got \"Sometimes\"" },
@@ -78,13 +87,16 @@ static const struct bad bad_cases[] = {
     { "spec.activeDeadlineSeconds", "0", "spec.activeDeadlineSeconds: must be >= 1, got 0" },
     { "spec.runPolicy.ttlSecondsAfterFinished", "-5", "spec.runPolicy.ttlSecondsAfterFinished: must be >= 0" },
     { "spec.runPolicy.suspend", "\"yes\"", "spec.runPolicy.suspend: expected a boolean, got a string" },
-    { "spec.runPolicy.managedBy", "\"me\"", "spec.runPolicy.managedBy: expected kubeflow.org/mpi-operator or kueue.x-k8s.io/multikueue" },
+    { "spec.runPolicy.managedBy", "\"me\"",
+      "spec.runPolicy.managedBy: expected kubeflow.org/mpi-operator or kueue.x-k8s.io/multikueue" },
     { "spec.runPolicy", "7", "spec.runPolicy: expected an object, got an integer" },
     { "spec.mpiDistribution", "\"OpenMPI5\"", "spec.mpiDistribution: expected one of OpenMPI, IntelMPI, MPICH" },
     { "spec.mpiImplementation", "\"LAM\"", "spec.mpiImplementation: expected one of OpenMPI, Intel, MPICH" },
-    { "spec.launcherCreationPolicy", "\"Later\"", "spec.launcherCreationPolicy: expected one of AtStartup, WaitForWorkersReady" },
+    { "spec.launcherCreationPolicy", "\"Later\"",
+      "spec.launcherCreationPolicy: expected one of AtStartup, WaitForWorkersReady" },
     { "spec.sshAuthMountPath", "\"relative/.ssh\"", "spec.sshAuthMountPath: expected an absolute path" },
-    { "spec.sshAuthMountPath", "\"/root/.ssh;touch /tmp/x\"", "spec.sshAuthMountPath: \"/root/.ssh;touch /tmp/x\" contains ';'; a mount path may only contain" },
+    { "spec.sshAuthMountPath", "\"/root/.ssh;touch /tmp/x\"",
+      "spec.sshAuthMountPath: \"/root/.ssh;touch /tmp/x\" contains ';'; a mount path may only contain" },
     { "spec.sshAuthMountPath", "\"/home/$(id -un)/.ssh\"", "spec.sshAuthMountPath: \"/home/$(id -un)/.ssh\" contains '$'" },
     { "spec.sshAuthMountPath", "\"/home/`id`\"", "spec.sshAuthMountPath: \"/home/`id`\" contains '`'" },
     { "spec.sshAuthMountPath", "\"/home/my user/.ssh\"", "spec.sshAuthMountPath: \"/home/my user/.ssh\" contains 0x20" },
@@ -95,10 +107,14 @@ static const struct bad bad_cases[] = {
     { "spec.mainContainer", "\"nope\"", "spec.mainContainer: no container named \"nope\" in the Worker template" },
     { "metadata.name", "\"TF_Job\"", "metadata.name: \"TF_Job\" gives worker pod name \"TF_Job-worker-1\"" },
     { "metadata.name", "\"a-very-long-job-name-that-is-just-too-long-for-a-label-xyz\"", "which must be a DNS-1035 label" },
-    { "metadata.annotations", "{\"mpi-k8s.io/transport\":\"rdma\"}", "metadata.annotations[mpi-k8s.io/transport]: expected \"exec\" or \"ssh\", got \"rdma\"" },
-    { "metadata.annotations", "{\"mpi-k8s.io/agent-run\":\"maybe\"}", "metadata.annotations[mpi-k8s.io/agent-run]: expected \"true\" or \"false\"" },
-    { "metadata.annotations", "{\"mpi-k8s.io/worker-timeout\":\"10m\"}", "metadata.annotations[mpi-k8s.io/worker-timeout]: expected an integer string" },
-    { "metadata.annotations", "{\"mpi-k8s.io/ssh-port\":\"70000\"}", "metadata.annotations[mpi-k8s.io/ssh-port]: expected an integer string from 1 to 65535" },
+    { "metadata.annotations", "{\"mpi-k8s.io/transport\":\"rdma\"}",
+      "metadata.annotations[mpi-k8s.io/transport]: expected \"exec\" or \"ssh\", got \"rdma\"" },
+    { "metadata.annotations", "{\"mpi-k8s.io/agent-run\":\"maybe\"}",
+      "metadata.annotations[mpi-k8s.io/agent-run]: expected \"true\" or \"false\"" },
+    { "metadata.annotations", "{\"mpi-k8s.io/worker-timeout\":\"10m\"}",
+      "metadata.annotations[mpi-k8s.io/worker-timeout]: expected an integer string" },
+    { "metadata.annotations", "{\"mpi-k8s.io/ssh-port\":\"70000\"}",
+      "metadata.annotations[mpi-k8s.io/ssh-port]: expected an integer string from 1 to 65535" },
 };
 
 static void test_malformed(void **state)
@@ -112,8 +128,8 @@ static void test_malformed(void **state)
         char *err = NULL;
         int rc = mpijob_load(o, &j, &err);
         if (rc == 0 || !err || !strstr(err, bad_cases[i].want))
-            fail_msg("case %zu (%s): rc %d, message \"%s\", wanted \"%s\"", i, bad_cases[i].path, rc,
-                     err ? err : "(none)", bad_cases[i].want);
+            fail_msg("case %zu (%s): rc %d, message \"%s\", wanted \"%s\"", i, bad_cases[i].path, rc, err ? err : "(none)",
+                     bad_cases[i].want);
         assert_null(strchr(err, '\n'));
         free(err);
         json_decref(o);
@@ -170,7 +186,8 @@ static void test_shape_detection(void **state)
 static void test_run_policy_wins(void **state)
 {
     (void)state;
-    json_t *o = variant("spec.runPolicy", "{\"backoffLimit\":1,\"activeDeadlineSeconds\":30,\"cleanPodPolicy\":\"All\",\"suspend\":true}");
+    json_t *o = variant("spec.runPolicy",
+                        "{\"backoffLimit\":1,\"activeDeadlineSeconds\":30,\"cleanPodPolicy\":\"All\",\"suspend\":true}");
     struct mpijob j;
     assert_int_equal(mpijob_load(o, &j, NULL), 0);
     assert_int_equal(j.backoff_limit, 1);
@@ -183,8 +200,10 @@ static void test_run_policy_wins(void **state)
 static void test_annotations(void **state)
 {
     (void)state;
-    json_t *o = variant("metadata.annotations", "{\"mpi-k8s.io/transport\":\"ssh\",\"mpi-k8s.io/agent-run\":\"false\","
-                        "\"mpi-k8s.io/worker-timeout\":\"60\",\"mpi-k8s.io/progress-timeout\":\"120\",\"mpi-k8s.io/ssh-port\":\"22\"}");
+    json_t *o = variant(
+        "metadata.annotations",
+        "{\"mpi-k8s.io/transport\":\"ssh\",\"mpi-k8s.io/agent-run\":\"false\","
+        "\"mpi-k8s.io/worker-timeout\":\"60\",\"mpi-k8s.io/progress-timeout\":\"120\",\"mpi-k8s.io/ssh-port\":\"22\"}");
     struct mpijob j;
     assert_int_equal(mpijob_load(o, &j, NULL), 0);
     assert_int_equal(j.transport, MPIK8S_TRANSPORT_SSH);
@@ -230,13 +249,12 @@ static void test_ssh_path_quoted(void **state)
     struct mpijob j;
     char *err = NULL;
     assert_int_equal(mpijob_load(o, &j, &err), 0);
-    j.ssh_auth_mount_path = "/tmp/$(echo INJECTED)'q";  /* past validation: the builder alone */
+    j.ssh_auth_mount_path = "/tmp/$(echo INJECTED)'q"; /* past validation: the builder alone */
     struct build_opts bo;
     build_opts_default(&bo);
     json_t *pod = obj_worker_pod(&j, &bo, 0);
     assert_non_null(pod);
-    json_t *cmd = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0),
-                                  "command");
+    json_t *cmd = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0), "command");
     const char *script = json_string_value(json_array_get(cmd, 2));
     assert_non_null(script);
     char dir[] = "/tmp/ut-sshq-XXXXXX";
@@ -281,12 +299,9 @@ static void test_ssh_path_quoted(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_v1alpha2_defaults),
-        cmocka_unit_test(test_shape_detection),
-        cmocka_unit_test(test_run_policy_wins),
-        cmocka_unit_test(test_annotations),
-        cmocka_unit_test(test_seed_example_accepted),
+        cmocka_unit_test(test_malformed),       cmocka_unit_test(test_v1alpha2_defaults),
+        cmocka_unit_test(test_shape_detection), cmocka_unit_test(test_run_policy_wins),
+        cmocka_unit_test(test_annotations),     cmocka_unit_test(test_seed_example_accepted),
         cmocka_unit_test(test_ssh_path_quoted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -119,8 +119,8 @@ static json_t *fault(struct kube_client *c, const char *path)
 
 static json_t *cm(const char *name, const char *role)
 {
-    return json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
-                     "metadata", "name", name, "labels", "app", "mpi", "role", role, "data", "k", "v");
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
+                     "name", name, "labels", "app", "mpi", "role", role, "data", "k", "v");
 }
 
 static void test_crud(void **st)
@@ -169,8 +169,7 @@ static void test_crud(void **st)
     assert_non_null(sg);
     assert_string_equal(kube_json_str(sg, "status.phase"), "Done");
 
-    struct kube_delete_opts dopts = {.propagation_policy = "Foreground", .set_grace_period = 1,
-                                     .grace_period_seconds = 0};
+    struct kube_delete_opts dopts = { .propagation_policy = "Foreground", .set_grace_period = 1, .grace_period_seconds = 0 };
     json_t *del = kube_delete(c, &KUBE_RES_CONFIGMAPS, "ns1", "one", &dopts, &e);
     assert_non_null(del);
     json_t *stats = fault(c, "/fault/stats");
@@ -216,7 +215,7 @@ static void test_list_pagination(void **st)
         json_decref(r);
         json_decref(o);
     }
-    struct kube_list_opts lo = {.limit = 3};
+    struct kube_list_opts lo = { .limit = 3 };
     json_t *page = kube_list(c, &KUBE_RES_CONFIGMAPS, "pages", &lo, &e);
     assert_non_null(page);
     assert_int_equal(json_array_size(json_object_get(page, "items")), 3);
@@ -311,7 +310,7 @@ static void test_malformed_replies(void **st)
     assert_non_null(strstr(e.message, "not a List"));
     /* a watch stream with a broken event */
     json_decref(fault(c, "/fault/garbage?body=%7B%22type%22%3A%22ADDED%22%7D%0A"));
-    struct kube_list_opts o = {.timeout_seconds = 5};
+    struct kube_list_opts o = { .timeout_seconds = 5 };
     assert_int_equal(kube_watch_stream(c, &KUBE_RES_CONFIGMAPS, "ns1", &o, NULL, NULL, NULL, &e), -1);
     assert_int_equal(e.reason, KUBE_PROTOCOL);
     assert_non_null(strstr(e.message, "watch stream: watch event: \"object\" is not a JSON object"));
@@ -344,9 +343,10 @@ static void test_rate_limit(void **st)
     (void)st;
     struct kube_config *cfg = NULL;
     char *err = NULL, *doc = kube_strdup_printf("current-context: t\nclusters:\n- name: c\n  cluster:\n    server: "
-                                               "https://127.0.0.1:%d\n    certificate-authority: ca.crt\n"
-                                               "contexts:\n- name: t\n  context: {cluster: c, user: u}\nusers:\n"
-                                               "- name: u\n  user:\n    tokenFile: token\n", g_port);
+                                                "https://127.0.0.1:%d\n    certificate-authority: ca.crt\n"
+                                                "contexts:\n- name: t\n  context: {cluster: c, user: u}\nusers:\n"
+                                                "- name: u\n  user:\n    tokenFile: token\n",
+                                                g_port);
     if (kube_config_parse(doc, strlen(doc), "test-kubeconfig", g_dir, NULL, &cfg, &err))
         fail_msg("kubeconfig: %s", err);
     free(doc);
@@ -507,10 +507,9 @@ static void test_tls_and_auth(void **st)
     free(cd);
     free(kd);
     /* tls-server-name: the certificate names apiserver.test, not wrong.test */
-    expect_ok(client_with("    certificate-authority: ca.crt\n    tls-server-name: apiserver.test",
-                          "    token: tok-A", 1));
-    expect_fail(client_with("    certificate-authority: ca.crt\n    tls-server-name: wrong.test",
-                            "    token: tok-A", 1), KUBE_TRANSPORT, "TLS");
+    expect_ok(client_with("    certificate-authority: ca.crt\n    tls-server-name: apiserver.test", "    token: tok-A", 1));
+    expect_fail(client_with("    certificate-authority: ca.crt\n    tls-server-name: wrong.test", "    token: tok-A", 1),
+                KUBE_TRANSPORT, "TLS");
     /* nobody listening: a transport error naming the server, within the retry budget */
     struct kube_config *cfg = kube_config_new_server("http://127.0.0.1:1");
     struct kube_client_opts o;
@@ -532,14 +531,14 @@ static void test_token_rotation(void **st)
     char path[300];
     snprintf(path, sizeof path, "%s/token", g_dir);
     write_text(path, "tok-B\n");
-    struct timeval tv[2] = {{2000000000, 0}, {2000000000, 0}};
+    struct timeval tv[2] = { { 2000000000, 0 }, { 2000000000, 0 } };
     utimes(path, tv);
     json_t *l = kube_list(c, &KUBE_RES_CONFIGMAPS, "ns1", NULL, &e);
     assert_non_null(l);
     json_decref(l);
     json_decref(fault(c, "/fault/token?value=tok-A"));
     write_text(path, "tok-A\n");
-    struct timeval tv2[2] = {{2000000100, 0}, {2000000100, 0}};
+    struct timeval tv2[2] = { { 2000000100, 0 }, { 2000000100, 0 } };
     utimes(path, tv2);
     kube_client_free(c);
 }
@@ -573,8 +572,9 @@ static void *watch_thread(void *arg)
 {
     struct wlog *w = arg;
     json_t *l = kube_list(w->c, &KUBE_RES_CONFIGMAPS, "wns", NULL, &w->err);
-    struct kube_list_opts o = {.resource_version = kube_obj_resource_version(l), .timeout_seconds = 30,
-                               .allow_bookmarks = 1};
+    struct kube_list_opts o = { .resource_version = kube_obj_resource_version(l),
+                                .timeout_seconds = 30,
+                                .allow_bookmarks = 1 };
     w->rc = kube_watch(w->c, &KUBE_RES_CONFIGMAPS, "wns", &o, wrec, w, w->cancel, NULL, &w->err);
     json_decref(l);
     return NULL;
@@ -608,7 +608,7 @@ static void test_watch_resume_and_gone(void **st)
 {
     (void)st;
     struct kube_client *c = good_client();
-    struct wlog w = {.mu = PTHREAD_MUTEX_INITIALIZER, .c = c, .cancel = kube_cancel_new(), .err = KUBE_ERROR_INIT};
+    struct wlog w = { .mu = PTHREAD_MUTEX_INITIALIZER, .c = c, .cancel = kube_cancel_new(), .err = KUBE_ERROR_INIT };
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, watch_thread, &w), 0);
     usleep(300000);
@@ -634,7 +634,7 @@ static void test_watch_resume_and_gone(void **st)
 
     /* a compacted resourceVersion: ERROR event with 410 -> KUBE_GONE */
     json_decref(fault(c, "/fault/compact"));
-    struct kube_list_opts o = {.resource_version = "101", .timeout_seconds = 5};
+    struct kube_list_opts o = { .resource_version = "101", .timeout_seconds = 5 };
     struct kube_error e = KUBE_ERROR_INIT;
     assert_int_equal(kube_watch_stream(c, &KUBE_RES_CONFIGMAPS, "wns", &o, wrec, &w, NULL, &e), -1);
     assert_int_equal(e.reason, KUBE_GONE);
@@ -704,10 +704,11 @@ static void test_informer(void **st)
     struct kube_client *c = good_client();
     create_in(c, "inf", "w0", "worker");
     create_in(c, "inf", "l0", "launcher");
-    struct icount k = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    struct kube_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
-                                      .on_synced = on_synced, .ud = &k};
-    struct kube_informer_opts io = {.ns = "inf", .label_selector = "app=mpi", .page_size = 1, .watch_timeout_s = 30};
+    struct icount k = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    struct kube_informer_handlers h = {
+        .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .on_synced = on_synced, .ud = &k
+    };
+    struct kube_informer_opts io = { .ns = "inf", .label_selector = "app=mpi", .page_size = 1, .watch_timeout_s = 30 };
     char *err = NULL;
     struct kube_informer *inf = kube_informer_new(c, &KUBE_RES_CONFIGMAPS, &io, &h, &err);
     assert_non_null(inf);
@@ -777,10 +778,7 @@ static char *role_group(const json_t *obj)
     return role && strcmp(role, "skip") != 0 ? kube_strdup_printf("%s/%s", ns ? ns : "", role) : NULL;
 }
 
-static void drop_data(json_t *obj)
-{
-    json_object_del(obj, "data");
-}
+static void drop_data(json_t *obj) { json_object_del(obj, "data"); }
 
 static void g_on_group(const char *group, void *ud)
 {
@@ -831,11 +829,11 @@ static void test_informer_grouped(void **st)
     create_in(c, "grp", "w1", "worker");
     create_in(c, "grp", "l0", "launcher");
     create_in(c, "grp", "s0", "skip");
-    struct gcount k = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    struct kube_informer_handlers h = {.on_add = g_on_add, .on_group = g_on_group, .on_object = g_on_object,
-                                      .ud = &k};
-    struct kube_informer_opts io = {.ns = "grp", .page_size = 1, .watch_timeout_s = 30, .index = role_group,
-                                    .transform = drop_data, .compact = 1};
+    struct gcount k = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    struct kube_informer_handlers h = { .on_add = g_on_add, .on_group = g_on_group, .on_object = g_on_object, .ud = &k };
+    struct kube_informer_opts io = {
+        .ns = "grp", .page_size = 1, .watch_timeout_s = 30, .index = role_group, .transform = drop_data, .compact = 1
+    };
     char *err = NULL;
     struct kube_informer *inf = kube_informer_new(c, &KUBE_RES_CONFIGMAPS, &io, &h, &err);
     assert_non_null(inf);
@@ -845,7 +843,7 @@ static void test_informer_grouped(void **st)
     json_t *workers = kube_informer_group(inf, "grp/worker");
     assert_int_equal(json_array_size(workers), 2);
     json_t *w = json_array_get(workers, 0);
-    assert_null(json_object_get(w, "data"));                    /* transformed */
+    assert_null(json_object_get(w, "data")); /* transformed */
     assert_string_equal(kube_obj_namespace(w), "grp");
     assert_true(strcmp(kube_obj_name(w), "w0") == 0 || strcmp(kube_obj_name(w), "w1") == 0);
     json_decref(workers);
@@ -860,8 +858,8 @@ static void test_informer_grouped(void **st)
     /* the sync names every group (just after waking wait_synced's waiters) */
     assert_true(wait_counter(&k, &k.worker_groups, 0) && wait_counter(&k, &k.launcher_groups, 0));
     pthread_mutex_lock(&k.mu);
-    assert_int_equal(k.objects, 3);                              /* each grouped one, before the transform */
-    assert_int_equal(k.adds, 0);                                 /* compact: no add/update/delete */
+    assert_int_equal(k.objects, 3); /* each grouped one, before the transform */
+    assert_int_equal(k.adds, 0);    /* compact: no add/update/delete */
     pthread_mutex_unlock(&k.mu);
 
     /* write-through: the reply to our own create is there at once, and once only */
@@ -909,12 +907,17 @@ static void test_informer_grouped(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crud),          cmocka_unit_test(test_list_pagination),
-        cmocka_unit_test(test_retries),       cmocka_unit_test(test_keepalive), cmocka_unit_test(test_rate_limit),
+        cmocka_unit_test(test_crud),
+        cmocka_unit_test(test_list_pagination),
+        cmocka_unit_test(test_retries),
+        cmocka_unit_test(test_keepalive),
+        cmocka_unit_test(test_rate_limit),
         cmocka_unit_test(test_stale_connections),
         cmocka_unit_test(test_malformed_replies),
-        cmocka_unit_test(test_tls_and_auth),  cmocka_unit_test(test_token_rotation),
-        cmocka_unit_test(test_watch_resume_and_gone), cmocka_unit_test(test_informer),
+        cmocka_unit_test(test_tls_and_auth),
+        cmocka_unit_test(test_token_rotation),
+        cmocka_unit_test(test_watch_resume_and_gone),
+        cmocka_unit_test(test_informer),
         cmocka_unit_test(test_informer_grouped),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);

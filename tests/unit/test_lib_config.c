@@ -57,12 +57,12 @@ static int teardown(void **st)
     return rc == 0 ? 0 : -1;
 }
 
-#define BASIC                                                                                                  \
-    "apiVersion: v1\nkind: Config\ncurrent-context: dev\n"                                                     \
-    "clusters:\n- name: c1\n  cluster:\n    server: https://127.0.0.1:6443/\n"                                 \
-    "    certificate-authority-data: %s\n    tls-server-name: kubernetes\n"                                   \
-    "contexts:\n- name: dev\n  context: {cluster: c1, user: u1, namespace: team-a}\n"                          \
-    "- name: other\n  context:\n    cluster: c1\n"                                                              \
+#define BASIC                                                                                                               \
+    "apiVersion: v1\nkind: Config\ncurrent-context: dev\n"                                                                  \
+    "clusters:\n- name: c1\n  cluster:\n    server: https://127.0.0.1:6443/\n"                                              \
+    "    certificate-authority-data: %s\n    tls-server-name: kubernetes\n"                                                 \
+    "contexts:\n- name: dev\n  context: {cluster: c1, user: u1, namespace: team-a}\n"                                       \
+    "- name: other\n  context:\n    cluster: c1\n"                                                                          \
     "users:\n- name: u1\n  user:\n    token: s3cr3t\n"
 
 /* Loads content written to name; returns cfg or NULL with *err. */
@@ -175,19 +175,23 @@ static void test_malformed(void **st)
     expect_error(s, NULL, "expected an http:// or https:// URL");
     free(s);
     s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', certificate-authority-data: "
-                           "'not base64!'}\n", base);
+                           "'not base64!'}\n",
+                           base);
     expect_error(s, NULL, "bad.yaml: clusters[0].cluster.certificate-authority-data: not valid base64");
     free(s);
     s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', certificate-authority-data: "
-                           "aGVsbG8=}\n", base);
+                           "aGVsbG8=}\n",
+                           base);
     expect_error(s, NULL, "certificate-authority-data: decoded data is not PEM");
     free(s);
     s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', certificate-authority: "
-                           "/nonexistent/ca.crt}\n", base);
+                           "/nonexistent/ca.crt}\n",
+                           base);
     expect_error(s, NULL, "clusters[0].cluster.certificate-authority: /nonexistent/ca.crt: No such file");
     free(s);
     s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', insecure-skip-tls-verify: "
-                           "maybe}\n", base);
+                           "maybe}\n",
+                           base);
     expect_error(s, NULL, "insecure-skip-tls-verify: expected true or false");
     free(s);
     const char *cl = "clusters:\n- name: k\n  cluster: {server: 'https://x'}\n";
@@ -198,34 +202,38 @@ static void test_malformed(void **st)
     expect_error(s, NULL, "users[0].user.exec.apiVersion: missing");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
-                           "client.authentication.k8s.io/v1}\n", base, cl);
+                           "client.authentication.k8s.io/v1}\n",
+                           base, cl);
     expect_error(s, NULL, "users[0].user.exec.interactiveMode: must be specified for aws");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
-                           "client.authentication.k8s.io/v1alpha1}\n", base, cl);
+                           "client.authentication.k8s.io/v1alpha1}\n",
+                           base, cl);
     expect_error(s, NULL, "users[0].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\": expected");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    auth-provider: {name: gcp}\n", base, cl);
-    expect_error(s, NULL, "users[0].user.auth-provider: the gcp auth provider was removed from client-go (and "
-                          "kubectl); use an exec credential plugin instead (users[].user.exec, e.g. "
-                          "gke-gcloud-auth-plugin)");
+    expect_error(s, NULL,
+                 "users[0].user.auth-provider: the gcp auth provider was removed from client-go (and "
+                 "kubectl); use an exec credential plugin instead (users[].user.exec, e.g. "
+                 "gke-gcloud-auth-plugin)");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    as-groups: [admins]\n", base, cl);
     expect_error(s, NULL, "users[0].user: as-groups, as-uid and as-user-extra need \"as\"");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
-                           "client.authentication.k8s.io/v1beta1, argz: [x]}\n", base, cl);
+                           "client.authentication.k8s.io/v1beta1, argz: [x]}\n",
+                           base, cl);
     expect_error(s, NULL, "users[0].user.exec.argz: unknown field");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    tokn: x\n", base, cl);
     expect_error(s, NULL, "users[0].user.tokn: unknown field");
     free(s);
-    s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', proxy-url: 'ftp://p'}\n",
-                           base);
+    s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', proxy-url: 'ftp://p'}\n", base);
     expect_error(s, NULL, "clusters[0].cluster.proxy-url: \"ftp://p\": expected an http://, https:// or socks5://");
     free(s);
     s = kube_strdup_printf("%sclusters:\n- name: k\n  cluster: {server: 'https://x', insecure-skip-tls-verify: "
-                           "true, certificate-authority-data: %s}\n", base, g_pem_b64);
+                           "true, certificate-authority-data: %s}\n",
+                           base, g_pem_b64);
     expect_error(s, NULL, "specifying a root certificates file with the insecure flag is not allowed");
     free(s);
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    client-key-data: '%%%%%%'\n", base, cl);
@@ -315,7 +323,7 @@ static void test_merge(void **st)
 
 static void set_mtime(const char *path, long sec)
 {
-    struct timeval tv[2] = {{sec, 0}, {sec, 0}};
+    struct timeval tv[2] = { { sec, 0 }, { sec, 0 } };
     assert_int_equal(utimes(path, tv), 0);
 }
 
@@ -387,8 +395,9 @@ static void test_in_cluster(void **st)
 static void test_parse_memory(void **st)
 {
     (void)st;
-    const char *doc = "{\"current-context\":\"j\",\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"http://h:8\","
-                      "\"insecure-skip-tls-verify\":true}}],\"contexts\":[{\"name\":\"j\",\"context\":{\"cluster\":\"c\"}}]}";
+    const char *doc =
+        "{\"current-context\":\"j\",\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"http://h:8\","
+        "\"insecure-skip-tls-verify\":true}}],\"contexts\":[{\"name\":\"j\",\"context\":{\"cluster\":\"c\"}}]}";
     struct kube_config *cfg = NULL;
     char *err = NULL;
     assert_int_equal(kube_config_parse(doc, strlen(doc), "inline", NULL, NULL, &cfg, &err), 0);
@@ -404,8 +413,8 @@ static void test_parse_memory(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic),   cmocka_unit_test(test_relative_paths_and_files),
-        cmocka_unit_test(test_malformed), cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_basic),      cmocka_unit_test(test_relative_paths_and_files),
+        cmocka_unit_test(test_malformed),  cmocka_unit_test(test_merge),
         cmocka_unit_test(test_in_cluster), cmocka_unit_test(test_parse_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

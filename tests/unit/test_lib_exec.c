@@ -51,14 +51,19 @@ static void test_status(void **s)
     char *m;
     assert_int_equal(decode("{\"metadata\":{},\"status\":\"Success\"}", &m), 0);
     assert_null(m);
-    const char *nz = "{\"metadata\":{},\"status\":\"Failure\",\"message\":\"command terminated with non-zero exit code: x\","
-                     "\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":\"3\"}]}}";
+    const char *nz =
+        "{\"metadata\":{},\"status\":\"Failure\",\"message\":\"command terminated with non-zero exit code: x\","
+        "\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":\"3\"}]}}";
     assert_int_equal(decode(nz, &m), 3);
     assert_null(m);
     assert_int_equal(decode("{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":["
-                            "{\"reason\":\"Other\",\"message\":\"9\"},{\"reason\":\"ExitCode\",\"message\":\"137\"}]}}", &m), 137);
+                            "{\"reason\":\"Other\",\"message\":\"9\"},{\"reason\":\"ExitCode\",\"message\":\"137\"}]}}",
+                            &m),
+                     137);
     assert_int_equal(decode("{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":"
-                            "[{\"reason\":\"ExitCode\",\"message\":\"255\"}]}}", &m), 255);
+                            "[{\"reason\":\"ExitCode\",\"message\":\"255\"}]}}",
+                            &m),
+                     255);
     assert_null(m);
     /* bad causes -> 255 with a reason */
     const char *bad[] = {
@@ -81,7 +86,9 @@ static void test_status(void **s)
         free(m);
     }
     assert_int_equal(decode("{\"status\":\"Failure\",\"message\":\"Internal error occurred: error executing command\","
-                            "\"reason\":\"InternalError\",\"code\":500}", &m), 255);
+                            "\"reason\":\"InternalError\",\"code\":500}",
+                            &m),
+                     255);
     assert_string_equal(m, "Internal error occurred: error executing command (InternalError)");
     free(m);
     assert_int_equal(decode("{\"status\":\"Failure\"}", &m), 255);
@@ -105,8 +112,9 @@ static void test_reply_ok(void **s)
     (void)s;
     struct kube_exec_reply r;
     char *m;
-    const char *h = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
-                    "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol:v4.channel.k8s.io \r\n\r\n\x82\x01\x01";
+    const char *h =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
+        "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol:v4.channel.k8s.io \r\n\r\n\x82\x01\x01";
     assert_int_equal(parse(h, &r, &m), 1);
     assert_int_equal(r.code, 101);
     assert_string_equal(r.protocol, "v4.channel.k8s.io");
@@ -115,7 +123,8 @@ static void test_reply_ok(void **s)
     /* incomplete head: need more */
     assert_int_equal(kube_exec_parse_reply(h, 40, ACC, OFFER, &r, &m), 0);
     /* a refusal with a body */
-    const char *f = "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: 12\r\nRetry-After: 3\r\n\r\n{\"a\":1}";
+    const char *f =
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: 12\r\nRetry-After: 3\r\n\r\n{\"a\":1}";
     assert_int_equal(parse(f, &r, &m), 1);
     assert_int_equal(r.code, 403);
     assert_int_equal(r.content_length, 12);
@@ -158,9 +167,11 @@ static void expect_bad(const char *head, const char *needle)
     struct kube_exec_reply r;
     char *m = NULL;
     int rc = parse(head, &r, &m);
-    if (rc != -1) fail_msg("accepted: %s", head);
+    if (rc != -1)
+        fail_msg("accepted: %s", head);
     assert_non_null(m);
-    if (!strstr(m, needle)) fail_msg("message '%s' lacks '%s'", m, needle);
+    if (!strstr(m, needle))
+        fail_msg("message '%s' lacks '%s'", m, needle);
     assert_null(strchr(m, '\n'));
     free(m);
 }
@@ -169,19 +180,29 @@ static void test_reply_bad(void **s)
 {
     (void)s;
     expect_bad("HTTP/1.1 101 OK\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n", "Upgrade: websocket");
+               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
+               "Upgrade: websocket");
     expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n", "Connection");
-    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: AAAAMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n", "does not match");
+               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
+               "Connection");
+    expect_bad(
+        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: AAAAMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+        "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
+        "does not match");
     expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\n"
-               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n", "missing");
-    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
-               "no subprotocol");
-    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-               "Sec-WebSocket-Protocol: channel.k8s.io\r\n\r\n", "not offered");
-    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-               "Sec-WebSocket-Protocol: v5.channel.k8s.io, v4.channel.k8s.io\r\n\r\n", "not offered");
+               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
+               "missing");
+    expect_bad(
+        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+        "no subprotocol");
+    expect_bad(
+        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+        "Sec-WebSocket-Protocol: channel.k8s.io\r\n\r\n",
+        "not offered");
+    expect_bad(
+        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+        "Sec-WebSocket-Protocol: v5.channel.k8s.io, v4.channel.k8s.io\r\n\r\n",
+        "not offered");
     expect_bad("HTTP/2 200\r\n\r\n", "status line");
     expect_bad("HTTP/1.1 2x0 OK\r\n\r\n", "status line");
     expect_bad("HTTP/1.1 200OK\r\n\r\n", "status line");

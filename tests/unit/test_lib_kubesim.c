@@ -40,16 +40,16 @@ static int teardown(void **st)
     return 0;
 }
 
-#define NEED_KUBESIM()                                                                                         \
-    do {                                                                                                       \
-        if (!g_c)                                                                                              \
-            skip();                                                                                            \
+#define NEED_KUBESIM()                                                                                                      \
+    do {                                                                                                                    \
+        if (!g_c)                                                                                                           \
+            skip();                                                                                                         \
     } while (0)
 
 static json_t *cm(const char *name, const char *val)
 {
-    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
-                     "name", name, "labels", "lib-test", "1", "data", "k", val);
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name",
+                     name, "labels", "lib-test", "1", "data", "k", val);
 }
 
 static void test_crud(void **st)
@@ -84,7 +84,7 @@ static void test_crud(void **st)
     if (!p2)
         fail_msg("json patch: %s", e.message);
     assert_null(kube_json_str(p2, "data.k"));
-    struct kube_delete_opts d = {.propagation_policy = "Background"};
+    struct kube_delete_opts d = { .propagation_policy = "Background" };
     json_t *del = kube_delete(g_c, &KUBE_RES_CONFIGMAPS, "default", "crud", &d, &e);
     if (!del)
         fail_msg("delete: %s", e.message);
@@ -126,7 +126,7 @@ static void test_pagination(void **st)
         json_decref(r);
         json_decref(o);
     }
-    struct kube_list_opts lo = {.label_selector = "lib-test=1", .limit = 2};
+    struct kube_list_opts lo = { .label_selector = "lib-test=1", .limit = 2 };
     json_t *p = kube_list(g_c, &KUBE_RES_CONFIGMAPS, "default", &lo, &e);
     assert_non_null(p);
     assert_int_equal(json_array_size(json_object_get(p, "items")), 2);
@@ -145,9 +145,9 @@ static void test_status_subresource(void **st)
     (void)st;
     NEED_KUBESIM();
     struct kube_error e = KUBE_ERROR_INIT;
-    json_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:s, s:[s,s]}]}}", "apiVersion", "v1", "kind",
-                            "Pod", "metadata", "name", "lib-ghost", "spec", "nodeName", "ghost", "containers",
-                            "name", "c", "image", "busybox", "command", "sleep", "3600");
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:[{s:s, s:s, s:[s,s]}]}}", "apiVersion", "v1", "kind", "Pod",
+                            "metadata", "name", "lib-ghost", "spec", "nodeName", "ghost", "containers", "name", "c", "image",
+                            "busybox", "command", "sleep", "3600");
     json_t *created = kube_create(g_c, &KUBE_RES_PODS, "default", pod, &e);
     if (!created)
         fail_msg("create pod: %s", e.message);
@@ -163,7 +163,7 @@ static void test_status_subresource(void **st)
     if (!u)
         fail_msg("status update: %s", e.message);
     assert_string_equal(kube_json_str(u, "status.phase"), "Succeeded");
-    struct kube_delete_opts d = {.set_grace_period = 1, .grace_period_seconds = 0};
+    struct kube_delete_opts d = { .set_grace_period = 1, .grace_period_seconds = 0 };
     json_decref(kube_delete(g_c, &KUBE_RES_PODS, "default", "lib-ghost", &d, &e));
     json_decref(u);
     json_decref(s);
@@ -206,7 +206,7 @@ static void test_informer_across_restart(void **st)
     char *err = NULL, ready[512], restarted[512];
     snprintf(ready, sizeof ready, "%s/lib-ready", getenv("KUBESIM_DIR"));
     snprintf(restarted, sizeof restarted, "%s/lib-restarted", getenv("KUBESIM_DIR"));
-    struct kube_informer_opts io = {.ns = "default", .label_selector = "lib-test=1", .page_size = 2};
+    struct kube_informer_opts io = { .ns = "default", .label_selector = "lib-test=1", .page_size = 2 };
     struct kube_informer *inf = kube_informer_new(g_c, &KUBE_RES_CONFIGMAPS, &io, NULL, &err);
     assert_non_null(inf);
     assert_int_equal(kube_informer_start(inf, &err), 0);
@@ -235,8 +235,7 @@ static void test_informer_across_restart(void **st)
         fail_msg("informer did not see the object created after the restart (count %zu, last error %s)",
                  kube_informer_count(inf), le ? le : "none");
     }
-    fprintf(stderr, "informer saw the post-restart object %lld ms after its creation\n",
-            (long long)(kube_now_ms() - t0));
+    fprintf(stderr, "informer saw the post-restart object %lld ms after its creation\n", (long long)(kube_now_ms() - t0));
     json_t *got = kube_informer_get(inf, "default", "after-restart");
     assert_non_null(got);
     json_decref(got);

@@ -53,23 +53,26 @@ static void test_query_builder(void **st)
     kube_query_free(q);
 
     q = kube_query_new();
-    struct kube_list_opts o = {.label_selector = "a=b", .field_selector = "metadata.name=x", .limit = 10,
-                               .continue_token = "tok/+=", .resource_version = "0", .timeout_seconds = 30,
-                               .allow_bookmarks = 1};
+    struct kube_list_opts o = { .label_selector = "a=b",
+                                .field_selector = "metadata.name=x",
+                                .limit = 10,
+                                .continue_token = "tok/+=",
+                                .resource_version = "0",
+                                .timeout_seconds = 30,
+                                .allow_bookmarks = 1 };
     assert_int_equal(kube_query_add_list_opts(q, &o), 0);
     assert_string_equal(kube_query_str(q), "labelSelector=a%3Db&fieldSelector=metadata.name%3Dx&limit=10&"
                                            "continue=tok%2F%2B%3D&resourceVersion=0&timeoutSeconds=30&"
                                            "allowWatchBookmarks=true");
     kube_query_free(q);
     q = kube_query_new();
-    struct kube_list_opts empty = {0};
+    struct kube_list_opts empty = { 0 };
     assert_int_equal(kube_query_add_list_opts(q, &empty), 0);
     assert_string_equal(kube_query_str(q), "");
     kube_query_free(q);
 }
 
-static void check_path(const struct kube_resource *r, const char *ns, const char *name, const char *sub,
-                       const char *want)
+static void check_path(const struct kube_resource *r, const char *ns, const char *name, const char *sub, const char *want)
 {
     char *p = kube_resource_path(r, ns, name, sub);
     if (want) {
@@ -189,7 +192,8 @@ static void test_selector(void **st)
     assert_int_equal(sel_match("idx", l), 1);
     assert_int_equal(sel_match("!idx", l), 0);
     assert_int_equal(sel_match(" !gone , app = mpi ", l), 1);
-    assert_int_equal(sel_match("training.kubeflow.org/job-role=worker", "{\"training.kubeflow.org/job-role\":\"worker\"}"), 1);
+    assert_int_equal(sel_match("training.kubeflow.org/job-role=worker", "{\"training.kubeflow.org/job-role\":\"worker\"}"),
+                     1);
     assert_int_equal(sel_match("app=", "{\"app\":\"\"}"), 1);
     assert_int_equal(sel_match("app=mpi", "null"), 0);
     char *err = NULL;
@@ -326,7 +330,8 @@ static void test_json_path(void **st)
     (void)st;
     json_t *o = json_loads("{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"resourceVersion\":\"7\","
                            "\"labels\":{\"a\":\"b\"}},\"spec\":{\"containers\":[{\"name\":\"c0\"},{\"name\":\"c1\"}],"
-                           "\"n\":3,\"on\":true}}", 0, NULL);
+                           "\"n\":3,\"on\":true}}",
+                           0, NULL);
     assert_non_null(o);
     assert_string_equal(kube_obj_name(o), "p");
     assert_string_equal(kube_obj_namespace(o), "n");
@@ -415,7 +420,7 @@ static void test_log_format(void **st)
     KLOG_DEBUG("shown");
     kube_log_set_fd(2);
     close(fds[1]);
-    char buf[512] = {0};
+    char buf[512] = { 0 };
     ssize_t n = read(fds[0], buf, sizeof buf - 1);
     close(fds[0]);
     assert_true(n > 0);
@@ -454,12 +459,10 @@ static void test_cancel(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url_escape),   cmocka_unit_test(test_query_builder),
-        cmocka_unit_test(test_resource_path), cmocka_unit_test(test_status_decode),
-        cmocka_unit_test(test_selector),     cmocka_unit_test(test_base64_time),
-        cmocka_unit_test(test_json_path),    cmocka_unit_test(test_backoff),
-        cmocka_unit_test(test_log_format),   cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_json_fields),  cmocka_unit_test(test_write_all),
+        cmocka_unit_test(test_url_escape),    cmocka_unit_test(test_query_builder), cmocka_unit_test(test_resource_path),
+        cmocka_unit_test(test_status_decode), cmocka_unit_test(test_selector),      cmocka_unit_test(test_base64_time),
+        cmocka_unit_test(test_json_path),     cmocka_unit_test(test_backoff),       cmocka_unit_test(test_log_format),
+        cmocka_unit_test(test_cancel),        cmocka_unit_test(test_json_fields),   cmocka_unit_test(test_write_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

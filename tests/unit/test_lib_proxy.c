@@ -15,20 +15,22 @@ static void expect(const char *server, const char *proxy_url, const char *want)
 {
     struct kube_config *cfg = kube_config_new_server(server);
     assert_non_null(cfg);
-    if (proxy_url) cfg->proxy_url = strdup(proxy_url);
+    if (proxy_url)
+        cfg->proxy_url = strdup(proxy_url);
     char *got = kube_config_proxy(cfg);
     if ((want == NULL) != (got == NULL) || (want && strcmp(want, got)))
-        fail_msg("%s (proxy-url %s, HTTPS_PROXY=%s NO_PROXY=%s): got %s, want %s", server,
-                 proxy_url ? proxy_url : "-", getenv("HTTPS_PROXY") ? getenv("HTTPS_PROXY") : "-",
-                 getenv("NO_PROXY") ? getenv("NO_PROXY") : "-", got ? got : "direct", want ? want : "direct");
+        fail_msg("%s (proxy-url %s, HTTPS_PROXY=%s NO_PROXY=%s): got %s, want %s", server, proxy_url ? proxy_url : "-",
+                 getenv("HTTPS_PROXY") ? getenv("HTTPS_PROXY") : "-", getenv("NO_PROXY") ? getenv("NO_PROXY") : "-",
+                 got ? got : "direct", want ? want : "direct");
     free(got);
     kube_config_free(cfg);
 }
 
 static void clear_env(void)
 {
-    const char *v[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", NULL};
-    for (int i = 0; v[i]; i++) unsetenv(v[i]);
+    const char *v[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", NULL };
+    for (int i = 0; v[i]; i++)
+        unsetenv(v[i]);
 }
 
 static void test_sources(void **st)
@@ -41,7 +43,7 @@ static void test_sources(void **st)
     expect("https://api.example.com:6443", NULL, "http://p.corp:3128"); /* no scheme: http:// */
     setenv("HTTPS_PROXY", "http://P:1", 1);
     expect("https://api.example.com:6443", NULL, "http://P:1"); /* upper case first */
-    expect("http://api.example.com:8080", NULL, NULL);           /* http: HTTP_PROXY only */
+    expect("http://api.example.com:8080", NULL, NULL);          /* http: HTTP_PROXY only */
     setenv("HTTP_PROXY", "http://h:2", 1);
     expect("http://api.example.com:8080", NULL, "http://h:2");
     expect("https://localhost:6443", NULL, NULL);
@@ -89,9 +91,9 @@ static void test_no_proxy(void **st)
 static void test_redact(void **st)
 {
     (void)st;
-    const char *cases[][2] = {{"http://u:p%40ss@proxy:3128", "http://***@proxy:3128"},
-                              {"http://proxy:3128", "http://proxy:3128"},
-                              {"socks5://a@b@h:1/x@y", "socks5://***@h:1/x@y"}};
+    const char *cases[][2] = { { "http://u:p%40ss@proxy:3128", "http://***@proxy:3128" },
+                               { "http://proxy:3128", "http://proxy:3128" },
+                               { "socks5://a@b@h:1/x@y", "socks5://***@h:1/x@y" } };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *r = kube_proxy_redact(cases[i][0]);
         assert_string_equal(r, cases[i][1]);

@@ -20,7 +20,7 @@ static struct sshd_fixture fx;
 static int setup(void **state)
 {
     (void)state;
-    return fx_start(&fx) == 0 ? 0 : 0;   /* no sshd: each test skips */
+    return fx_start(&fx) == 0 ? 0 : 0; /* no sshd: each test skips */
 }
 
 static int teardown(void **state)
@@ -30,12 +30,15 @@ static int teardown(void **state)
     return 0;
 }
 
-#define NEED_SSHD() do { if (!fx.pid) skip(); } while (0)
+#define NEED_SSHD()                                                                                                         \
+    do {                                                                                                                    \
+        if (!fx.pid)                                                                                                        \
+            skip();                                                                                                         \
+    } while (0)
 
 static struct kube_ssh_opts opts(void)
 {
-    return (struct kube_ssh_opts){ .port = fx.port, .key_dir = fx.keydir,
-                                   .connect_timeout_ms = 30000, .attempts = 1 };
+    return (struct kube_ssh_opts){ .port = fx.port, .key_dir = fx.keydir, .connect_timeout_ms = 30000, .attempts = 1 };
 }
 
 /* A fresh empty file in the fixture dir, opened read-write. */
@@ -84,8 +87,7 @@ static void test_stdout_stderr_apart(void **state)
     int code;
     (void)state;
     NEED_SSHD();
-    assert_int_equal(run_cmd("echo out1; echo err1 >&2; echo out2; exit 2", &code, &out, &err,
-                             &msg), KUBE_SSH_OK);
+    assert_int_equal(run_cmd("echo out1; echo err1 >&2; echo out2; exit 2", &code, &out, &err, &msg), KUBE_SSH_OK);
     assert_int_equal(code, 2);
     assert_string_equal(out, "out1\nout2\n");
     assert_string_equal(err, "err1\n");
@@ -99,8 +101,7 @@ static void test_shell_quoting(void **state)
     int code;
     (void)state;
     NEED_SSHD();
-    assert_int_equal(run_cmd("printf '%s|' \"a b\" '$HOME' \"\" 'x;y' '*'; echo", &code, &out,
-                             &err, &msg), KUBE_SSH_OK);
+    assert_int_equal(run_cmd("printf '%s|' \"a b\" '$HOME' \"\" 'x;y' '*'; echo", &code, &out, &err, &msg), KUBE_SSH_OK);
     assert_int_equal(code, 0);
     assert_string_equal(out, "a b|$HOME||x;y|*|\n");
     free(out), free(err);
@@ -129,8 +130,7 @@ static void test_killed_by_signal(void **state)
     int code = 0;
     (void)state;
     NEED_SSHD();
-    assert_int_equal(run_cmd("echo before; kill -9 $$", &code, &out, &err, &msg),
-                     KUBE_SSH_ERR_NOSTATUS);
+    assert_int_equal(run_cmd("echo before; kill -9 $$", &code, &out, &err, &msg), KUBE_SSH_ERR_NOSTATUS);
     assert_int_equal(code, 255);
     assert_string_equal(out, "before\n");
     assert_non_null(strstr(msg, "signal KILL"));
@@ -264,8 +264,7 @@ static void test_connection_cut(void **state)
     int code = 0;
     (void)state;
     NEED_SSHD();
-    int rc = run_cmd("echo start; sleep 0.2; kill -9 $PPID; sleep 5; echo never", &code, &out,
-                     &err, &msg);
+    int rc = run_cmd("echo start; sleep 0.2; kill -9 $PPID; sleep 5; echo never", &code, &out, &err, &msg);
     assert_int_equal(rc, KUBE_SSH_ERR_SESSION);
     assert_int_equal(code, 255);
     assert_string_equal(out, "start\n");
@@ -286,7 +285,7 @@ static void test_cancel(void **state)
     assert_int_equal(pipe(p), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
-    if (pid == 0) {      /* cancel once the remote command is running (slow shells) */
+    if (pid == 0) { /* cancel once the remote command is running (slow shells) */
         for (int i = 0; i < 600 && access(mark, F_OK) != 0; i++)
             usleep(100 * 1000);
         usleep(300 * 1000);
@@ -295,8 +294,7 @@ static void test_cancel(void **state)
     struct kube_ssh_opts o = opts();
     o.cancel_fd = p[0];
     int fo = tmpfile_fd("out", po, sizeof(po)), fe = tmpfile_fd("err", pe, sizeof(pe));
-    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", cmd, -1, fo, fe, &code, &msg),
-                     KUBE_SSH_ERR_CANCELLED);
+    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", cmd, -1, fo, fe, &code, &msg), KUBE_SSH_ERR_CANCELLED);
     assert_int_equal(code, 255);
     assert_non_null(strstr(msg, "cancelled"));
     free(msg);
@@ -321,8 +319,7 @@ static void test_keepalive_idle(void **state)
     struct kube_ssh_opts o = opts();
     o.keepalive_s = 1;
     int fo = tmpfile_fd("out", po, sizeof(po)), fe = tmpfile_fd("err", pe, sizeof(pe));
-    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", "sleep 3; echo alive", -1, fo, fe, &code,
-                                  &msg), KUBE_SSH_OK);
+    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", "sleep 3; echo alive", -1, fo, fe, &code, &msg), KUBE_SSH_OK);
     assert_int_equal(code, 0);
     close(fo), close(fe);
     out = fx_read(po, NULL);
@@ -350,7 +347,7 @@ static void test_frozen_peer_detected(void **state)
     pid_t session = (pid_t)atol(pidtext);
     free(pidtext);
     if (session > 1)
-        kill(session, SIGCONT);       /* let the stopped sshd session see the close and exit */
+        kill(session, SIGCONT); /* let the stopped sshd session see the close and exit */
     close(fo), close(fe);
     assert_int_equal(rc, KUBE_SSH_ERR_SESSION);
     assert_int_equal(code, 255);
@@ -375,7 +372,8 @@ static void test_openssh_client_agrees(void **state)
     static const char *const cmds[] = { "exit 0", "exit 3", "kill -9 $$" };
     static const int want[] = { 0, 3, 255 };
     for (int i = 0; i < 3; i++) {
-        snprintf(cmd, sizeof(cmd), "ssh -q -p %d -i %s/ssh-privatekey -o UserKnownHostsFile=%s "
+        snprintf(cmd, sizeof(cmd),
+                 "ssh -q -p %d -i %s/ssh-privatekey -o UserKnownHostsFile=%s "
                  "-o StrictHostKeyChecking=yes -o BatchMode=yes 127.0.0.1 '%s' </dev/null",
                  fx.port, fx.keydir, kh, cmds[i]);
         int st = system(cmd);

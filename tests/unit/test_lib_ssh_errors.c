@@ -15,7 +15,7 @@ static struct sshd_fixture fx;
 static int setup(void **state)
 {
     (void)state;
-    (void)fx_start(&fx);   /* no sshd: the tests that need one skip */
+    (void)fx_start(&fx); /* no sshd: the tests that need one skip */
     return 0;
 }
 
@@ -26,12 +26,15 @@ static int teardown(void **state)
     return 0;
 }
 
-#define NEED_SSHD() do { if (!fx.pid) skip(); } while (0)
+#define NEED_SSHD()                                                                                                         \
+    do {                                                                                                                    \
+        if (!fx.pid)                                                                                                        \
+            skip();                                                                                                         \
+    } while (0)
 
 static struct kube_ssh_opts opts(const char *keydir)
 {
-    return (struct kube_ssh_opts){ .port = fx.port, .key_dir = keydir,
-                                   .connect_timeout_ms = 30000, .attempts = 1 };
+    return (struct kube_ssh_opts){ .port = fx.port, .key_dir = keydir, .connect_timeout_ms = 30000, .attempts = 1 };
 }
 
 /* kube_ssh_run of `true` must fail with want; returns the message (caller frees). */
@@ -86,7 +89,7 @@ static void test_host_key_mismatch(void **state)
     assert_int_equal(kube_ssh_check(&o, "127.0.0.1", &msg), KUBE_SSH_ERR_HOSTKEY);
     free(msg);
     msg = NULL;
-    o.no_auth = 1;   /* a check that does not log in still verifies the host key */
+    o.no_auth = 1; /* a check that does not log in still verifies the host key */
     assert_int_equal(kube_ssh_check(&o, "127.0.0.1", &msg), KUBE_SSH_ERR_HOSTKEY);
     free(msg);
 }
@@ -122,7 +125,7 @@ static void test_upstream_names(void **state)
     snprintf(dir, sizeof(dir), "%s/upstream", fx.dir);
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(p, sizeof(p), "%s/id_rsa", dir);
-    fx_write(p, fx.priv, 0644);   /* Kubernetes' default mode, as upstream mounts it */
+    fx_write(p, fx.priv, 0644); /* Kubernetes' default mode, as upstream mounts it */
     snprintf(p, sizeof(p), "%s/id_rsa.pub", dir);
     fx_write(p, fx.pub, 0644);
     struct kube_ssh_opts o = opts(dir);
@@ -175,7 +178,7 @@ static void test_connection_refused_bounded(void **state)
     char *msg = expect_run_fail(&o, "127.0.0.1", KUBE_SSH_ERR_CONNECT);
     clock_gettime(CLOCK_MONOTONIC, &b);
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
-    assert_true(secs >= 0.7 && secs < 30.0);     /* backoff 0.25 + 0.5 s, then gives up */
+    assert_true(secs >= 0.7 && secs < 30.0); /* backoff 0.25 + 0.5 s, then gives up */
     assert_true(strncmp(msg, "connect: 127.0.0.1 port ", 24) == 0);
     assert_non_null(strstr(msg, "Connection refused"));
     assert_non_null(strstr(msg, "3 attempts"));
@@ -215,7 +218,7 @@ static void test_config_errors(void **state)
     assert_non_null(strstr(msg, "no readable private key in /nonexistent-ssh-dir"));
     free(msg);
 
-    snprintf(dir, sizeof(dir), "%s/nopin", fx.dir);      /* identity but nothing to pin */
+    snprintf(dir, sizeof(dir), "%s/nopin", fx.dir); /* identity but nothing to pin */
     assert_int_equal(mkdir(dir, 0700), 0);
     snprintf(path, sizeof(path), "%s/ssh-privatekey", dir);
     fx_write(path, fx.priv, 0600);
@@ -224,7 +227,7 @@ static void test_config_errors(void **state)
     assert_non_null(strstr(msg, "no host key to pin"));
     free(msg);
 
-    snprintf(path, sizeof(path), "%s/ssh-publickey", dir);  /* a pin file that is not a key */
+    snprintf(path, sizeof(path), "%s/ssh-publickey", dir); /* a pin file that is not a key */
     fx_write(path, "hello world\n", 0644);
     msg = expect_run_fail(&o, "127.0.0.1", KUBE_SSH_ERR_CONFIG);
     assert_non_null(strstr(msg, "ssh-publickey line 1"));
@@ -239,13 +242,12 @@ static void test_config_errors(void **state)
     msg = expect_run_fail(&o, "", KUBE_SSH_ERR_CONFIG);
     free(msg);
 
-    char *big = malloc(40001), *code_msg = NULL;     /* over libssh2's packet size */
+    char *big = malloc(40001), *code_msg = NULL; /* over libssh2's packet size */
     int code = 0;
     assert_non_null(big);
     memset(big, 'x', 40000);
     big[40000] = '\0';
-    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", big, -1, -1, -1, &code, &code_msg),
-                     KUBE_SSH_ERR_CONFIG);
+    assert_int_equal(kube_ssh_run(&o, "127.0.0.1", big, -1, -1, -1, &code, &code_msg), KUBE_SSH_ERR_CONFIG);
     assert_int_equal(code, 255);
     assert_non_null(strstr(code_msg, "40000 bytes"));
     free(code_msg);
@@ -259,8 +261,7 @@ static void test_bad_private_key(void **state)
     (void)state;
     NEED_SSHD();
     snprintf(dir, sizeof(dir), "%s/badkey", fx.dir);
-    fx_keydir(dir, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
-              fx.pub, fx.pub);
+    fx_keydir(dir, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n", fx.pub, fx.pub);
     struct kube_ssh_opts o = opts(dir);
     char *msg = expect_run_fail(&o, "127.0.0.1", KUBE_SSH_ERR_CONFIG);
     snprintf(path, sizeof(path), "%s/ssh-privatekey", dir);

@@ -71,7 +71,7 @@ static void test_no_comment_and_bad_comment(void **state)
     char *priv, *pub, *err = NULL;
     (void)state;
     assert_int_equal(kube_sshkey_generate_ed25519(&priv, &pub, NULL, &err), 0);
-    assert_null(strchr(strchr(pub, ' ') + 1, ' '));   /* "type key\n" only */
+    assert_null(strchr(strchr(pub, ' ') + 1, ' ')); /* "type key\n" only */
     free(priv);
     free(pub);
     assert_int_equal(kube_sshkey_generate_ed25519(&priv, &pub, "a\nb", &err), -1);
@@ -157,11 +157,11 @@ static void test_parse_lines(void **state)
     snprintf(line, sizeof(line), "@revoked * ssh-ed25519 %.*s", klen, key);
     expect_line(line, 0, NULL);
     snprintf(line, sizeof(line), "[w-0.j]:2222,10.0.0.1 ssh-ed25519 %.*s\n", klen, key);
-    expect_line(line, 1, "ssh-ed25519");                     /* known_hosts */
+    expect_line(line, 1, "ssh-ed25519"); /* known_hosts */
     snprintf(line, sizeof(line), "command=\"echo ssh-rsa x\",no-pty ssh-ed25519 %.*s c", klen, key);
-    expect_line(line, 1, "ssh-ed25519");                     /* authorized_keys options */
+    expect_line(line, 1, "ssh-ed25519"); /* authorized_keys options */
     snprintf(line, sizeof(line), "ssh-rsa %.*s", klen, key);
-    expect_line(line, -1, NULL);                             /* blob says ed25519 */
+    expect_line(line, -1, NULL); /* blob says ed25519 */
     expect_line("ssh-ed25519 AAAA!!!=", -1, NULL);
     expect_line("ssh-ed25519 AAA", -1, NULL);
     expect_line("ssh-ed25519", -1, NULL);
@@ -173,10 +173,8 @@ static void test_parse_lines(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_formats),
-        cmocka_unit_test(test_no_comment_and_bad_comment),
-        cmocka_unit_test(test_keys_differ),
-        cmocka_unit_test(test_openssh_keygen_agrees),
+        cmocka_unit_test(test_formats),     cmocka_unit_test(test_no_comment_and_bad_comment),
+        cmocka_unit_test(test_keys_differ), cmocka_unit_test(test_openssh_keygen_agrees),
         cmocka_unit_test(test_parse_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -43,8 +43,17 @@ static void test_split(void **state)
     split_ok("http://localhost", "http", "localhost", 80, "");
     split_ok("https://[::1]:8443/prefix/", "https", "[::1]", 8443, "/prefix");
     split_ok("https://h:1/a/b//", "https", "h", 1, "/a/b");
-    const char *bad[] = {"", "10.0.0.1:6443", "https://", "https://:443", "https://h:0", "https://h:65536",
-                         "https://h:x", "https://[::1", "ftp://h", "https://h:443x", NULL};
+    const char *bad[] = { "",
+                          "10.0.0.1:6443",
+                          "https://",
+                          "https://:443",
+                          "https://h:0",
+                          "https://h:65536",
+                          "https://h:x",
+                          "https://[::1",
+                          "ftp://h",
+                          "https://h:443x",
+                          NULL };
     for (int i = 0; bad[i]; i++) {
         char *s, *h, *p;
         long n;
@@ -59,7 +68,7 @@ static void test_split(void **state)
 static int closed_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t l = sizeof a;
     assert_true(fd >= 0);
     assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
@@ -112,14 +121,20 @@ static void *serve_one(void *arg)
     SSL *ssl = fd >= 0 ? SSL_new(sv->ctx) : NULL;
     int ok = ssl && SSL_set_fd(ssl, fd) == 1 && SSL_accept(ssl) == 1;
     pthread_mutex_lock(&sv->mu);
-    if (!ok) sv->failed++;
-    else if (SSL_session_reused(ssl)) sv->resumed++;
-    else sv->full++;
+    if (!ok)
+        sv->failed++;
+    else if (SSL_session_reused(ssl))
+        sv->resumed++;
+    else
+        sv->full++;
     pthread_mutex_unlock(&sv->mu);
-    if (ok) SSL_write(ssl, "x", 1); /* after TLS 1.3's session tickets: the client reads them first */
-    if (ok) SSL_shutdown(ssl);
+    if (ok)
+        SSL_write(ssl, "x", 1); /* after TLS 1.3's session tickets: the client reads them first */
+    if (ok)
+        SSL_shutdown(ssl);
     SSL_free(ssl);
-    if (fd >= 0) close(fd);
+    if (fd >= 0)
+        close(fd);
     return NULL;
 }
 
@@ -129,11 +144,14 @@ static void *client_one(void *arg)
     char *err = NULL;
     int retry;
     struct kube_conn *c = Kube_conn_open(cfg, NULL, NULL, kube_now_ms() + 20000, &err, &retry);
-    if (!c) fprintf(stderr, "client: %s\n", err);
+    if (!c)
+        fprintf(stderr, "client: %s\n", err);
     char b;
     ssize_t n = -2;
-    while (c && (n = Kube_conn_recv(c, &b, 1)) == -2) Kube_wait_fd(Kube_conn_fd(c), POLLIN, kube_now_ms() + 5000);
-    if (c && n != 1) fprintf(stderr, "client: no byte from the server (%zd)\n", n);
+    while (c && (n = Kube_conn_recv(c, &b, 1)) == -2)
+        Kube_wait_fd(Kube_conn_fd(c), POLLIN, kube_now_ms() + 5000);
+    if (c && n != 1)
+        fprintf(stderr, "client: no byte from the server (%zd)\n", n);
     free(err);
     Kube_conn_close(c);
     return c ? arg : NULL;
@@ -146,11 +164,13 @@ static void test_concurrent_resumption(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(cert, sizeof cert, "%s/cert.pem", dir);
     snprintf(key, sizeof key, "%s/key.pem", dir);
-    snprintf(cmd, sizeof cmd, "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=api "
-             "-addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null", key, cert);
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=api "
+             "-addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s 2>/dev/null",
+             key, cert);
     assert_int_equal(system(cmd), 0);
-    struct tls_server sv = {.lfd = socket(AF_INET, SOCK_STREAM, 0)};
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct tls_server sv = { .lfd = socket(AF_INET, SOCK_STREAM, 0) };
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t l = sizeof a;
     assert_int_equal(bind(sv.lfd, (struct sockaddr *)&a, sizeof a), 0);
     assert_int_equal(listen(sv.lfd, NCONN), 0);
@@ -167,14 +187,17 @@ static void test_concurrent_resumption(void **state)
     cfg->ca_file = strdup(cert);
     pthread_t srv[NCONN], cli[NCONN];
     void *res;
-    for (int i = 0; i < NCONN; i++) assert_int_equal(pthread_create(&srv[i], NULL, serve_one, &sv), 0);
-    for (int i = 0; i < NCONN; i++) assert_int_equal(pthread_create(&cli[i], NULL, client_one, cfg), 0);
+    for (int i = 0; i < NCONN; i++)
+        assert_int_equal(pthread_create(&srv[i], NULL, serve_one, &sv), 0);
+    for (int i = 0; i < NCONN; i++)
+        assert_int_equal(pthread_create(&cli[i], NULL, client_one, cfg), 0);
     int connected = 0;
     for (int i = 0; i < NCONN; i++) {
         assert_int_equal(pthread_join(cli[i], &res), 0);
         connected += res != NULL;
     }
-    for (int i = 0; i < NCONN; i++) assert_int_equal(pthread_join(srv[i], NULL), 0);
+    for (int i = 0; i < NCONN; i++)
+        assert_int_equal(pthread_join(srv[i], NULL), 0);
     assert_int_equal(connected, NCONN);
     assert_int_equal(sv.failed, 0);
     assert_int_equal(sv.full, 1); /* one key exchange, the others waited and resumed it */

@@ -15,7 +15,8 @@
 #include "kube/watch.h"
 
 #define EV_ADD "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}"
-#define EV_MOD "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"}}}"
+#define EV_MOD                                                                                                              \
+    "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"}}}"
 #define EV_DEL "{\"type\":\"DELETED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"3\"}}}"
 #define EV_BM "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"9\"}}}"
 #define EV_ERR "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}"
@@ -43,7 +44,7 @@ static void test_whole_stream(void **st)
 {
     (void)st;
     struct kube_watch_parser *p = kube_watch_parser_new(0);
-    struct seen s = {0};
+    struct seen s = { 0 };
     char *err = NULL;
     assert_int_equal(kube_watch_parser_feed(p, stream, strlen(stream), record, &s, &err), 0);
     assert_string_equal(s.log, expect);
@@ -58,14 +59,14 @@ static void test_split_everywhere(void **st)
     size_t n = strlen(stream);
     for (size_t cut = 0; cut <= n; cut++) {
         struct kube_watch_parser *p = kube_watch_parser_new(0);
-        struct seen s = {0};
+        struct seen s = { 0 };
         assert_int_equal(kube_watch_parser_feed(p, stream, cut, record, &s, NULL), 0);
         assert_int_equal(kube_watch_parser_feed(p, stream + cut, n - cut, record, &s, NULL), 0);
         assert_string_equal(s.log, expect);
         kube_watch_parser_free(p);
     }
     struct kube_watch_parser *p = kube_watch_parser_new(0);
-    struct seen s = {0};
+    struct seen s = { 0 };
     for (size_t i = 0; i < n; i++)
         assert_int_equal(kube_watch_parser_feed(p, stream + i, 1, record, &s, NULL), 0);
     assert_string_equal(s.log, expect);
@@ -76,7 +77,7 @@ static void test_truncated_and_pending(void **st)
 {
     (void)st;
     struct kube_watch_parser *p = kube_watch_parser_new(0);
-    struct seen s = {0};
+    struct seen s = { 0 };
     const char *part = EV_ADD "\n{\"type\":\"MODIF";
     assert_int_equal(kube_watch_parser_feed(p, part, strlen(part), record, &s, NULL), 0);
     assert_int_equal(s.n, 1);
@@ -91,7 +92,7 @@ static void test_truncated_and_pending(void **st)
 static void expect_bad(const char *line, const char *why)
 {
     struct kube_watch_parser *p = kube_watch_parser_new(0);
-    struct seen s = {0};
+    struct seen s = { 0 };
     char *err = NULL;
     assert_int_equal(kube_watch_parser_feed(p, line, strlen(line), record, &s, &err), -1);
     assert_non_null(err);
@@ -140,7 +141,7 @@ static void test_stop_early(void **st)
 {
     (void)st;
     struct kube_watch_parser *p = kube_watch_parser_new(0);
-    struct seen s = {.stop_after = 2};
+    struct seen s = { .stop_after = 2 };
     assert_int_equal(kube_watch_parser_feed(p, stream, strlen(stream), record, &s, NULL), 1);
     assert_string_equal(s.log, "ADDED:1;MODIFIED:2;");
     kube_watch_parser_free(p);
@@ -149,7 +150,7 @@ static void test_stop_early(void **st)
 static void test_parse_line(void **st)
 {
     (void)st;
-    struct kube_watch_event ev = {0};
+    struct kube_watch_event ev = { 0 };
     char *err = NULL;
     assert_int_equal(kube_watch_parse_line("   ", 3, &ev, &err), 1);
     assert_int_equal(kube_watch_parse_line(EV_ERR, strlen(EV_ERR), &ev, &err), 0);
@@ -167,9 +168,12 @@ static void test_parse_line(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_whole_stream),  cmocka_unit_test(test_split_everywhere),
-        cmocka_unit_test(test_truncated_and_pending), cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_overlong),      cmocka_unit_test(test_stop_early),
+        cmocka_unit_test(test_whole_stream),
+        cmocka_unit_test(test_split_everywhere),
+        cmocka_unit_test(test_truncated_and_pending),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_overlong),
+        cmocka_unit_test(test_stop_early),
         cmocka_unit_test(test_parse_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

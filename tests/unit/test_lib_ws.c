@@ -14,7 +14,7 @@
 
 /* A transcript of decoded events: messages reassembled, control frames noted. */
 struct transcript {
-    char text[4096];   /* "B:<hex-len>;T:hello;PING:x;CLOSE:1000:bye;ERR:1002" */
+    char text[4096]; /* "B:<hex-len>;T:hello;PING:x;CLOSE:1000:bye;ERR:1002" */
     size_t tlen;
     uint8_t *msg;
     size_t msg_len;
@@ -51,7 +51,10 @@ static void run(struct transcript *t, const uint8_t *buf, size_t len, size_t chu
             assert_true(used <= left);
             p += used;
             left -= used;
-            if (ty == KUBE_WS_EV_NONE) { assert_int_equal(left, 0); break; }
+            if (ty == KUBE_WS_EV_NONE) {
+                assert_int_equal(left, 0);
+                break;
+            }
             if (ty == KUBE_WS_EV_ERROR) {
                 tappend(t, "ERR:%d;", ev.close_code);
                 snprintf(t->error, sizeof(t->error), "%s", d.error);
@@ -61,7 +64,11 @@ static void run(struct transcript *t, const uint8_t *buf, size_t len, size_t chu
                 return;
             }
             if (ty == KUBE_WS_EV_DATA) {
-                if (ev.first) { assert_false(in_msg); in_msg = 1; t->msg_len = 0; }
+                if (ev.first) {
+                    assert_false(in_msg);
+                    in_msg = 1;
+                    t->msg_len = 0;
+                }
                 assert_true(in_msg);
                 t->msg = realloc(t->msg, t->msg_len + ev.len + 1);
                 assert_non_null(t->msg);
@@ -83,7 +90,8 @@ static void run(struct transcript *t, const uint8_t *buf, size_t len, size_t chu
             }
         }
         off += n;
-        if (len == 0) break;
+        if (len == 0)
+            break;
     }
 }
 
@@ -93,7 +101,8 @@ static void expect_all_splits(const uint8_t *buf, size_t len, const char *want)
     struct transcript t;
     for (size_t chunk = 0; chunk <= len; chunk++) {
         run(&t, buf, len, chunk, 0);
-        if (strcmp(t.text, want) != 0) fail_msg("chunk %zu: got '%s' want '%s' (%s)", chunk, t.text, want, t.error);
+        if (strcmp(t.text, want) != 0)
+            fail_msg("chunk %zu: got '%s' want '%s' (%s)", chunk, t.text, want, t.error);
         free(t.msg);
     }
 }
@@ -106,8 +115,10 @@ static void expect_error(const uint8_t *buf, size_t len, int code, const char *n
         assert_int_equal(t.errors, 1);
         char want[32];
         snprintf(want, sizeof(want), "ERR:%d;", code);
-        if (!strstr(t.text, want)) fail_msg("chunk %zu: got '%s' want %s", chunk, t.text, want);
-        if (!strstr(t.error, needle)) fail_msg("error '%s' lacks '%s'", t.error, needle);
+        if (!strstr(t.text, want))
+            fail_msg("chunk %zu: got '%s' want %s", chunk, t.text, want);
+        if (!strstr(t.error, needle))
+            fail_msg("error '%s' lacks '%s'", t.error, needle);
     }
 }
 
@@ -127,15 +138,15 @@ static void test_accept_key_rfc_example(void **s)
 static void test_single_frames(void **s)
 {
     (void)s;
-    const uint8_t hello[] = {0x81, 0x05, 'H', 'e', 'l', 'l', 'o'};
+    const uint8_t hello[] = { 0x81, 0x05, 'H', 'e', 'l', 'l', 'o' };
     expect_all_splits(hello, sizeof(hello), "T:Hello;");
-    const uint8_t empty[] = {0x82, 0x00};
+    const uint8_t empty[] = { 0x82, 0x00 };
     expect_all_splits(empty, sizeof(empty), "B:0;");
-    const uint8_t ping[] = {0x89, 0x02, 'h', 'i', 0x8a, 0x00};
+    const uint8_t ping[] = { 0x89, 0x02, 'h', 'i', 0x8a, 0x00 };
     expect_all_splits(ping, sizeof(ping), "PING:hi;PONG:;");
-    const uint8_t close0[] = {0x88, 0x00};
+    const uint8_t close0[] = { 0x88, 0x00 };
     expect_all_splits(close0, sizeof(close0), "CLOSE:1005:;");
-    const uint8_t close1[] = {0x88, 0x05, 0x03, 0xe8, 'b', 'y', 'e'};
+    const uint8_t close1[] = { 0x88, 0x05, 0x03, 0xe8, 'b', 'y', 'e' };
     expect_all_splits(close1, sizeof(close1), "CLOSE:1000:bye;");
 }
 
@@ -143,29 +154,39 @@ static void test_fragmented_with_control(void **s)
 {
     (void)s;
     /* RFC 6455 5.7: "Hel" + ping + "lo", then an empty-fragment message */
-    const uint8_t f[] = {0x01, 0x03, 'H', 'e', 'l', 0x89, 0x01, 'p', 0x80, 0x02, 'l', 'o',
-                         0x02, 0x00, 0x00, 0x01, 'x', 0x80, 0x00};
+    const uint8_t f[] = { 0x01, 0x03, 'H',  'e',  'l',  0x89, 0x01, 'p',  0x80, 0x02,
+                          'l',  'o',  0x02, 0x00, 0x00, 0x01, 'x',  0x80, 0x00 };
     expect_all_splits(f, sizeof(f), "PING:p;T:Hello;B:1;");
 }
 
 static void test_lengths(void **s)
 {
     (void)s;
-    size_t sizes[] = {125, 126, 65535, 65536, 200000};
+    size_t sizes[] = { 125, 126, 65535, 65536, 200000 };
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         size_t n = sizes[i];
         uint8_t *buf = calloc(1, n + 10);
         assert_non_null(buf);
         size_t h = 0;
         buf[h++] = 0x82;
-        if (n < 126) buf[h++] = (uint8_t)n;
-        else if (n <= 0xffff) { buf[h++] = 126; buf[h++] = (uint8_t)(n >> 8); buf[h++] = (uint8_t)n; }
-        else { buf[h++] = 127; for (int b = 7; b >= 0; b--) buf[h++] = (uint8_t)((uint64_t)n >> (8 * b)); }
-        for (size_t j = 0; j < n; j++) buf[h + j] = (uint8_t)(j * 7);
+        if (n < 126)
+            buf[h++] = (uint8_t)n;
+        else if (n <= 0xffff) {
+            buf[h++] = 126;
+            buf[h++] = (uint8_t)(n >> 8);
+            buf[h++] = (uint8_t)n;
+        } else {
+            buf[h++] = 127;
+            for (int b = 7; b >= 0; b--)
+                buf[h++] = (uint8_t)((uint64_t)n >> (8 * b));
+        }
+        for (size_t j = 0; j < n; j++)
+            buf[h + j] = (uint8_t)(j * 7);
         struct transcript t;
-        size_t chunks[] = {0, 1, 7, 4096};
+        size_t chunks[] = { 0, 1, 7, 4096 };
         for (size_t c = 0; c < 4; c++) {
-            if (chunks[c] == 1 && n > 70000) continue;
+            if (chunks[c] == 1 && n > 70000)
+                continue;
             run(&t, buf, h + n, chunks[c], 0);
             char want[32];
             snprintf(want, sizeof(want), "B:%zu;", n);
@@ -183,62 +204,63 @@ static void test_lengths(void **s)
 static void test_malformed(void **s)
 {
     (void)s;
-    expect_error((const uint8_t[]){0xc2, 0x00}, 2, 1002, "reserved bits");
-    expect_error((const uint8_t[]){0x83, 0x00}, 2, 1002, "unknown opcode");
-    expect_error((const uint8_t[]){0x8b, 0x00}, 2, 1002, "unknown opcode");
-    expect_error((const uint8_t[]){0x82, 0x81, 1, 2, 3, 4, 0}, 7, 1002, "masked");
-    expect_error((const uint8_t[]){0x09, 0x00}, 2, 1002, "fragmented");
-    expect_error((const uint8_t[]){0x89, 0x7e, 0x00, 0x7e}, 4, 1002, "over 125");
-    expect_error((const uint8_t[]){0x82, 0x7e, 0x00, 0x05}, 4, 1002, "minimally");
-    expect_error((const uint8_t[]){0x82, 0x7f, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 10, 1002, "minimally");
-    expect_error((const uint8_t[]){0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0}, 10, 1002, "most significant");
-    expect_error((const uint8_t[]){0x80, 0x01, 'x'}, 3, 1002, "continuation");
-    expect_error((const uint8_t[]){0x01, 0x01, 'x', 0x81, 0x01, 'y'}, 6, 1002, "unfinished");
-    expect_error((const uint8_t[]){0x88, 0x01, 0x03}, 3, 1002, "1-byte");
-    expect_error((const uint8_t[]){0x88, 0x02, 0x03, 0xed}, 4, 1002, "invalid code 1005");
-    expect_error((const uint8_t[]){0x88, 0x02, 0x03, 0xe7}, 4, 1002, "invalid code 999");
-    expect_error((const uint8_t[]){0x88, 0x02, 0x03, 0xee}, 4, 1002, "invalid code 1006");
-    expect_error((const uint8_t[]){0x88, 0x02, 0x0b, 0xb7}, 4, 1002, "invalid code 2999");
-    expect_error((const uint8_t[]){0x88, 0x03, 0x03, 0xe8, 0xff}, 5, 1007, "UTF-8");
-    expect_error((const uint8_t[]){0x81, 0x02, 0xc3, 0x28}, 4, 1007, "UTF-8");
-    expect_error((const uint8_t[]){0x81, 0x03, 0xed, 0xa0, 0x80}, 5, 1007, "UTF-8"); /* surrogate */
-    expect_error((const uint8_t[]){0x81, 0x02, 0xc0, 0xaf}, 4, 1007, "UTF-8");       /* overlong */
-    expect_error((const uint8_t[]){0x81, 0x04, 0xf4, 0x90, 0x80, 0x80}, 6, 1007, "UTF-8");
-    expect_error((const uint8_t[]){0x01, 0x01, 0xe2, 0x80, 0x00}, 5, 1007, "inside a UTF-8");
-    expect_error((const uint8_t[]){0x88, 0x00, 0x82, 0x00}, 4, 1002, "after the close");
+    expect_error((const uint8_t[]){ 0xc2, 0x00 }, 2, 1002, "reserved bits");
+    expect_error((const uint8_t[]){ 0x83, 0x00 }, 2, 1002, "unknown opcode");
+    expect_error((const uint8_t[]){ 0x8b, 0x00 }, 2, 1002, "unknown opcode");
+    expect_error((const uint8_t[]){ 0x82, 0x81, 1, 2, 3, 4, 0 }, 7, 1002, "masked");
+    expect_error((const uint8_t[]){ 0x09, 0x00 }, 2, 1002, "fragmented");
+    expect_error((const uint8_t[]){ 0x89, 0x7e, 0x00, 0x7e }, 4, 1002, "over 125");
+    expect_error((const uint8_t[]){ 0x82, 0x7e, 0x00, 0x05 }, 4, 1002, "minimally");
+    expect_error((const uint8_t[]){ 0x82, 0x7f, 0, 0, 0, 0, 0, 0, 0xff, 0xff }, 10, 1002, "minimally");
+    expect_error((const uint8_t[]){ 0x82, 0x7f, 0x80, 0, 0, 0, 0, 0, 0, 0 }, 10, 1002, "most significant");
+    expect_error((const uint8_t[]){ 0x80, 0x01, 'x' }, 3, 1002, "continuation");
+    expect_error((const uint8_t[]){ 0x01, 0x01, 'x', 0x81, 0x01, 'y' }, 6, 1002, "unfinished");
+    expect_error((const uint8_t[]){ 0x88, 0x01, 0x03 }, 3, 1002, "1-byte");
+    expect_error((const uint8_t[]){ 0x88, 0x02, 0x03, 0xed }, 4, 1002, "invalid code 1005");
+    expect_error((const uint8_t[]){ 0x88, 0x02, 0x03, 0xe7 }, 4, 1002, "invalid code 999");
+    expect_error((const uint8_t[]){ 0x88, 0x02, 0x03, 0xee }, 4, 1002, "invalid code 1006");
+    expect_error((const uint8_t[]){ 0x88, 0x02, 0x0b, 0xb7 }, 4, 1002, "invalid code 2999");
+    expect_error((const uint8_t[]){ 0x88, 0x03, 0x03, 0xe8, 0xff }, 5, 1007, "UTF-8");
+    expect_error((const uint8_t[]){ 0x81, 0x02, 0xc3, 0x28 }, 4, 1007, "UTF-8");
+    expect_error((const uint8_t[]){ 0x81, 0x03, 0xed, 0xa0, 0x80 }, 5, 1007, "UTF-8"); /* surrogate */
+    expect_error((const uint8_t[]){ 0x81, 0x02, 0xc0, 0xaf }, 4, 1007, "UTF-8");       /* overlong */
+    expect_error((const uint8_t[]){ 0x81, 0x04, 0xf4, 0x90, 0x80, 0x80 }, 6, 1007, "UTF-8");
+    expect_error((const uint8_t[]){ 0x01, 0x01, 0xe2, 0x80, 0x00 }, 5, 1007, "inside a UTF-8");
+    expect_error((const uint8_t[]){ 0x88, 0x00, 0x82, 0x00 }, 4, 1002, "after the close");
     /* valid multi-byte UTF-8 split across fragments is fine */
-    const uint8_t ok[] = {0x01, 0x02, 0xe2, 0x82, 0x80, 0x01, 0xac};
+    const uint8_t ok[] = { 0x01, 0x02, 0xe2, 0x82, 0x80, 0x01, 0xac };
     expect_all_splits(ok, sizeof(ok), "T:\xe2\x82\xac;");
     /* the decoder stays in error */
     struct kube_ws_decoder d;
     struct kube_ws_event ev;
     size_t used;
     kube_ws_decoder_init(&d, 0);
-    assert_int_equal(kube_ws_decode(&d, (const uint8_t[]){0xf2, 0}, 2, &used, &ev), KUBE_WS_EV_ERROR);
-    assert_int_equal(kube_ws_decode(&d, (const uint8_t[]){0x82, 0}, 2, &used, &ev), KUBE_WS_EV_ERROR);
+    assert_int_equal(kube_ws_decode(&d, (const uint8_t[]){ 0xf2, 0 }, 2, &used, &ev), KUBE_WS_EV_ERROR);
+    assert_int_equal(kube_ws_decode(&d, (const uint8_t[]){ 0x82, 0 }, 2, &used, &ev), KUBE_WS_EV_ERROR);
     assert_int_equal(ev.close_code, 1002);
 }
 
 static void test_encode(void **s)
 {
     (void)s;
-    uint8_t key[4] = {0x37, 0xfa, 0x21, 0x3d};
+    uint8_t key[4] = { 0x37, 0xfa, 0x21, 0x3d };
     uint8_t h[KUBE_WS_MAX_HEADER];
     size_t n = kube_ws_frame_header(h, 1, KUBE_WS_OP_TEXT, 5, key);
     assert_int_equal(n, 6);
-    assert_memory_equal(h, ((const uint8_t[]){0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d}), 6);
-    uint8_t p[] = {'H', 'e', 'l', 'l', 'o'};
+    assert_memory_equal(h, ((const uint8_t[]){ 0x81, 0x85, 0x37, 0xfa, 0x21, 0x3d }), 6);
+    uint8_t p[] = { 'H', 'e', 'l', 'l', 'o' };
     kube_ws_mask(p, 5, key, 0);
-    assert_memory_equal(p, ((const uint8_t[]){0x7f, 0x9f, 0x4d, 0x51, 0x58}), 5); /* RFC 5.7 */
+    assert_memory_equal(p, ((const uint8_t[]){ 0x7f, 0x9f, 0x4d, 0x51, 0x58 }), 5); /* RFC 5.7 */
     n = kube_ws_frame_header(h, 0, KUBE_WS_OP_BINARY, 126, key);
     assert_int_equal(n, 8);
-    assert_memory_equal(h, ((const uint8_t[]){0x02, 0xfe, 0x00, 0x7e}), 4);
+    assert_memory_equal(h, ((const uint8_t[]){ 0x02, 0xfe, 0x00, 0x7e }), 4);
     n = kube_ws_frame_header(h, 1, KUBE_WS_OP_BINARY, 65536, key);
     assert_int_equal(n, 14);
-    assert_memory_equal(h, ((const uint8_t[]){0x82, 0xff, 0, 0, 0, 0, 0, 1, 0, 0}), 10);
+    assert_memory_equal(h, ((const uint8_t[]){ 0x82, 0xff, 0, 0, 0, 0, 0, 1, 0, 0 }), 10);
     /* masking in pieces equals masking at once */
     uint8_t a[1000], b[1000];
-    for (int i = 0; i < 1000; i++) a[i] = b[i] = (uint8_t)(i * 13);
+    for (int i = 0; i < 1000; i++)
+        a[i] = b[i] = (uint8_t)(i * 13);
     kube_ws_mask(a, 1000, key, 0);
     kube_ws_mask(b, 3, key, 0);
     kube_ws_mask(b + 3, 501, key, 3);
@@ -269,21 +291,35 @@ static void test_random_streams(void **s)
         int nfrag = 1 + rand_r(&seed) % 4;
         for (int f = 0; f < nfrag; f++) {
             size_t n = (size_t)(rand_r(&seed) % (f == 0 && round % 10 == 0 ? 66000 : 300));
-            if (len + n + 20 > sizeof(buf)) n = 0;
+            if (len + n + 20 > sizeof(buf))
+                n = 0;
             buf[len++] = (uint8_t)((f == nfrag - 1 ? 0x80 : 0) | (f == 0 ? 2 : 0));
-            if (n < 126) buf[len++] = (uint8_t)n;
-            else if (n <= 0xffff) { buf[len++] = 126; buf[len++] = (uint8_t)(n >> 8); buf[len++] = (uint8_t)n; }
-            else { buf[len++] = 127; for (int b = 7; b >= 0; b--) buf[len++] = (uint8_t)((uint64_t)n >> (8 * b)); }
-            for (size_t j = 0; j < n; j++) buf[len++] = (uint8_t)(total + j);
+            if (n < 126)
+                buf[len++] = (uint8_t)n;
+            else if (n <= 0xffff) {
+                buf[len++] = 126;
+                buf[len++] = (uint8_t)(n >> 8);
+                buf[len++] = (uint8_t)n;
+            } else {
+                buf[len++] = 127;
+                for (int b = 7; b >= 0; b--)
+                    buf[len++] = (uint8_t)((uint64_t)n >> (8 * b));
+            }
+            for (size_t j = 0; j < n; j++)
+                buf[len++] = (uint8_t)(total + j);
             total += n;
-            if (rand_r(&seed) % 3 == 0) { buf[len++] = 0x89; buf[len++] = 0; }
+            if (rand_r(&seed) % 3 == 0) {
+                buf[len++] = 0x89;
+                buf[len++] = 0;
+            }
         }
         struct transcript t;
         run(&t, buf, len, 1 + rand_r(&seed) % 1000, 0);
         char want[64];
         snprintf(want, sizeof(want), "B:%zu;", total);
         assert_non_null(strstr(t.text, want));
-        for (size_t j = 0; j < total; j++) assert_int_equal(t.msg[j], (uint8_t)j);
+        for (size_t j = 0; j < total; j++)
+            assert_int_equal(t.msg[j], (uint8_t)j);
         free(t.msg);
     }
 }

@@ -23,22 +23,31 @@ static void test_openmpi_argv(void **s)
 {
     (void)s;
     /* plm_rsh_args "-x -o StrictHostKeyChecking=no" go before HOST */
-    char *argv[] = {"mpi-rsh", "-x", "-o", "StrictHostKeyChecking=no", "job-worker-0",
-                    " orted", "-mca", "ess", "\"env\"", "-mca", "orte_hnp_uri",
-                    "\"2015232000.0;tcp://192.0.2.2:36133\"", "--tree-spawn"};
+    char *argv[] = { "mpi-rsh",      "-x",     "-o",           "StrictHostKeyChecking=no",
+                     "job-worker-0", " orted", "-mca",         "ess",
+                     "\"env\"",      "-mca",   "orte_hnp_uri", "\"2015232000.0;tcp://192.0.2.2:36133\"",
+                     "--tree-spawn" };
     struct rsh_opts o;
     char *err = NULL;
     assert_int_equal(rsh_parse_args(ARGC(argv), argv, &o, &err), 0);
     assert_string_equal(o.host, "job-worker-0");
-    assert_string_equal(o.command, " orted -mca ess \"env\" -mca orte_hnp_uri \"2015232000.0;tcp://192.0.2.2:36133\" --tree-spawn");
+    assert_string_equal(o.command,
+                        " orted -mca ess \"env\" -mca orte_hnp_uri \"2015232000.0;tcp://192.0.2.2:36133\" --tree-spawn");
     rsh_opts_free(&o);
 }
 
 static void test_hydra_argv(void **s)
 {
     (void)s;
-    char *argv[] = {"mpi-rsh", "w-1.job-worker.ns.svc", "\"/usr/bin/hydra_pmi_proxy\"", "--control-port",
-                    "launcher:41619", "--rmk", "user", "--proxy-id", "0"};
+    char *argv[] = { "mpi-rsh",
+                     "w-1.job-worker.ns.svc",
+                     "\"/usr/bin/hydra_pmi_proxy\"",
+                     "--control-port",
+                     "launcher:41619",
+                     "--rmk",
+                     "user",
+                     "--proxy-id",
+                     "0" };
     struct rsh_opts o;
     char *err = NULL;
     assert_int_equal(rsh_parse_args(ARGC(argv), argv, &o, &err), 0);
@@ -50,8 +59,15 @@ static void test_hydra_argv(void **s)
 static void test_ssh_options(void **s)
 {
     (void)s;
-    char *argv[] = {"mpi-rsh", "-qnTx", "-p2222", "-l", "mpiuser", "-oConnectionAttempts=10", "-o", "ConnectTimeout 7",
-                    "-i", "/etc/ssh-key/id", "-F", "/dev/null", "--", "root@host-3", "-v", "echo", "", "a  b"};
+    char *argv[] = { "mpi-rsh", "-qnTx",
+                     "-p2222",  "-l",
+                     "mpiuser", "-oConnectionAttempts=10",
+                     "-o",      "ConnectTimeout 7",
+                     "-i",      "/etc/ssh-key/id",
+                     "-F",      "/dev/null",
+                     "--",      "root@host-3",
+                     "-v",      "echo",
+                     "",        "a  b" };
     struct rsh_opts o;
     char *err = NULL;
     assert_int_equal(rsh_parse_args(ARGC(argv), argv, &o, &err), 0);
@@ -69,7 +85,8 @@ static void test_ssh_options(void **s)
     rsh_opts_free(&o);
 
     /* like ssh, options right after HOST are still options */
-    char *argv2[] = {"mpi-rsh", "--namespace", "ns2", "--container=main", "--transport", "ssh", "user@h", "-v", "-p", "22", "true"};
+    char *argv2[] = { "mpi-rsh", "--namespace", "ns2", "--container=main", "--transport", "ssh", "user@h", "-v",
+                      "-p",      "22",          "true" };
     assert_int_equal(rsh_parse_args(ARGC(argv2), argv2, &o, &err), 0);
     assert_string_equal(o.namespace, "ns2");
     assert_string_equal(o.container, "main");
@@ -87,7 +104,8 @@ static void expect_usage(int argc, char **argv, const char *needle)
     char *err = NULL;
     assert_int_equal(rsh_parse_args(argc, argv, &o, &err), -1);
     assert_non_null(err);
-    if (!strstr(err, needle)) fail_msg("'%s' lacks '%s'", err, needle);
+    if (!strstr(err, needle))
+        fail_msg("'%s' lacks '%s'", err, needle);
     free(err);
     rsh_opts_free(&o);
 }
@@ -95,21 +113,21 @@ static void expect_usage(int argc, char **argv, const char *needle)
 static void test_usage_errors(void **s)
 {
     (void)s;
-    char *a1[] = {"mpi-rsh"};
+    char *a1[] = { "mpi-rsh" };
     expect_usage(ARGC(a1), a1, "usage");
-    char *a2[] = {"mpi-rsh", "host"};
+    char *a2[] = { "mpi-rsh", "host" };
     expect_usage(ARGC(a2), a2, "no command");
-    char *a3[] = {"mpi-rsh", "-p"};
+    char *a3[] = { "mpi-rsh", "-p" };
     expect_usage(ARGC(a3), a3, "needs a value");
-    char *a4[] = {"mpi-rsh", "-p", "x", "h", "true"};
+    char *a4[] = { "mpi-rsh", "-p", "x", "h", "true" };
     expect_usage(ARGC(a4), a4, "port");
-    char *a5[] = {"mpi-rsh", "-Z", "h", "true"};
+    char *a5[] = { "mpi-rsh", "-Z", "h", "true" };
     expect_usage(ARGC(a5), a5, "unknown option -Z");
-    char *a6[] = {"mpi-rsh", "--bogus", "h", "true"};
+    char *a6[] = { "mpi-rsh", "--bogus", "h", "true" };
     expect_usage(ARGC(a6), a6, "unknown option --bogus");
-    char *a7[] = {"mpi-rsh", "--transport=rsh", "h", "true"};
+    char *a7[] = { "mpi-rsh", "--transport=rsh", "h", "true" };
     expect_usage(ARGC(a7), a7, "exec or ssh");
-    char *a8[] = {"mpi-rsh", "-o", "Port=99999", "h", "true"};
+    char *a8[] = { "mpi-rsh", "-o", "Port=99999", "h", "true" };
     expect_usage(ARGC(a8), a8, "Port");
 }
 
@@ -123,7 +141,7 @@ static void test_host_mapping(void **s)
     p = rsh_host_to_pod("Job-Worker-1.job-worker.ns.svc.cluster.local", &err);
     assert_string_equal(p, "job-worker-1");
     free(p);
-    const char *bad[] = {"", ".x", "a_b", "-a", "a-", "10.0.0.1", "fd00::2"};
+    const char *bad[] = { "", ".x", "a_b", "-a", "a-", "10.0.0.1", "fd00::2" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err = NULL;
         assert_null(rsh_host_to_pod(bad[i], &err));
@@ -146,7 +164,7 @@ static void test_env(void **s)
     (void)s;
     struct rsh_opts o;
     char *err = NULL;
-    char *argv[] = {"mpi-rsh", "--namespace", "flagns", "h", "true"};
+    char *argv[] = { "mpi-rsh", "--namespace", "flagns", "h", "true" };
     assert_int_equal(rsh_parse_args(ARGC(argv), argv, &o, &err), 0);
     setenv("MPI_JOB_NAMESPACE", "envns", 1);
     setenv("MPI_JOB_WORKER_CONTAINER", "worker", 1);
@@ -205,13 +223,22 @@ static void test_kill_script(void **s)
     assert_int_equal(rsh_session_tag(tag), 0);
     char *line = rsh_remote_command("sleep 30; exit 0", tag);
     pid_t victim = fork();
-    if (victim == 0) { execl("/bin/sh", "sh", "-c", line, (char *)NULL); _exit(127); }
+    if (victim == 0) {
+        execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+        _exit(127);
+    }
     pid_t bystander = fork();
-    if (bystander == 0) { execl("/bin/sleep", "sleep", "30", (char *)NULL); _exit(127); }
+    if (bystander == 0) {
+        execl("/bin/sleep", "sleep", "30", (char *)NULL);
+        _exit(127);
+    }
     usleep(200000);
     char *script = rsh_kill_script(tag, 1);
     pid_t k = fork();
-    if (k == 0) { execl("/bin/sh", "sh", "-c", script, (char *)NULL); _exit(127); }
+    if (k == 0) {
+        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
     int st;
     assert_int_equal(waitpid(k, &st, 0), k);
     assert_int_equal(WEXITSTATUS(st), 0);
@@ -219,8 +246,9 @@ static void test_kill_script(void **s)
     assert_true(WIFSIGNALED(st));
     assert_int_equal(WTERMSIG(st), SIGTERM);
     pid_t w = waitpid(bystander, &st, WNOHANG);
-    if (w != 0) fail_msg("bystander ended: %s %d", WIFSIGNALED(st) ? "signal" : "exit",
-                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    if (w != 0)
+        fail_msg("bystander ended: %s %d", WIFSIGNALED(st) ? "signal" : "exit",
+                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     kill(bystander, SIGKILL);
     waitpid(bystander, &st, 0);
     free(script);
@@ -230,14 +258,9 @@ static void test_kill_script(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_openmpi_argv),
-        cmocka_unit_test(test_hydra_argv),
-        cmocka_unit_test(test_ssh_options),
-        cmocka_unit_test(test_usage_errors),
-        cmocka_unit_test(test_host_mapping),
-        cmocka_unit_test(test_env),
-        cmocka_unit_test(test_remote_command),
-        cmocka_unit_test(test_kill_script),
+        cmocka_unit_test(test_openmpi_argv),   cmocka_unit_test(test_hydra_argv),   cmocka_unit_test(test_ssh_options),
+        cmocka_unit_test(test_usage_errors),   cmocka_unit_test(test_host_mapping), cmocka_unit_test(test_env),
+        cmocka_unit_test(test_remote_command), cmocka_unit_test(test_kill_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

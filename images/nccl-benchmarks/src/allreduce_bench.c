@@ -27,7 +27,8 @@ struct opts {
 static void opt_table(struct opts *o, struct wl_opt *t)
 {
     struct wl_opt tab[NOPTS] = {
-        { "minbytes", 'b', WL_OPT_SIZE, &o->minbytes, 4, 68719476736.0, 0, NULL, "smallest message in bytes, K/M/G suffixes (default 8)" },
+        { "minbytes", 'b', WL_OPT_SIZE, &o->minbytes, 4, 68719476736.0, 0, NULL,
+          "smallest message in bytes, K/M/G suffixes (default 8)" },
         { "maxbytes", 'e', WL_OPT_SIZE, &o->maxbytes, 4, 68719476736.0, 0, NULL, "largest message in bytes (default 128M)" },
         { "stepfactor", 'f', WL_OPT_LONG, &o->factor, 2, 1024, 0, NULL, "multiply the size by this each step (default 2)" },
         { "iters", 'n', WL_OPT_LONG, &o->iters, 1, 1000000, 0, NULL, "timed and checked iterations per size (default 20)" },
@@ -36,9 +37,12 @@ static void opt_table(struct opts *o, struct wl_opt *t)
         { "cpu", 0, WL_OPT_FLAG, &o->dev_flag, 0, 0, 1, NULL, "same as --device=cpu (MPI_Allreduce)" },
         { "gpu", 0, WL_OPT_FLAG, &o->dev_flag, 0, 0, 2, NULL, "same as --device=gpu (NCCL)" },
         { "seed", 0, WL_OPT_LONG, &o->seed, 0, 2147483647, 0, NULL, "data seed (default 1)" },
-        { "startup_timeout", 0, WL_OPT_DOUBLE, &o->startup_timeout, 1, 86400, 0, NULL, "seconds to wait for all ranks at the first collective (default 60)" },
-        { "op_timeout", 0, WL_OPT_DOUBLE, &o->op_timeout, 1, 86400, 0, NULL, "seconds one GPU operation may take (default 300)" },
-        { "test_corrupt", 0, WL_OPT_FLAG, &o->test_corrupt, 0, 0, 1, NULL, "testing: rank 0 alters one result element per iteration (the check must count it)" },
+        { "startup_timeout", 0, WL_OPT_DOUBLE, &o->startup_timeout, 1, 86400, 0, NULL,
+          "seconds to wait for all ranks at the first collective (default 60)" },
+        { "op_timeout", 0, WL_OPT_DOUBLE, &o->op_timeout, 1, 86400, 0, NULL,
+          "seconds one GPU operation may take (default 300)" },
+        { "test_corrupt", 0, WL_OPT_FLAG, &o->test_corrupt, 0, 0, 1, NULL,
+          "testing: rank 0 alters one result element per iteration (the check must count it)" },
     };
     memcpy(t, tab, sizeof(tab));
 }
@@ -62,8 +66,7 @@ static char *parse(struct opts *o, int argc, char **argv, int *help)
     if (rc < 0)
         return err ? err : strdup("invalid options");
     if (rc == 0 && o->minbytes > o->maxbytes) {
-        if (asprintf(&err, "--minbytes (%zu) is larger than --maxbytes (%zu)", o->minbytes,
-                     o->maxbytes) < 0)
+        if (asprintf(&err, "--minbytes (%zu) is larger than --maxbytes (%zu)", o->minbytes, o->maxbytes) < 0)
             err = NULL;
         return err ? err : strdup("invalid sizes");
     }
@@ -77,29 +80,30 @@ static char *parse(struct opts *o, int argc, char **argv, int *help)
 static int config_ok(const struct wl_ctx *c, const struct opts *o)
 {
     struct wl_param p[] = {
-        { "--minbytes", (double)o->minbytes }, { "--maxbytes", (double)o->maxbytes },
-        { "--stepfactor", (double)o->factor }, { "--iters", (double)o->iters },
-        { "--warmup_iters", (double)o->warmup }, { "--seed", (double)o->seed },
+        { "--minbytes", (double)o->minbytes },     { "--maxbytes", (double)o->maxbytes },
+        { "--stepfactor", (double)o->factor },     { "--iters", (double)o->iters },
+        { "--warmup_iters", (double)o->warmup },   { "--seed", (double)o->seed },
         { "--device", !strcmp(o->device, "gpu") },
     };
     return wl_check_agreement(c, p, (int)(sizeof(p) / sizeof(p[0]))) == 0;
 }
 
-struct result { double usec; uint64_t wrong; };
+struct result {
+    double usec;
+    uint64_t wrong;
+};
 
 /* One size: warm-up, then iters x (fresh data, barrier, timed allreduce, check). */
-static int one_size(struct wl_dev *d, const struct opts *o, size_t count, float *send, float *recv,
-                    struct result *res)
+static int one_size(struct wl_dev *d, const struct opts *o, size_t count, float *send, float *recv, struct result *res)
 {
     const struct wl_dev_ops *ops = d->ops;
     const struct wl_ctx *c = d->ctx;
     double total = 0.0;
     uint64_t wrong = 0;
     for (long it = -o->warmup; it < o->iters; it++) {
-        uint64_t base = wl_mix64(((uint64_t)o->seed << 40) ^ ((uint64_t)count << 8) ^
-                                 (uint64_t)(it + o->warmup));
-        if (ops->fill_hash(d, send, count, wl_rank_seed(base, c->rank), 1.0f) != 0 ||
-            ops->sync(d) != 0 || MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+        uint64_t base = wl_mix64(((uint64_t)o->seed << 40) ^ ((uint64_t)count << 8) ^ (uint64_t)(it + o->warmup));
+        if (ops->fill_hash(d, send, count, wl_rank_seed(base, c->rank), 1.0f) != 0 || ops->sync(d) != 0 ||
+            MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
             return -1;
         double t0 = wl_now();
         if (ops->allreduce(d, send, recv, count, WL_SUM) != 0 || ops->sync(d) != 0)
@@ -140,9 +144,8 @@ static void print_preamble(const struct opts *o, const struct wl_dev *d)
     }
     wl_dev_print_all(d);
     if (c->rank == 0)
-        printf("#\n#%12s %13s %9s %7s %10s %9s %9s %8s\n#%12s %13s %9s %7s %10s %9s %9s %8s\n",
-               "size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong",
-               "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "");
+        printf("#\n#%12s %13s %9s %7s %10s %9s %9s %8s\n#%12s %13s %9s %7s %10s %9s %9s %8s\n", "size", "count", "type",
+               "redop", "time", "algbw", "busbw", "#wrong", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
 
 static int sweep(struct wl_dev *d, const struct opts *o)
@@ -170,8 +173,8 @@ static int sweep(struct wl_dev *d, const struct opts *o)
         double algbw = (double)(count * sizeof(float)) / (r.usec * 1e-6) / 1e9;
         double busbw = algbw * 2.0 * (c->size - 1) / c->size;
         if (c->rank == 0)
-            printf(" %12zu %13zu %9s %7s %10.2f %9.2f %9.2f %8llu\n", count * sizeof(float), count,
-                   "float", "sum", r.usec, algbw, busbw, (unsigned long long)r.wrong);
+            printf(" %12zu %13zu %9s %7s %10.2f %9.2f %9.2f %8llu\n", count * sizeof(float), count, "float", "sum", r.usec,
+                   algbw, busbw, (unsigned long long)r.wrong);
         wrong += r.wrong;
         busbw_sum += busbw;
         nsizes++;
@@ -183,8 +186,7 @@ static int sweep(struct wl_dev *d, const struct opts *o)
         printf("# Avg bus bandwidth    : %.4f\n#\n", nsizes ? busbw_sum / nsizes : 0.0);
     }
     if (wrong && c->rank == 0)
-        fprintf(stderr, "%s: error: %llu wrong values in allreduce results\n", c->prog,
-                (unsigned long long)wrong);
+        fprintf(stderr, "%s: error: %llu wrong values in allreduce results\n", c->prog, (unsigned long long)wrong);
     d->ops->release(d, send);
     d->ops->release(d, recv);
     return wrong ? 1 : 0;
@@ -202,14 +204,15 @@ int main(int argc, char **argv)
         if (c.rank == 0) {
             struct wl_opt t[NOPTS];
             opt_table(&o, t);
-            wl_opts_usage(c.prog, "Allreduce bandwidth sweep with nccl-tests' all_reduce_perf "
-                          "definitions and full result checking (mpi-k8s).", t, NOPTS);
+            wl_opts_usage(c.prog,
+                          "Allreduce bandwidth sweep with nccl-tests' all_reduce_perf "
+                          "definitions and full result checking (mpi-k8s).",
+                          t, NOPTS);
         }
         rc = 0;
     } else if (wl_collective_error(&c, err) == 0 && config_ok(&c, &o)) {
         struct wl_dev d;
-        int opened = !strcmp(o.device, "gpu") ? wl_dev_open_gpu(&d, &c, o.op_timeout)
-                                               : wl_dev_open_cpu(&d, &c, 1);
+        int opened = !strcmp(o.device, "gpu") ? wl_dev_open_gpu(&d, &c, o.op_timeout) : wl_dev_open_cpu(&d, &c, 1);
         if (opened == 0) {
             rc = sweep(&d, &o);
             d.ops->close(&d);

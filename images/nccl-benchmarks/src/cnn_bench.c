@@ -30,24 +30,33 @@ static void opt_table(struct opts *o, struct wl_opt *t)
 {
     struct wl_opt tab[NOPTS] = {
         { "model", 0, WL_OPT_STRING, &o->model, 0, 0, 0, cnn_model_names(), "model profile (default resnet50)" },
-        { "batch_size", 0, WL_OPT_LONG, &o->batch, 1, 65536, 0, NULL, "images per device per step (default: model's, 64; alexnet 512)" },
+        { "batch_size", 0, WL_OPT_LONG, &o->batch, 1, 65536, 0, NULL,
+          "images per device per step (default: model's, 64; alexnet 512)" },
         { "num_batches", 0, WL_OPT_LONG, &o->num_batches, 1, 10000000, 0, NULL, "timed steps (default 100)" },
         { "num_warmup_batches", 0, WL_OPT_LONG, &o->warmup, 0, 1000000, 0, NULL, "untimed steps first (default 10)" },
-        { "display_every", 0, WL_OPT_LONG, &o->display_every, 1, 10000000, 0, NULL, "print a line every N steps (default 10)" },
-        { "variable_update", 0, WL_OPT_STRING, &o->variable_update, 0, 0, 0, "horovod", "gradient exchange (horovod: allreduce)" },
+        { "display_every", 0, WL_OPT_LONG, &o->display_every, 1, 10000000, 0, NULL,
+          "print a line every N steps (default 10)" },
+        { "variable_update", 0, WL_OPT_STRING, &o->variable_update, 0, 0, 0, "horovod",
+          "gradient exchange (horovod: allreduce)" },
         { "device", 0, WL_OPT_STRING, &o->device, 0, 0, 0, "cpu|gpu", "cpu or gpu (default: gpu in -gpu builds, else cpu)" },
         { "cpu", 0, WL_OPT_FLAG, &o->dev_flag, 0, 0, 1, NULL, "same as --device=cpu" },
         { "gpu", 0, WL_OPT_FLAG, &o->dev_flag, 0, 0, 2, NULL, "same as --device=gpu" },
-        { "cpu_scale", 0, WL_OPT_DOUBLE, &o->cpu_scale, 1e-7, 1, 0, NULL, "on CPU, fraction of the model's FLOPs and gradient size used (default 0.001)" },
+        { "cpu_scale", 0, WL_OPT_DOUBLE, &o->cpu_scale, 1e-7, 1, 0, NULL,
+          "on CPU, fraction of the model's FLOPs and gradient size used (default 0.001)" },
         { "cpu_threads", 0, WL_OPT_LONG, &o->cpu_threads, 1, 256, 0, NULL, "OpenBLAS threads per rank on CPU (default 1)" },
         { "gemm_dim", 0, WL_OPT_LONG, &o->gemm_dim, 16, 16384, 0, NULL, "GEMM size d (default 256 on CPU, 2048 on GPU)" },
-        { "learning_rate", 0, WL_OPT_DOUBLE, &o->lr, 1e-6, 10, 0, NULL, "SGD learning rate of the trained model (default 0.2)" },
+        { "learning_rate", 0, WL_OPT_DOUBLE, &o->lr, 1e-6, 10, 0, NULL,
+          "SGD learning rate of the trained model (default 0.2)" },
         { "seed", 0, WL_OPT_LONG, &o->seed, 0, 2147483647, 0, NULL, "data set and initialisation seed (default 1234)" },
-        { "startup_timeout", 0, WL_OPT_DOUBLE, &o->startup_timeout, 1, 86400, 0, NULL, "seconds to wait for all ranks at the first collective (default 60)" },
-        { "op_timeout", 0, WL_OPT_DOUBLE, &o->op_timeout, 1, 86400, 0, NULL, "seconds a GPU step or NCCL call may take (default 300)" },
-        { "data_format", 0, WL_OPT_STRING, &o->data_format, 0, 0, 0, "NCHW|NHWC", "accepted for compatibility; printed in the header" },
+        { "startup_timeout", 0, WL_OPT_DOUBLE, &o->startup_timeout, 1, 86400, 0, NULL,
+          "seconds to wait for all ranks at the first collective (default 60)" },
+        { "op_timeout", 0, WL_OPT_DOUBLE, &o->op_timeout, 1, 86400, 0, NULL,
+          "seconds a GPU step or NCCL call may take (default 300)" },
+        { "data_format", 0, WL_OPT_STRING, &o->data_format, 0, 0, 0, "NCHW|NHWC",
+          "accepted for compatibility; printed in the header" },
         { "optimizer", 0, WL_OPT_STRING, &o->optimizer, 0, 0, 0, "sgd", "sgd (the only one)" },
-        { "test_corrupt", 0, WL_OPT_FLAG, &o->test_corrupt, 0, 0, 1, NULL, "testing: the last rank alters one weight before the checksum (must fail)" },
+        { "test_corrupt", 0, WL_OPT_FLAG, &o->test_corrupt, 0, 0, 1, NULL,
+          "testing: the last rank alters one weight before the checksum (must fail)" },
         { "num_gpus", 0, WL_OPT_LONG, &o->num_gpus, 1, 1, 0, NULL, "GPUs per rank: 1 (horovod runs one rank per GPU)" },
     };
     memcpy(t, tab, sizeof(tab));
@@ -99,13 +108,12 @@ static void print_devices(const struct wl_ctx *c, const char *kind)
     printf("]\n");
 }
 
-static void print_header(const struct wl_ctx *c, const struct opts *o, const struct cnn_model *m,
-                         const struct cnn_work *w, const struct wl_dev *d)
+static void print_header(const struct wl_ctx *c, const struct opts *o, const struct cnn_model *m, const struct cnn_work *w,
+                         const struct wl_dev *d)
 {
     int gpu = !strcmp(d->kind, "gpu");
     double scale = gpu ? 1.0 : o->cpu_scale;
-    printf("TensorFlow:  none (mpi-k8s cnn-bench 1.0: C, MPI + %s)\n",
-           gpu ? "cuBLAS + NCCL" : "OpenBLAS + MPI_Allreduce");
+    printf("TensorFlow:  none (mpi-k8s cnn-bench 1.0: C, MPI + %s)\n", gpu ? "cuBLAS + NCCL" : "OpenBLAS + MPI_Allreduce");
     printf("Model:       %s\n", m->name);
     printf("Dataset:     imagenet (synthetic)\n");
     printf("Mode:        training\n");
@@ -122,15 +130,14 @@ static void print_header(const struct wl_ctx *c, const struct opts *o, const str
     if (!gpu)
         printf("CPU scale:   %g (compute and gradient are this fraction of %s's)\n", scale, m->name);
     printf("Compute:     %.3f GFLOP per step per device = 6 x %.2f GMAC x %ld images%s, as "
-           "%ld+%d rows of %s sgemm layers (d = %d)\n", w->step_flops / 1e9, m->fwd_gmacs,
-           o->batch, gpu ? "" : " x cpu_scale", w->full_layers * w->dim, w->rem_rows,
+           "%ld+%d rows of %s sgemm layers (d = %d)\n",
+           w->step_flops / 1e9, m->fwd_gmacs, o->batch, gpu ? "" : " x cpu_scale", w->full_layers * w->dim, w->rem_rows,
            gpu ? "cuBLAS" : "OpenBLAS", w->dim);
-    printf("Allreduce:   %zu floats (%.1f MB) averaged per step with %s (%llu parameters%s)\n",
-           w->ngrad, w->ngrad * 4.0 / 1e6, gpu ? "NCCL" : "MPI_Allreduce",
-           (unsigned long long)m->params, gpu ? "" : " x cpu_scale");
+    printf("Allreduce:   %zu floats (%.1f MB) averaged per step with %s (%llu parameters%s)\n", w->ngrad,
+           w->ngrad * 4.0 / 1e6, gpu ? "NCCL" : "MPI_Allreduce", (unsigned long long)m->params, gpu ? "" : " x cpu_scale");
     printf("Trainer:     softmax regression, %d features x %d classes, synthetic Gaussian "
-           "clusters (seed %ld), lr %g; total_loss is its cross-entropy\n", CNN_TRAINER_DIM,
-           CNN_TRAINER_CLASSES, o->seed, o->lr);
+           "clusters (seed %ld), lr %g; total_loss is its cross-entropy\n",
+           CNN_TRAINER_DIM, CNN_TRAINER_CLASSES, o->seed, o->lr);
     printf("==========\n");
 }
 
@@ -182,8 +189,10 @@ static int check_weights(const struct wl_ctx *c, struct cnn_work *w, int corrupt
     if (c->rank == 0)
         printf("checksums match: %s (%d ranks)\n", same ? "yes" : "no", c->size);
     if (!same && c->rank == 0)
-        fprintf(stderr, "%s: error: the ranks' weights differ after training: the allreduce did "
-                "not give every rank the same result\n", c->prog);
+        fprintf(stderr,
+                "%s: error: the ranks' weights differ after training: the allreduce did "
+                "not give every rank the same result\n",
+                c->prog);
     return same ? 0 : 1;
 }
 
@@ -198,8 +207,7 @@ static int run(const struct wl_ctx *c, const struct opts *o, struct wl_dev *d)
     struct cnn_work w;
     memset(&w, 0, sizeof(w));
     double *times = calloc((size_t)o->num_batches, sizeof(double));
-    int ok = times && cnn_work_init(&w, d, flops, ngrad, dim, (int)o->batch,
-                                    (uint64_t)o->seed, o->lr) == 0;
+    int ok = times && cnn_work_init(&w, d, flops, ngrad, dim, (int)o->batch, (uint64_t)o->seed, o->lr) == 0;
     if (!times)
         wl_error(c, "out of memory");
     if (!wl_all_ok(ok)) {
@@ -214,7 +222,8 @@ static int run(const struct wl_ctx *c, const struct opts *o, struct wl_dev *d)
     MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (c->rank == 0)
         printf("----------------------------------------------------------------\n"
-               "total images/sec: %.2f\n", total);
+               "total images/sec: %.2f\n",
+               total);
     MPI_Barrier(MPI_COMM_WORLD); /* the checksum lines follow the total, as in the seed's log */
     int rc = check_weights(c, &w, o->test_corrupt);
     cnn_work_free(&w);
@@ -253,14 +262,16 @@ int main(int argc, char **argv)
         if (c.rank == 0) {
             struct wl_opt t[NOPTS];
             opt_table(&o, t);
-            wl_opts_usage(c.prog, "Synthetic data-parallel CNN training benchmark in "
-                          "tf_cnn_benchmarks' output format (mpi-k8s).", t, NOPTS);
+            wl_opts_usage(c.prog,
+                          "Synthetic data-parallel CNN training benchmark in "
+                          "tf_cnn_benchmarks' output format (mpi-k8s).",
+                          t, NOPTS);
         }
         rc = 0;
     } else if (wl_collective_error(&c, err) == 0 && config_ok(&c, &o)) {
         struct wl_dev d;
-        int opened = !strcmp(o.device, "gpu") ? wl_dev_open_gpu(&d, &c, o.op_timeout)
-                                               : wl_dev_open_cpu(&d, &c, (int)o.cpu_threads);
+        int opened =
+            !strcmp(o.device, "gpu") ? wl_dev_open_gpu(&d, &c, o.op_timeout) : wl_dev_open_cpu(&d, &c, (int)o.cpu_threads);
         if (opened == 0) {
             rc = run(&c, &o, &d);
             d.ops->close(&d);

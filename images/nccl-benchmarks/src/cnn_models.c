@@ -21,12 +21,9 @@
 #include <string.h>
 
 static const struct cnn_model models[] = {
-    { "resnet50", 4.09, 25557032ULL, 224, 64 },
-    { "resnet101", 7.80, 44549160ULL, 224, 64 },
-    { "resnet152", 11.51, 60192808ULL, 224, 64 },
-    { "vgg16", 15.47, 138357544ULL, 224, 64 },
-    { "inception3", 5.71, 27161264ULL, 299, 64 },
-    { "alexnet", 0.71, 61100840ULL, 224, 512 },
+    { "resnet50", 4.09, 25557032ULL, 224, 64 },   { "resnet101", 7.80, 44549160ULL, 224, 64 },
+    { "resnet152", 11.51, 60192808ULL, 224, 64 }, { "vgg16", 15.47, 138357544ULL, 224, 64 },
+    { "inception3", 5.71, 27161264ULL, 299, 64 }, { "alexnet", 0.71, 61100840ULL, 224, 512 },
 };
 
 const struct cnn_model *cnn_model_find(const char *name)
@@ -37,12 +34,6 @@ const struct cnn_model *cnn_model_find(const char *name)
     return NULL;
 }
 
-const char *cnn_model_names(void)
-{
-    return "resnet50|resnet101|resnet152|vgg16|inception3|alexnet";
-}
+const char *cnn_model_names(void) { return "resnet50|resnet101|resnet152|vgg16|inception3|alexnet"; }
 
-int cnn_model_index(const struct cnn_model *m)
-{
-    return (int)(m - models);
-}
+int cnn_model_index(const struct cnn_model *m) { return (int)(m - models); }

@@ -5,11 +5,11 @@
 #include <stdint.h>
 
 struct cnn_model {
-    const char *name;       /* tf_cnn_benchmarks' --model name */
-    double fwd_gmacs;       /* forward multiply-accumulates per image, in 10^9 */
-    uint64_t params;        /* trainable parameters (= gradient floats per step) */
-    int image_size;         /* input height = width */
-    int default_batch;      /* tf_cnn_benchmarks' default per-device batch size */
+    const char *name;  /* tf_cnn_benchmarks' --model name */
+    double fwd_gmacs;  /* forward multiply-accumulates per image, in 10^9 */
+    uint64_t params;   /* trainable parameters (= gradient floats per step) */
+    int image_size;    /* input height = width */
+    int default_batch; /* tf_cnn_benchmarks' default per-device batch size */
 };
 
 /* The model named name, or NULL. */

@@ -18,10 +18,7 @@ static double gauss(uint64_t seed, uint64_t i)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-size_t cnn_trainer_nparams(void)
-{
-    return (size_t)C * (D + 1);
-}
+size_t cnn_trainer_nparams(void) { return (size_t)C * (D + 1); }
 
 int cnn_trainer_init(struct cnn_trainer *t, int batch, uint64_t seed, double lr)
 {
@@ -48,13 +45,11 @@ static void make_shard(struct cnn_trainer *t, long step, int rank, int nranks)
 {
     uint64_t ds = wl_mix64(t->seed ^ 0xda7a);
     for (int i = 0; i < t->batch; i++) {
-        uint64_t g = ((uint64_t)step * (uint64_t)nranks + (uint64_t)rank) * (uint64_t)t->batch +
-                     (uint64_t)i;
+        uint64_t g = ((uint64_t)step * (uint64_t)nranks + (uint64_t)rank) * (uint64_t)t->batch + (uint64_t)i;
         int label = (int)(wl_mix64(ds ^ wl_mix64(g)) % C);
         t->y[i] = label;
         for (int j = 0; j < D; j++)
-            t->x[i * D + j] = t->centroids[label * D + j] +
-                              (float)gauss(ds + 1, g * D + (uint64_t)j);
+            t->x[i * D + j] = t->centroids[label * D + j] + (float)gauss(ds + 1, g * D + (uint64_t)j);
     }
 }
 

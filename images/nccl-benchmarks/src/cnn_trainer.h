@@ -12,14 +12,14 @@
 #define CNN_TRAINER_CLASSES 10
 
 struct cnn_trainer {
-    int batch;          /* samples per rank per step */
+    int batch; /* samples per rank per step */
     uint64_t seed;
     double lr;
-    float *centroids;   /* classes x dim */
-    float *x;           /* batch x dim */
-    int *y;             /* batch */
-    float *w;           /* classes x (dim + 1), bias last */
-    float *grad;        /* same shape as w */
+    float *centroids; /* classes x dim */
+    float *x;         /* batch x dim */
+    int *y;           /* batch */
+    float *w;         /* classes x (dim + 1), bias last */
+    float *grad;      /* same shape as w */
 };
 
 /* Allocates and initialises (weights zero). Returns 0 or -1 (out of memory). */

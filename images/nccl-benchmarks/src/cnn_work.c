@@ -15,8 +15,8 @@
 #define GRAD_SCALE (1.0f / 16384.0f) /* synthetic gradient values: small, exact in float */
 #define BIG_LR 0.01f
 
-int cnn_work_init(struct cnn_work *w, struct wl_dev *dev, double flops_per_step, size_t ngrad,
-                  int dim, int batch, uint64_t seed, double lr)
+int cnn_work_init(struct cnn_work *w, struct wl_dev *dev, double flops_per_step, size_t ngrad, int dim, int batch,
+                  uint64_t seed, double lr)
 {
     memset(w, 0, sizeof(*w));
     w->dev = dev;
@@ -30,16 +30,14 @@ int cnn_work_init(struct cnn_work *w, struct wl_dev *dev, double flops_per_step,
     w->rem_rows = (int)(rows - (double)w->full_layers * dim);
     w->step_flops = rows * per_row;
     w->ngrad = ngrad < cnn_trainer_nparams() ? cnn_trainer_nparams() : ngrad;
-    if (cnn_trainer_init(&w->tr, batch, seed, lr) != 0 ||
-        !(w->small_avg = calloc(cnn_trainer_nparams(), sizeof(float)))) {
+    if (cnn_trainer_init(&w->tr, batch, seed, lr) != 0 || !(w->small_avg = calloc(cnn_trainer_nparams(), sizeof(float)))) {
         wl_error(dev->ctx, "out of memory");
         return -1;
     }
     const struct wl_dev_ops *o = dev->ops;
     size_t dd = (size_t)dim * dim;
-    if (o->alloc(dev, dd, &w->x) || o->alloc(dev, dd, &w->w) || o->alloc(dev, dd, &w->y) ||
-        o->alloc(dev, dd, &w->dx) || o->alloc(dev, dd, &w->dw) ||
-        o->alloc(dev, w->ngrad, &w->grad) || o->alloc(dev, w->ngrad, &w->wbig))
+    if (o->alloc(dev, dd, &w->x) || o->alloc(dev, dd, &w->w) || o->alloc(dev, dd, &w->y) || o->alloc(dev, dd, &w->dx) ||
+        o->alloc(dev, dd, &w->dw) || o->alloc(dev, w->ngrad, &w->grad) || o->alloc(dev, w->ngrad, &w->wbig))
         return -1;
     /* X, W: values in [-1/4, 1/4) scaled by 1/sqrt(d) so Y stays O(1). */
     float s = 1.0f / (64.0f * (float)sqrt((double)dim));
@@ -53,11 +51,11 @@ static int layer(struct cnn_work *w, int rows)
 {
     const struct wl_dev_ops *o = w->dev->ops;
     int d = w->dim;
-    if (o->gemm(w->dev, 0, 0, rows, d, d, w->x, d, w->w, d, w->y, d) != 0)      /* Y = X W */
+    if (o->gemm(w->dev, 0, 0, rows, d, d, w->x, d, w->w, d, w->y, d) != 0) /* Y = X W */
         return -1;
-    if (o->gemm(w->dev, 0, 1, rows, d, d, w->y, d, w->w, d, w->dx, d) != 0)     /* dX = Y W^T */
+    if (o->gemm(w->dev, 0, 1, rows, d, d, w->y, d, w->w, d, w->dx, d) != 0) /* dX = Y W^T */
         return -1;
-    return o->gemm(w->dev, 1, 0, d, d, rows, w->x, d, w->y, d, w->dw, d);       /* dW = X^T Y */
+    return o->gemm(w->dev, 1, 0, d, d, rows, w->x, d, w->y, d, w->dw, d); /* dW = X^T Y */
 }
 
 int cnn_work_step(struct cnn_work *w, long step, double *loss)
@@ -76,8 +74,7 @@ int cnn_work_step(struct cnn_work *w, long step, double *loss)
         return -1;
     *loss = cnn_trainer_grad(&w->tr, step, c->rank, c->size);
     size_t np = cnn_trainer_nparams();
-    if (o->from_host(dev, w->grad, w->tr.grad, np) != 0 ||
-        o->allreduce(dev, w->grad, w->grad, w->ngrad, WL_AVG) != 0 ||
+    if (o->from_host(dev, w->grad, w->tr.grad, np) != 0 || o->allreduce(dev, w->grad, w->grad, w->ngrad, WL_AVG) != 0 ||
         o->to_host(dev, w->small_avg, w->grad, np) != 0)
         return -1;
     cnn_trainer_apply(&w->tr, w->small_avg);

@@ -12,21 +12,21 @@
 
 struct cnn_work {
     struct wl_dev *dev;
-    int dim;                  /* GEMM dimension d: layers are (rows x d) * (d x d) */
-    long full_layers;         /* layers of d rows per step */
-    int rem_rows;             /* rows of one extra, partial layer (0 = none) */
-    double step_flops;        /* floating-point operations per step actually issued */
-    size_t ngrad;             /* floats in the gradient / big weight buffers */
+    int dim;           /* GEMM dimension d: layers are (rows x d) * (d x d) */
+    long full_layers;  /* layers of d rows per step */
+    int rem_rows;      /* rows of one extra, partial layer (0 = none) */
+    double step_flops; /* floating-point operations per step actually issued */
+    size_t ngrad;      /* floats in the gradient / big weight buffers */
     float *x, *w, *y, *dx, *dw, *grad, *wbig;
-    float *small_avg;         /* host copy of the averaged small-model gradient */
+    float *small_avg; /* host copy of the averaged small-model gradient */
     struct cnn_trainer tr;
     uint64_t seed;
 };
 
 /* Sizes and allocates everything: flops_per_step total work, ngrad gradient floats
  * (at least the trainer's), GEMM dimension dim. Returns 0 or -1 (message printed). */
-int cnn_work_init(struct cnn_work *w, struct wl_dev *dev, double flops_per_step, size_t ngrad,
-                  int dim, int batch, uint64_t seed, double lr);
+int cnn_work_init(struct cnn_work *w, struct wl_dev *dev, double flops_per_step, size_t ngrad, int dim, int batch,
+                  uint64_t seed, double lr);
 
 /* Runs global step `step`; *loss = this rank's small-model loss. 0 or -1. */
 int cnn_work_step(struct cnn_work *w, long step, double *loss);

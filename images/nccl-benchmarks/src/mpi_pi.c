@@ -27,8 +27,10 @@ int main(int argc, char **argv)
         n = strtol(argv[1], &end, 10);
         if (!end || *end || n < 1 || n > 100000000000L) {
             if (rank == 0)
-                fprintf(stderr, "mpi-pi: error: INTERVALS: expected an integer between 1 and "
-                        "1e11, got '%s'\n", argv[1]);
+                fprintf(stderr,
+                        "mpi-pi: error: INTERVALS: expected an integer between 1 and "
+                        "1e11, got '%s'\n",
+                        argv[1]);
             MPI_Finalize();
             return 2;
         }
@@ -45,8 +47,8 @@ int main(int argc, char **argv)
     int rc = 0;
     if (rank == 0) {
         double err = fabs(pi - 3.141592653589793238462643);
-        printf("pi is approximately %.16f, Error is %.16f (%ld intervals, %d ranks, reduce %.1f us)\n",
-               pi, err, n, size, (MPI_Wtime() - t0) * 1e6);
+        printf("pi is approximately %.16f, Error is %.16f (%ld intervals, %d ranks, reduce %.1f us)\n", pi, err, n, size,
+               (MPI_Wtime() - t0) * 1e6);
         rc = err > 1e-9 && n >= 1000000;
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -9,24 +9,15 @@
 /* hwloc's PCI discovery (libpciaccess) grows its pci.ids buffer one realloc at a time, and
  * ASan's realloc always copies: MPI_Init took minutes per rank (2.2 s without ASan). The
  * topology needs no PCI devices here; a value the user set is kept. */
-__attribute__((constructor)) static void wl_asan_no_pci(void)
-{
-    setenv("HWLOC_COMPONENTS", "-pci", 0);
-}
+__attribute__((constructor)) static void wl_asan_no_pci(void) { setenv("HWLOC_COMPONENTS", "-pci", 0); }
 
 const char *__asan_default_options(void);
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_options(void);
 
-const char *__asan_default_options(void)
-{
-    return "fast_unwind_on_malloc=0";
-}
+const char *__asan_default_options(void) { return "fast_unwind_on_malloc=0"; }
 
-const char *__lsan_default_options(void)
-{
-    return "print_suppressions=0";
-}
+const char *__lsan_default_options(void) { return "print_suppressions=0"; }
 
 const char *__lsan_default_suppressions(void)
 {

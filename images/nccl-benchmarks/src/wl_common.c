@@ -50,8 +50,7 @@ void wl_error(const struct wl_ctx *ctx, const char *fmt, ...)
 static void sleep_us(long us)
 {
     struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 void wl_startup_barrier(struct wl_ctx *ctx, double timeout_s)
@@ -71,7 +70,8 @@ void wl_startup_barrier(struct wl_ctx *ctx, double timeout_s)
         if (done)
             break;
         if (wl_now() > deadline) {
-            wl_error(ctx, "timed out after %.0f s waiting for all %d ranks at the first "
+            wl_error(ctx,
+                     "timed out after %.0f s waiting for all %d ranks at the first "
                      "collective (--startup_timeout); a rank did not start or cannot be reached",
                      timeout_s, ctx->size);
             MPI_Abort(MPI_COMM_WORLD, 3);
@@ -80,8 +80,7 @@ void wl_startup_barrier(struct wl_ctx *ctx, double timeout_s)
     }
     /* Node-local ranks (for one GPU per local rank). Safe now that everyone is here. */
     MPI_Comm local;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL,
-                            &local) == MPI_SUCCESS) {
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &local) == MPI_SUCCESS) {
         MPI_Comm_rank(local, &ctx->local_rank);
         MPI_Comm_size(local, &ctx->local_size);
         MPI_Comm_free(&local);
@@ -116,7 +115,8 @@ int wl_check_agreement(const struct wl_ctx *ctx, const struct wl_param *p, int n
         double lo = out[2 * i], hi = -out[2 * i + 1];
         if (lo != hi) {
             if (ctx->rank == 0)
-                fprintf(stderr, "%s: error: ranks disagree on %s (min %g, max %g); "
+                fprintf(stderr,
+                        "%s: error: ranks disagree on %s (min %g, max %g); "
                         "every rank must be started with the same options\n",
                         ctx->prog, p[i].name, lo, hi);
             rc = -1;

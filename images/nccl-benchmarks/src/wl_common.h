@@ -32,7 +32,10 @@ void wl_startup_barrier(struct wl_ctx *ctx, double timeout_s);
 int wl_all_ok(int ok);
 
 /* One option value that must be the same on every rank. */
-struct wl_param { const char *name; double value; };
+struct wl_param {
+    const char *name;
+    double value;
+};
 
 /* Collective: 0 if every rank has the same values; else rank 0 prints each
  * disagreement (name, min, max) and all ranks return -1. */

@@ -18,13 +18,12 @@ struct wl_dev_ops {
     /* p[i] = wl_hash_val(seed, i) * scale */
     int (*fill_hash)(struct wl_dev *d, float *p, size_t n, uint64_t seed, float scale);
     /* counts i where p[i] != scale * sum over r < nranks of wl_hash_val(wl_rank_seed(base, r), i) */
-    int (*check_sum)(struct wl_dev *d, const float *p, size_t n, uint64_t base, int nranks,
-                     float scale, uint64_t *wrong);
+    int (*check_sum)(struct wl_dev *d, const float *p, size_t n, uint64_t base, int nranks, float scale, uint64_t *wrong);
     /* out = reduction over all ranks of in (in == out: in place) */
     int (*allreduce)(struct wl_dev *d, const float *in, float *out, size_t n, enum wl_red op);
     /* column-major C(m x n) = op(A) * op(B), op = transpose when ta/tb */
-    int (*gemm)(struct wl_dev *d, int ta, int tb, int m, int n, int k, const float *a, int lda,
-                const float *b, int ldb, float *c, int ldc);
+    int (*gemm)(struct wl_dev *d, int ta, int tb, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+                float *c, int ldc);
     /* y += alpha * x */
     int (*axpy)(struct wl_dev *d, size_t n, float alpha, const float *x, float *y);
     int (*to_host)(struct wl_dev *d, void *dst, const float *src, size_t n);
@@ -37,9 +36,9 @@ struct wl_dev_ops {
 struct wl_dev {
     const struct wl_dev_ops *ops;
     const struct wl_ctx *ctx;
-    const char *kind;      /* "cpu" or "gpu" */
-    char desc[256];        /* e.g. "device 0 [0000:1b:00] NVIDIA H200" or "cpu (OpenBLAS, 1 thread)" */
-    double op_timeout;     /* seconds a GPU wait may take before the job is aborted */
+    const char *kind;  /* "cpu" or "gpu" */
+    char desc[256];    /* e.g. "device 0 [0000:1b:00] NVIDIA H200" or "cpu (OpenBLAS, 1 thread)" */
+    double op_timeout; /* seconds a GPU wait may take before the job is aborted */
     void *priv;
 };
 

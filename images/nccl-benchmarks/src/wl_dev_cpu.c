@@ -37,8 +37,7 @@ static int cpu_fill_hash(struct wl_dev *d, float *p, size_t n, uint64_t seed, fl
     return 0;
 }
 
-static int cpu_check_sum(struct wl_dev *d, const float *p, size_t n, uint64_t base, int nranks,
-                         float scale, uint64_t *wrong)
+static int cpu_check_sum(struct wl_dev *d, const float *p, size_t n, uint64_t base, int nranks, float scale, uint64_t *wrong)
 {
     uint64_t *seeds = malloc((size_t)nranks * sizeof(*seeds));
     if (!seeds) {
@@ -66,8 +65,7 @@ static int cpu_allreduce(struct wl_dev *d, const float *in, float *out, size_t n
         wl_error(d->ctx, "allreduce of %zu elements exceeds MPI's int count", n);
         return -1;
     }
-    int rc = MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, (int)n, MPI_FLOAT, MPI_SUM,
-                           MPI_COMM_WORLD);
+    int rc = MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) {
         char s[MPI_MAX_ERROR_STRING];
         int len = 0;
@@ -80,12 +78,12 @@ static int cpu_allreduce(struct wl_dev *d, const float *in, float *out, size_t n
     return 0;
 }
 
-static int cpu_gemm(struct wl_dev *d, int ta, int tb, int m, int n, int k, const float *a, int lda,
-                    const float *b, int ldb, float *c, int ldc)
+static int cpu_gemm(struct wl_dev *d, int ta, int tb, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+                    float *c, int ldc)
 {
     (void)d;
-    cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
+                0.0f, c, ldc);
     return 0;
 }
 
@@ -117,16 +115,20 @@ static int cpu_sync(struct wl_dev *d)
     return 0;
 }
 
-static void cpu_close(struct wl_dev *d)
-{
-    (void)d;
-}
+static void cpu_close(struct wl_dev *d) { (void)d; }
 
 static const struct wl_dev_ops cpu_ops = {
-    .alloc = cpu_alloc, .release = cpu_release, .fill_hash = cpu_fill_hash,
-    .check_sum = cpu_check_sum, .allreduce = cpu_allreduce, .gemm = cpu_gemm,
-    .axpy = cpu_axpy, .to_host = cpu_copy, .from_host = cpu_from_host,
-    .sync = cpu_sync, .close = cpu_close,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .fill_hash = cpu_fill_hash,
+    .check_sum = cpu_check_sum,
+    .allreduce = cpu_allreduce,
+    .gemm = cpu_gemm,
+    .axpy = cpu_axpy,
+    .to_host = cpu_copy,
+    .from_host = cpu_from_host,
+    .sync = cpu_sync,
+    .close = cpu_close,
 };
 
 int wl_dev_open_cpu(struct wl_dev *d, const struct wl_ctx *ctx, int blas_threads)
@@ -146,8 +148,7 @@ void wl_dev_print_all(const struct wl_dev *d)
     const struct wl_ctx *c = d->ctx;
     enum { LINE = 576 };
     char mine[LINE];
-    snprintf(mine, sizeof(mine), "#  Rank %2d Pid %6d on %10s %s", c->rank, (int)getpid(),
-             c->host, d->desc);
+    snprintf(mine, sizeof(mine), "#  Rank %2d Pid %6d on %10s %s", c->rank, (int)getpid(), c->host, d->desc);
     char *all = NULL;
     if (c->rank == 0)
         all = malloc((size_t)c->size * LINE);

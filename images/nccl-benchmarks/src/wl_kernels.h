@@ -13,8 +13,8 @@ extern "C" {
 /* p[i] = wl_hash_val(seed, i) * scale, queued on stream. */
 int wl_gpu_fill(float *p, size_t n, uint64_t seed, float scale, cudaStream_t stream);
 /* *wrong (device counter, zeroed here) += elements differing from the expected sum. */
-int wl_gpu_check(const float *p, size_t n, uint64_t base, int nranks, float scale,
-                 unsigned long long *wrong, cudaStream_t stream);
+int wl_gpu_check(const float *p, size_t n, uint64_t base, int nranks, float scale, unsigned long long *wrong,
+                 cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

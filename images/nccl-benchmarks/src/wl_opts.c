@@ -22,9 +22,12 @@ int wl_parse_size(const char *s, size_t *out)
     unsigned long long mul = 1;
     if (*end) {
         switch (*end) {
-        case 'k': case 'K': mul = 1ULL << 10; break;
-        case 'm': case 'M': mul = 1ULL << 20; break;
-        case 'g': case 'G': mul = 1ULL << 30; break;
+        case 'k':
+        case 'K': mul = 1ULL << 10; break;
+        case 'm':
+        case 'M': mul = 1ULL << 20; break;
+        case 'g':
+        case 'G': mul = 1ULL << 30; break;
         default: return -1;
         }
         end++;
@@ -97,16 +100,16 @@ static int set_value(const struct wl_opt *o, const char *v, char **err)
         else
             goto bad;
         return 0;
-    case WL_OPT_FLAG:
-        break;
+    case WL_OPT_FLAG: break;
     }
 bad:
     if (o->type == WL_OPT_BOOL) {
         if (asprintf(err, "--%s: expected true or false, got '%s'", o->name, v) < 0)
             *err = NULL;
     } else if (asprintf(err, "--%s: expected %s between %g and %g, got '%s'", o->name,
-                        o->type == WL_OPT_LONG ? "an integer" :
-                        o->type == WL_OPT_SIZE ? "a size in bytes (suffix K, M or G)" : "a number",
+                        o->type == WL_OPT_LONG   ? "an integer"
+                        : o->type == WL_OPT_SIZE ? "a size in bytes (suffix K, M or G)"
+                                                 : "a number",
                         o->min, o->max, v) < 0) {
         *err = NULL;
     }

@@ -10,11 +10,11 @@ enum wl_opt_type { WL_OPT_LONG, WL_OPT_DOUBLE, WL_OPT_SIZE, WL_OPT_STRING, WL_OP
 /* One option. For WL_OPT_FLAG, *(int *)ptr is set to flag_value (no argument).
  * WL_OPT_SIZE accepts K/M/G suffixes (powers of 1024). choices: "a|b|c" or NULL. */
 struct wl_opt {
-    const char *name;   /* long name without "--" */
-    char short_name;    /* 0 if none */
+    const char *name; /* long name without "--" */
+    char short_name;  /* 0 if none */
     enum wl_opt_type type;
-    void *ptr;          /* long*, double*, size_t*, const char**, int* */
-    double min, max;    /* numeric bounds (inclusive) */
+    void *ptr;       /* long*, double*, size_t*, const char**, int* */
+    double min, max; /* numeric bounds (inclusive) */
     int flag_value;
     const char *choices;
     const char *help;
