@@ -15,18 +15,18 @@ static const struct kind KINDS[RK__COUNT] = {
     [RK_CONFIGMAP] = { "configmaps", &KUBE_RES_CONFIGMAPS, KR_OWNED, prune_compared, SLOT(configmap), "-config", NULL,
                        "data" },
     [RK_SERVICEACCOUNT] = { "serviceaccounts", &KUBE_RES_SERVICEACCOUNTS, KR_OWNED, prune_meta_only, SLOT(sa), "-launcher",
-                            NULL },
+                            NULL, NULL },
     [RK_ROLE] = { "roles", &KUBE_RES_ROLES, KR_OWNED, prune_compared, SLOT(role), "-launcher", NULL, "rules" },
     [RK_ROLEBINDING] = { "rolebindings", &KUBE_RES_ROLEBINDINGS, KR_OWNED, prune_meta_only, SLOT(rolebinding), "-launcher",
-                         NULL },
-    [RK_SECRET] = { "secrets", &KUBE_RES_SECRETS, KR_OWNED, prune_meta_only, SLOT(secret), "-ssh", NULL },
+                         NULL, NULL },
+    [RK_SECRET] = { "secrets", &KUBE_RES_SECRETS, KR_OWNED, prune_meta_only, SLOT(secret), "-ssh", NULL, NULL },
     /* the headless Service: <job> as upstream v2beta1, <job>-worker for v1alpha2 */
-    [RK_SERVICE] = { "services", &KUBE_RES_SERVICES, KR_OWNED, prune_meta_only, SLOT(service), "", "-worker" },
-    [RK_POD] = { "pods", &KUBE_RES_PODS, KR_GROUP, prune_pod, SLOT(pods), NULL, NULL },
-    [RK_JOB] = { "jobs", &KUBE_RES_JOBS, KR_OWNED, prune_job, SLOT(launcher_job), "-launcher", NULL },
-    [RK_PODGROUP] = { "podgroups", &PODGROUP_RES_VOLCANO, KR_OWNED, prune_meta_only, SLOT(podgroup), "", NULL },
-    [RK_MPIJOB] = { "mpijobs", &MPIJOB_RES_V2BETA1, KR_JOB, prune_generic, SLOT(job), NULL, NULL },
-    [RK_EVENT] = { "events", &KUBE_RES_EVENTS, KR_NONE, NULL, 0, NULL, NULL },
+    [RK_SERVICE] = { "services", &KUBE_RES_SERVICES, KR_OWNED, prune_meta_only, SLOT(service), "", "-worker", NULL },
+    [RK_POD] = { "pods", &KUBE_RES_PODS, KR_GROUP, prune_pod, SLOT(pods), NULL, NULL, NULL },
+    [RK_JOB] = { "jobs", &KUBE_RES_JOBS, KR_OWNED, prune_job, SLOT(launcher_job), "-launcher", NULL, NULL },
+    [RK_PODGROUP] = { "podgroups", &PODGROUP_RES_VOLCANO, KR_OWNED, prune_meta_only, SLOT(podgroup), "", NULL, NULL },
+    [RK_MPIJOB] = { "mpijobs", &MPIJOB_RES_V2BETA1, KR_JOB, prune_generic, SLOT(job), NULL, NULL, NULL },
+    [RK_EVENT] = { "events", &KUBE_RES_EVENTS, KR_NONE, NULL, 0, NULL, NULL, NULL },
 };
 
 const struct kind *kind_of(enum res_kind r) { return (unsigned)r < RK__COUNT ? &KINDS[r] : &KINDS[RK_EVENT]; }
