@@ -50,6 +50,10 @@ kc get pods | tee "$KS_DIR/pods.txt"
 grep -q '^pi-worker-0 ' "$KS_DIR/pods.txt" && grep -q '^pi-worker-1 ' "$KS_DIR/pods.txt" && grep -q '^pi-launcher-' "$KS_DIR/pods.txt" \
   || ks_fail "kubectl get pods does not show the launcher and 2 workers"
 wait_cond pi Succeeded True 180
+# the workers' cleanup after success reaches replicaStatuses one sync later (pod events are
+# batched for 1 s): wait for it, bounded, then take the status the assertions below read
+rs_settled() { kc get -o yaml mpijobs pi | grep -A4 '^  replicaStatuses:' | tr -d ' ' | tr '\n' '|' | grep -q 'Worker:{}|'; }
+ks_wait_for rs_settled 15 || true
 kc get -o yaml mpijobs pi | tee "$KS_DIR/pi.yaml"
 grep -qx 'apiVersion: kubeflow.org/v1alpha2' "$KS_DIR/pi.yaml" || ks_fail "kubectl get -o yaml mpijobs pi: apiVersion is not kubeflow.org/v1alpha2"
 kc logs -n mpi-operator "$OP" | grep -q 'MPIJobs at kubeflow.org/v1alpha2 (API discovery)' \
