@@ -1,6 +1,7 @@
 /* crds.c - MPIJob and PodGroup descriptors, and the discovery of the MPIJob version the
  * cluster serves (docs/controller.md, "API versions"). */
 #include "crds.h"
+#include "kube/json.h"
 #include "kube/util.h"
 
 #include <stdlib.h>
@@ -35,32 +36,6 @@ const struct kube_resource *podgroup_resource_for_scheduler(const char *gang)
     return gang && strcmp(gang, "volcano") != 0 ? &PODGROUP_RES_SCHED_PLUGINS : &PODGROUP_RES_VOLCANO;
 }
 
-/* Whether an APIGroup document lists version v. */
-static int group_has_version(const json_t *group, const char *v)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(group, "versions"), i, e) {
-        const char *s = json_string_value(json_object_get(e, "version"));
-        if (s && strcmp(s, v) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether an APIResourceList names resource plural. */
-static int list_has_resource(const json_t *list, const char *plural)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(list, "resources"), i, e) {
-        const char *s = json_string_value(json_object_get(e, "name"));
-        if (s && strcmp(s, plural) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /* GET path: the document, NULL with *absent = 1 on 404, NULL with *err otherwise. */
 static json_t *discovery_get(struct kube_client *c, const char *path, int *absent, char **err)
 {
@@ -82,7 +57,7 @@ int mpijob_discover(struct kube_client *c, const struct kube_resource **out, cha
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof mpijob_versions / sizeof *mpijob_versions; i++) {
         const struct kube_resource *r = mpijob_versions[i];
-        if (!group_has_version(group, r->version))
+        if (!kube_json_find(json_object_get(group, "versions"), "version", r->version))
             continue;
         char *path = kube_strdup_printf(MPIJOB_GROUP_PATH "/%s", r->version);
         if (!path) {
@@ -94,7 +69,7 @@ int mpijob_discover(struct kube_client *c, const struct kube_resource **out, cha
         free(path);
         if (!list && !absent)
             rc = -1;
-        else if (list && list_has_resource(list, r->resource)) {
+        else if (list && kube_json_find(json_object_get(list, "resources"), "name", r->resource)) {
             *out = r;
             rc = 1;
         }
