@@ -22,7 +22,7 @@ $(RSH_HOLDER_PROG): $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBKUBE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBKUBE) $(PROG_LDLIBS)
 RSH_THIN_PROG := $(BINDIR)/mpi-rsh-thin
-$(RSH_THIN_PROG): $(BUILD)/rsh/thin/main.o $(BUILD)/rsh/ssh_handoff.o
+$(RSH_THIN_PROG): $(BUILD)/rsh/thin/main.o $(BUILD)/rsh/sigpipe.o $(BUILD)/rsh/ssh_handoff.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 all: $(RSH_SSH_PROG) $(RSH_HOLDER_PROG) $(RSH_THIN_PROG)

@@ -67,13 +67,16 @@ struct kube_config;
 struct kube_exec_opts;
 void rsh_remote_kill(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag);
 
-/* startup.c: the start of both programs: SIGTERM/SIGINT/SIGHUP write their number to
- * rsh_sig_pipe[1] (the transports poll rsh_sig_pipe[0]) and set rsh_got_signal, SIGPIPE is
- * ignored; then argv and the environment into o, and the log level. 0 ok; 255 (the exit
- * code) after a one-line message, o then freed. */
-int rsh_start(int argc, char **argv, struct rsh_opts *o);
+/* sigpipe.c (libc only): SIGTERM/SIGINT/SIGHUP write their number to rsh_sig_pipe[1] (the
+ * transports poll rsh_sig_pipe[0]) and the first sets rsh_got_signal; SIGPIPE is ignored.
+ * 0 ok, -1 with errno set. */
+int rsh_signals_setup(void);
 extern int rsh_sig_pipe[2];
 extern volatile sig_atomic_t rsh_got_signal;
+/* startup.c: the start of both programs: rsh_signals_setup() first, then argv and the
+ * environment into o, and the log level. 0 ok; 255 (the exit code) after a one-line
+ * message, o then freed. */
+int rsh_start(int argc, char **argv, struct rsh_opts *o);
 /* 1 when fd 0 is /dev/null (then no stdin is requested: also right for v4, which has no EOF). */
 int rsh_stdin_is_devnull(void);
 

@@ -1,8 +1,7 @@
 /* startup.c - what both mpi-rsh programs (exec: main.c, SSH: ssh/main.c) share about
- * their process: SIGTERM/SIGINT/SIGHUP turned into a byte on a self-pipe the transports
- * poll (so a stop closes the stream and the exit code is 128+signal), SIGPIPE ignored,
- * the command line and environment read, the log level set, and whether stdin is
- * /dev/null (then no stdin is forwarded). */
+ * their process: the signal self-pipe set up first (sigpipe.c: a stop closes the stream and
+ * the exit code is 128+signal), the command line and environment read, the log level set,
+ * and whether stdin is /dev/null (then no stdin is forwarded). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -15,36 +14,6 @@
 #include "kube/log.h"
 #include "rsh.h"
 
-int rsh_sig_pipe[2] = { -1, -1 };
-volatile sig_atomic_t rsh_got_signal;
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    if (!rsh_got_signal)
-        rsh_got_signal = sig;
-    unsigned char b = (unsigned char)sig;
-    if (write(rsh_sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */
-    }
-    errno = saved;
-}
-
-static int setup_signals(void)
-{
-    if (pipe2(rsh_sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return -1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    int sigs[] = { SIGTERM, SIGINT, SIGHUP };
-    for (int i = 0; i < 3; i++)
-        if (sigaction(sigs[i], &sa, NULL) < 0)
-            return -1;
-    signal(SIGPIPE, SIG_IGN);
-    return 0;
-}
-
 int rsh_stdin_is_devnull(void)
 {
     struct stat a, b;
@@ -55,7 +24,7 @@ int rsh_start(int argc, char **argv, struct rsh_opts *o)
 {
     char *err = NULL;
     kube_log_set_component("mpi-rsh");
-    if (setup_signals() < 0) { /* first, so a signal during start-up is never lost */
+    if (rsh_signals_setup() < 0) { /* first, so a signal during start-up is never lost */
         fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
         return 255;
     }

@@ -21,33 +21,6 @@
 #include "../holder_proto.h"
 #include "../rsh.h"
 
-static int sig_pipe[2] = { -1, -1 };
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char b = (unsigned char)sig;
-    if (write(sig_pipe[1], &b, 1) < 0) { /* nothing to do in a handler */
-    }
-    errno = saved;
-}
-
-static int setup_signals(void)
-{
-    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return -1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    int sigs[] = { SIGTERM, SIGINT, SIGHUP };
-    for (int i = 0; i < 3; i++)
-        if (sigaction(sigs[i], &sa, NULL) < 0)
-            return -1;
-    signal(SIGPIPE, SIG_IGN);
-    return 0;
-}
-
 /* Runs mpi-rsh again on its own (argv: mpi-rsh's arguments, argv[0] replaced). */
 static int fallback(char **argv, const char *why)
 {
@@ -125,7 +98,7 @@ static int wait_reply(int s, const char *pod)
 {
     int cancelled = 0;
     for (;;) {
-        struct pollfd p[2] = { { .fd = s, .events = POLLIN }, { .fd = sig_pipe[0], .events = POLLIN } };
+        struct pollfd p[2] = { { .fd = s, .events = POLLIN }, { .fd = rsh_sig_pipe[0], .events = POLLIN } };
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
@@ -134,7 +107,7 @@ static int wait_reply(int s, const char *pod)
         }
         if (p[1].revents & POLLIN) {
             unsigned char sig;
-            if (read(sig_pipe[0], &sig, 1) == 1 && !cancelled) {
+            if (read(rsh_sig_pipe[0], &sig, 1) == 1 && !cancelled) {
                 char msg[2] = { RSH_HOLDER_CANCEL, (char)sig };
                 cancelled = send(s, msg, 2, MSG_NOSIGNAL) == 2;
                 if (!cancelled)
@@ -165,7 +138,7 @@ int main(int argc, char **argv)
         return 255;
     }
     char **rsh_argv = argv + dd + 1;
-    if (setup_signals() < 0) {
+    if (rsh_signals_setup() < 0) {
         fprintf(stderr, "mpi-rsh: cannot install signal handlers: %s\n", strerror(errno));
         return 255;
     }
