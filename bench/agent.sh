@@ -90,30 +90,8 @@ while True:
         print(int(time.time() * 1000)); break
     was = ready
 PY
-cat > "$D/tsrun.py" <<'PY'
-# tsrun.py CMD...: runs CMD, prints "ms_to_last_line total_ms lines rc" (ms from start).
-import subprocess, sys, time
-t0 = time.monotonic(); last = t0; n = 0
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-for line in p.stdout:
-    last = time.monotonic(); n += 1
-rc = p.wait()
-print(int((last - t0) * 1000), int((time.monotonic() - t0) * 1000), n, rc)
-PY
-cat > "$D/kubexec.sh" <<'SH'
-#!/bin/sh
-# the seed's rsh agent: kubectl exec POD -- /bin/sh -c "$*"
-pod=$1; shift
-exec kubectl exec "${pod%%.*}" -c worker -- /bin/sh -c "$*"
-SH
-cat > "$D/nsenter.sh" <<SH
-#!/bin/sh
-# floor: enter the pod's namespaces directly (host pid of its pid 1 from the map)
-pod=\$1; shift
-pid=\$(awk -v p="\${pod%%.*}" '\$1 == p {print \$2}' $D/podpids)
-exec nsenter -t "\$pid" -n -u -i -m -p -- /bin/sh -c "\$*"
-SH
-chmod +x "$D/kubexec.sh" "$D/nsenter.sh"
+. "$ROOT/bench/launch_lib.bash"
+bench_launch_tools
 
 want() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 A1=n/a A2=n/a
@@ -202,18 +180,7 @@ k create -f "$D/pods.yaml" >/dev/null
 if ! k wait --for=condition=Ready pod -l mpi_job_name=fl --timeout=240s >/dev/null; then
   echo "   not all $maxn pods became Ready within 240 s; larger N skipped"
 fi
-# pod -> host pid of its pid 1 (for the nsenter floor), from kubesim's sandbox records
-k get pods -l mpi_job_name=fl -o 'jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' |
-  python3 -c '
-import glob, json, sys
-recs = [json.load(open(f)) for f in glob.glob(sys.argv[1] + "/state/node/sandboxes/*.json")]
-by_uid = {r.get("uid"): r for r in recs}
-for line in sys.stdin:
-    name, uid = line.split()
-    r = by_uid.get(uid)
-    if r and r.get("pids"):
-        print(name, r["pids"][-1][0])
-' "$D" > "$D/podpids"
+bench_podpids fl
 declare -A RES
 for n in $NS_LIST; do
   ready=$(k get pods -l mpi_job_name=fl -o 'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | awk '$2=="True"' | wc -l)

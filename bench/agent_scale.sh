@@ -31,19 +31,8 @@ timeout 120 "$KS" up --dir "$D" --nodes "$NODES" >/dev/null
 ksrun() { timeout -k 5 "${KT:-600}" "$KS" run --dir "$D" -- "$@"; }
 k() { ksrun kubectl "$@"; }
 
-cat > "$D/tsrun.py" <<'PY'
-# tsrun.py CMD...: runs CMD, prints "ms_to_last_line total_ms lines rc cpu_s" (ms from start;
-# cpu_s: user+system seconds of CMD and every descendant it waited for).
-import os, resource, subprocess, sys, time
-t0 = time.monotonic(); last = t0; n = 0
-log = open(os.environ["TSRUN_LOG"], "wb")
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-for line in p.stdout:
-    last = time.monotonic(); n += 1; log.write(line)
-rc = p.wait()
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(int((last - t0) * 1000), int((time.monotonic() - t0) * 1000), n, rc, "%.2f" % (ru.ru_utime + ru.ru_stime))
-PY
+. "$ROOT/bench/launch_lib.bash"
+bench_launch_tools
 cat > "$D/pss.py" <<'PY'
 # pss.py TAG NAME...: "KB COUNT": summed Pss of the processes whose comm is one of NAME and
 # whose environment has BENCH_TAG=TAG (this bench's, not another user's on the machine)
@@ -62,20 +51,6 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
         pass
 print(kb, n)
 PY
-cat > "$D/kubexec.sh" <<'SH'
-#!/bin/sh
-# the seed's rsh agent: kubectl exec POD -- /bin/sh -c "$*"
-pod=$1; shift
-exec kubectl exec "${pod%%.*}" -c worker -- /bin/sh -c "$*"
-SH
-cat > "$D/nsenter.sh" <<SH
-#!/bin/sh
-# floor: enter the pod's namespaces directly (host pid of its pid 1 from the map)
-pod=\$1; shift
-pid=\$(awk -v p="\${pod%%.*}" '\$1 == p {print \$2}' $D/podpids)
-exec nsenter -t "\$pid" -n -u -i -m -p -- /bin/sh -c "\$*"
-SH
-chmod +x "$D/kubexec.sh" "$D/nsenter.sh"
 
 maxn=0; for n in $NS_LIST; do [ "$n" -gt $maxn ] && maxn=$n; done
 echo "== $maxn worker pods on $NODES kubesim nodes"
@@ -95,22 +70,7 @@ if ! k wait --for=condition=Ready pod -l mpi_job_name=sc --timeout=900s >/dev/nu
   echo "   not all $maxn pods became Ready within 900 s"
 fi
 echo "   created and Ready in $((SECONDS - t0)) s; per node: $(k get pods -l mpi_job_name=sc -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort | uniq -c | awk '{printf "%s=%s ", $2, $1}')"
-k get pods -l mpi_job_name=sc -o 'jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{"\n"}{end}' |
-  python3 -c '
-import glob, json, sys
-recs = []
-for f in glob.glob(sys.argv[1] + "/state/node*/sandboxes/*.json"):
-    try:
-        recs.append(json.load(open(f)))
-    except (OSError, ValueError):
-        pass
-by_uid = {r.get("uid"): r for r in recs}
-for line in sys.stdin:
-    name, uid = line.split()
-    r = by_uid.get(uid)
-    if r and r.get("pids"):
-        print(name, r["pids"][-1][0])
-' "$D" > "$D/podpids"
+bench_podpids sc
 echo "   $(wc -l < "$D/podpids") pods mapped to host pids (nsenter floor)"
 
 agent_of() { case $1 in nsenter) echo "$D/nsenter.sh" ;; mpi-rsh|holder) echo "$BINDIR/mpi-rsh" ;; kubexec) echo "$D/kubexec.sh" ;; esac; }

@@ -11,23 +11,9 @@
 ks_up
 M=$(mktemp -d "$ROOT/build/agent-ssh.XXXXXX")   # pods see the host's files, but not its /tmp
 trap 'rc=$?; rm -rf "$M"; ks_cleanup $rc' EXIT
-K=$M/ssh; mkdir -p "$K"
-ssh-keygen -q -t ed25519 -N '' -C job -f "$K/id"
-cp "$K/id" "$K/ssh-privatekey"; cp "$K/id.pub" "$K/ssh-publickey"; cp "$K/id.pub" "$K/authorized_keys"
-chmod 600 "$K/ssh-privatekey"
-cat > "$M/sshd_config" <<CFG
-Port 2222
-HostKey $K/ssh-privatekey
-AuthorizedKeysFile $K/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-MaxStartups 100
-PidFile none
-CFG
-mkdir -p /run/sshd
+. "$ROOT/tests/lib/sshd_fixture.sh"   # the job's key pair as the <job>-ssh Secret lays it out, sshd_config
+sshd_fixture "$M" || fail "ssh-keygen"
+K=$M/ssh
 # sshd sessions do not get the image PATH: name the program by its path
 export MPI_PROG="$ROOT/build/stage/usr/local/bin/mpi-pi, \"2000000\""
 export TRANSPORT=ssh SSH_DIR=$K WORKER_CMD="[/usr/sbin/sshd, -D, -e, -f, $M/sshd_config]"

@@ -24,23 +24,9 @@ ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails+1)); }
 check() { if [ "$2" == "$3" ]; then ok "$1"; else bad "$1: want [$2] got [$3]"; fi; }
 
-# the job's key pair, laid out like the <job>-ssh Secret mounted at sshAuthMountPath
-K=$M/ssh; mkdir -p "$K" /run/sshd
-ssh-keygen -q -t ed25519 -N '' -C job -f "$K/id" || ks_fail "ssh-keygen"
-cp "$K/id" "$K/ssh-privatekey"; cp "$K/id.pub" "$K/ssh-publickey"; cp "$K/id.pub" "$K/authorized_keys"
-chmod 600 "$K/ssh-privatekey"
-cat > "$M/sshd_config" <<EOF
-Port 2222
-HostKey $K/ssh-privatekey
-AuthorizedKeysFile $K/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-MaxStartups 100
-PidFile none
-EOF
+. "$ROOT/tests/lib/sshd_fixture.sh"   # the job's key pair as the <job>-ssh Secret lays it out, sshd_config
+sshd_fixture "$M" || ks_fail "ssh-keygen"
+K=$M/ssh
 for i in $(seq 0 7); do
   printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: job-worker-%d}\nspec:\n  containers: [{name: main, image: debian, command: [/usr/sbin/sshd, -D, -e, -f, %s]}]\n' $i "$M/sshd_config"
 done > "$M/pods.yaml"
