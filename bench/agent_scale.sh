@@ -75,7 +75,7 @@ echo "   $(wc -l < "$D/podpids") pods mapped to host pids (nsenter floor)"
 
 agent_of() { case $1 in nsenter) echo "$D/nsenter.sh" ;; mpi-rsh|holder) echo "$BINDIR/mpi-rsh" ;; kubexec) echo "$D/kubexec.sh" ;; esac; }
 # holder: mpirun runs under mpi-rsh-holder, as `mpi-agent run` starts it; mpi-rsh: without it
-wrap_of() { case $1 in holder) echo "$BINDIR/mpi-rsh-holder --" ;; mpi-rsh) echo "env MPI_AGENT_STREAM_HOLDER=0" ;; *) echo env ;; esac; }
+wrap_of() { case $1 in holder) echo "$BINDIR/mpi-rsh-holder -v --" ;; mpi-rsh) echo "env MPI_AGENT_STREAM_HOLDER=0" ;; *) echo env ;; esac; }
 export BENCH_TAG=$D
 # mpirun ARGS for N ranks with AGENT: no tree spawn (the agents live outside the pods; "AGENT :
 # false" keeps orted from trying them), every daemon launched at once
@@ -95,6 +95,7 @@ for n in $NS_LIST; do
     RES[$path,$n]=$(TSRUN_LOG=$D/out-$path-$n MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker ksrun \
       python3 "$D/tsrun.py" timeout 600 $(wrap_of "$path") mpirun "${MA[@]}" hostname 2>/dev/null || echo "nan nan 0 1 nan")
     echo "   N=$n $path launch: $(echo "${RES[$path,$n]}" | awk '{printf "last rank %s ms, exit %s ms, %s lines, rc %s, cpu %s s", $1, $2, $3, $4, $5}')"
+    [ "$path" = holder ] && echo "   N=$n holder: $(sed -n 's/.*exited; \(.*streams served.*\)/\1/p' "$D/out-$path-$n" | tail -1)"
     set -- ${RES[$path,$n]}
     [ "$4" = 0 ] && [ "$3" -ge "$n" ] || { echo "   N=$n $path: mpirun failed; its last lines:"; tail -n 15 "$D/out-$path-$n" | sed 's/^/     | /'; continue; }
     [ "$path" = nsenter ] && continue

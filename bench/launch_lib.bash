@@ -1,7 +1,8 @@
 # bench/launch_lib.bash - what the launch benches (agent.sh, agent_scale.sh) share, sourced after
 # they set D (their kubesim's directory) and k (kubectl in it):
 #   bench_launch_tools   writes $D/tsrun.py (runs a command; prints "ms_to_last_line total_ms
-#                        lines rc cpu_s", its output to $TSRUN_LOG if set), $D/kubexec.sh (the
+#                        lines rc cpu_s", its output to $TSRUN_LOG if set; holder log lines
+#                        not counted), $D/kubexec.sh (the
 #                        seed's rsh agent: kubectl exec) and $D/nsenter.sh (the floor: enter the
 #                        pod's namespaces directly, host pids from $D/podpids)
 #   bench_podpids JOB    writes $D/podpids: "POD HOSTPID" of JOB's worker pods' pid 1, from
@@ -10,13 +11,16 @@
 bench_launch_tools() {
 cat > "$D/tsrun.py" <<'PY'
 # tsrun.py CMD...: runs CMD, prints "ms_to_last_line total_ms lines rc cpu_s" (ms from start;
-# cpu_s: user+system seconds of CMD and every descendant it waited for).
+# cpu_s: user+system seconds of CMD and every descendant it waited for). mpi-rsh-holder's own
+# log lines (-v) go to the log but are neither counted nor timed.
 import os, resource, subprocess, sys, time
 t0 = time.monotonic(); last = t0; n = 0
 log = open(os.environ.get("TSRUN_LOG", os.devnull), "wb")
 p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 for line in p.stdout:
-    last = time.monotonic(); n += 1; log.write(line)
+    log.write(line)
+    if b" mpi-rsh-holder " not in line:
+        last = time.monotonic(); n += 1
 rc = p.wait()
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(int((last - t0) * 1000), int((time.monotonic() - t0) * 1000), n, rc, "%.2f" % (ru.ru_utime + ru.ru_stime))

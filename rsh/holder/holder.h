@@ -14,6 +14,8 @@ struct holder {
 /* Starts a detached thread serving the client connected on sock (takes sock). 0 ok, -1 (sock
  * closed). */
 int holder_stream_start(struct holder *h, int sock);
+/* Streams that have ended so far, and how many of them with a non-zero exit code. */
+void holder_streams_counts(int *nserved, int *nfailed);
 /* Streams being served. */
 int holder_streams_active(void);
 /* Makes every stream being served end as cancelled by its client (the command is over):

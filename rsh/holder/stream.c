@@ -28,6 +28,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int *socks; /* client sockets being served */
 static size_t nsocks, capsocks;
+static int served, failed; /* streams ended, and those with a non-zero exit code */
 
 struct stream {
     struct holder *h;
@@ -55,15 +56,25 @@ static int track(int sock)
     return 0;
 }
 
-static void untrack(int sock)
+static void untrack(int sock, int code)
 {
     pthread_mutex_lock(&mu);
+    served++;
+    failed += code != 0;
     for (size_t i = 0; i < nsocks; i++)
         if (socks[i] == sock) {
             socks[i] = socks[--nsocks];
             break;
         }
     pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mu);
+}
+
+void holder_streams_counts(int *nserved, int *nfailed)
+{
+    pthread_mutex_lock(&mu);
+    *nserved = served;
+    *nfailed = failed;
     pthread_mutex_unlock(&mu);
 }
 
@@ -240,7 +251,7 @@ static void *serve(void *arg)
     for (int i = 0; i < 3; i++)
         if (st->fds[i] >= 0)
             close(st->fds[i]);
-    untrack(st->sock);
+    untrack(st->sock, code);
     close(st->sock);
     free(st->buf);
     free(st);
@@ -268,7 +279,7 @@ int holder_stream_start(struct holder *h, int sock)
         pthread_attr_destroy(&at);
     }
     if (!ok) {
-        untrack(sock);
+        untrack(sock, 255);
         close(sock);
         free(st);
         return -1;
