@@ -526,8 +526,6 @@ const char *Kube_conn_error(const struct kube_conn *c) { return c->err; }
 
 int Kube_conn_tls_failed(const struct kube_conn *c) { return c->tls_failed; }
 
-int Kube_conn_pending(const struct kube_conn *c) { return c->ssl && SSL_pending(c->ssl) > 0; }
-
 void Kube_conn_close(struct kube_conn *c)
 {
     if (!c)

@@ -34,8 +34,6 @@ int Kube_wait_fd(int fd, short events, int64_t deadline);
 int Kube_conn_fd(const struct kube_conn *c);
 /* POLLIN/POLLOUT the last would-block result waits for (TLS may read to write and back). */
 short Kube_conn_events(const struct kube_conn *c);
-/* 1 when decrypted bytes are buffered (poll() cannot see them: read before polling). */
-int Kube_conn_pending(const struct kube_conn *c);
 /* The last send/recv error as text ("" when none). */
 const char *Kube_conn_error(const struct kube_conn *c);
 /* 1 when the last error was a TLS protocol error (e.g. the server's alert that a client
