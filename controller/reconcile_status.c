@@ -187,8 +187,33 @@ static char *launcher_failure_detail(struct sync_ctx *c)
     return detail || !kept ? detail : strdup(kept);
 }
 
+/* How long after its Job failed the operator waits for the launcher pod's terminated state. */
+#define LAUNCHER_RECORD_WAIT_MS 3000
+
+/* 1 (and a requeue asked) while the Job has failed pods, no launcher record is seen yet and
+ * the Job's Failed condition is younger than LAUNCHER_RECORD_WAIT_MS. The Job and its pods
+ * come on two watches with no order between them: the Job may say Failed before the pod watch
+ * has delivered the launcher's last state, and a Failed condition is never rewritten, so
+ * writing it then would lose the agent's reason for good. */
+static int launcher_record_pending(struct sync_ctx *c, const json_t *lj)
+{
+    if (json_integer_value(kube_json_at(lj, "status", "failed")) <= 0 || launcher_terminated(c))
+        return 0;
+    json_t *cd = kube_json_find(kube_json_at(lj, "status", "conditions"), "type", "Failed");
+    int64_t at;
+    if (kube_time_parse_ms(json_string_value(json_object_get(cd, "lastTransitionTime")), &at) < 0)
+        return 0;
+    int64_t left = at + LAUNCHER_RECORD_WAIT_MS - c->now_ms;
+    if (left <= 0)
+        return 0;
+    plan_requeue(c->p, left < 200 ? left : 200);
+    return 1;
+}
+
 static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *reason, const char *jmsg)
 {
+    if (launcher_record_pending(c, lj))
+        return;
     char *detail = launcher_failure_detail(c);
     char *what = NULL;
     if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed", jmsg ? ": " : "",

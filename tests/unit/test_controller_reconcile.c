@@ -319,6 +319,51 @@ static void test_launcher_failed_message(void **state)
     world_free(&w);
 }
 
+/* The Job's Failed event may come before the pod watch delivers the launcher's terminated
+ * state: the operator waits for that record (a short requeue, at most 3 s after the Job's Failed
+ * condition) instead of writing a Failed condition without the agent's reason, which would
+ * never be rewritten. */
+static void test_launcher_failed_waits_for_record(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w); /* the cached launcher pod is still Running */
+    char at[40];
+    kube_time_format_ms(T0 + 5000, at, sizeof at);
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 1);
+    json_t *cd = json_array_get(kube_json_at(get(&w, RK_JOB, "pi-launcher"), "status", "conditions"), 0);
+    json_object_set_new(cd, "lastTransitionTime", json_string(at));
+    struct plan p;
+    sync_at(&w, T0 + 5100, &p);
+    assert_int_equal(p.failed, 0);
+    assert_true(p.requeue_after_ms > 0 && p.requeue_after_ms <= 200);
+    plan_free(&p);
+    assert_null(cond_get(status(&w), COND_FAILED));
+    /* the pod event arrives: the Failed condition names the agent's reason */
+    add_launcher_pod(&w, "pi-launcher-abcde", "Failed", "worker pi-worker-1 is gone (deleted)\nphases: {}", 1);
+    sync_at(&w, T0 + 5300, &p);
+    assert_int_equal(p.failed, 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: BackoffLimitExceeded: Job has reached the specified backoff limit; "
+                        "launcher pod pi-launcher-abcde: worker pi-worker-1 is gone (deleted)");
+    world_free(&w);
+
+    /* no record within the bound: Failed with the Job's reason alone */
+    world_init(&w, job_json);
+    run_to_running(&w);
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 1);
+    cd = json_array_get(kube_json_at(get(&w, RK_JOB, "pi-launcher"), "status", "conditions"), 0);
+    json_object_set_new(cd, "lastTransitionTime", json_string(at));
+    sync_at(&w, T0 + 8100, &p);
+    assert_int_equal(p.failed, 1);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: BackoffLimitExceeded: Job has reached the specified backoff limit");
+    world_free(&w);
+}
+
 /* A launcher pod whose init container (the agent) terminated with code and message; with
  * restarting, it is restarting (OnFailure): the record is in lastState. */
 static void add_launcher_init_failed(struct world *w, const char *name, const char *created, int code, const char *msg,
@@ -884,6 +929,7 @@ int main(void)
         cmocka_unit_test(test_launcher_gone_keeps_reason),
         cmocka_unit_test(test_workers_not_ready_fails_at_once),
         cmocka_unit_test(test_launcher_failure_survives_restart),
+        cmocka_unit_test(test_launcher_failed_waits_for_record),
         cmocka_unit_test(test_blocked_condition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
