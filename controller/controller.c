@@ -62,15 +62,13 @@ static void on_pod_group(const char *group, void *ud)
     wq_add_after(((struct controller *)ud)->q, group, POD_EVENT_BATCH_MS);
 }
 
-/* Every pod event: the launcher's termination record is kept (launcher_memory.c), and a
- * launcher pod's change syncs its job at once (one pod per job: nothing to batch, and its
- * failure carries the reason the MPIJob's Failed condition must name). */
+/* Every pod event: the launcher's termination record is kept (launcher_memory.c), and a pod
+ * event that carries one syncs its job at once, not batched: a launcher's failure carries the
+ * reason the MPIJob's Failed condition must name, and it comes once per launcher attempt. */
 static void on_pod(const char *group, const json_t *pod, void *ud)
 {
     struct controller *ctl = ud;
-    lmem_observe(ctl->lmem, group, pod);
-    const char *role = kube_json_at_str(pod, "metadata", "labels", LBL_T_ROLE);
-    if (role && strcmp(role, "launcher") == 0)
+    if (lmem_observe(ctl->lmem, group, pod))
         wq_add(ctl->q, group);
 }
 

@@ -44,17 +44,17 @@ static int has_termination(const json_t *statuses, int any_exit)
     return 0;
 }
 
-void lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
+int lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
 {
     const char *role = kube_json_at_str(pod, "metadata", "labels", LBL_T_ROLE);
     if (!m || !key || !role || strcmp(role, "launcher") != 0 || !kube_obj_name(pod))
-        return;
+        return 0;
     if (!has_termination(kube_json_at(pod, "status", "initContainerStatuses"), 0) &&
         !has_termination(kube_json_at(pod, "status", "containerStatuses"), 1))
-        return;
+        return 0;
     json_t *copy = json_deep_copy(pod);
     if (!copy)
-        return;
+        return 1;
     prune_pod(copy);
     const char *ct = kube_json_at_str(copy, "metadata", "creationTimestamp");
     pthread_mutex_lock(&m->mu);
@@ -66,6 +66,7 @@ void lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
         json_object_set(m->pods, key, copy);
     pthread_mutex_unlock(&m->mu);
     json_decref(copy);
+    return 1;
 }
 
 json_t *lmem_get(struct launcher_memory *m, const char *key)

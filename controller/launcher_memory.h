@@ -14,8 +14,9 @@ struct launcher_memory;
 struct launcher_memory *lmem_new(void);
 /* Looks at one pod as the informer received it (group key "ns/job"); a launcher pod with a
  * terminated container (a failed init container, or any main container) is remembered
- * (pruned) when it is the newest such pod of its job. Thread-safe. */
-void lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod);
+ * (pruned) when it is the newest such pod of its job. Returns 1 when pod is a launcher pod
+ * with such a record (remembered or not), else 0. Thread-safe. */
+int lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod);
 /* The remembered pod of key (new reference) or NULL. Thread-safe. */
 json_t *lmem_get(struct launcher_memory *m, const char *key);
 /* Forgets key (the MPIJob is gone). Thread-safe. */

@@ -190,14 +190,15 @@ static char *launcher_failure_detail(struct sync_ctx *c)
 /* How long after its Job failed the operator waits for the launcher pod's terminated state. */
 #define LAUNCHER_RECORD_WAIT_MS 3000
 
-/* 1 (and a requeue asked) while the Job has failed pods, no launcher record is seen yet and
- * the Job's Failed condition is younger than LAUNCHER_RECORD_WAIT_MS. The Job and its pods
- * come on two watches with no order between them: the Job may say Failed before the pod watch
- * has delivered the launcher's last state, and a Failed condition is never rewritten, so
- * writing it then would lose the agent's reason for good. */
-static int launcher_record_pending(struct sync_ctx *c, const json_t *lj)
+/* 1 (and a requeue asked) while no launcher record is seen yet, the Job failed for its pods'
+ * failures or restarts (not its deadline) and its Failed condition is younger than
+ * LAUNCHER_RECORD_WAIT_MS. The Job and its pods come on two watches with no order between
+ * them: the Job may say Failed before the pod watch has delivered the launcher's last state
+ * (the restart or exit that failed it), and a Failed condition is never rewritten, so writing
+ * it then would lose the agent's reason for good. */
+static int launcher_record_pending(struct sync_ctx *c, const json_t *lj, const char *reason)
 {
-    if (json_integer_value(kube_json_at(lj, "status", "failed")) <= 0 || launcher_terminated(c))
+    if ((reason && strcmp(reason, "DeadlineExceeded") == 0) || launcher_terminated(c))
         return 0;
     json_t *cd = kube_json_find(kube_json_at(lj, "status", "conditions"), "type", "Failed");
     int64_t at;
@@ -212,7 +213,7 @@ static int launcher_record_pending(struct sync_ctx *c, const json_t *lj)
 
 static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *reason, const char *jmsg)
 {
-    if (launcher_record_pending(c, lj))
+    if (launcher_record_pending(c, lj, reason))
         return;
     char *detail = launcher_failure_detail(c);
     char *what = NULL;
