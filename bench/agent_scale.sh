@@ -24,7 +24,11 @@ export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLO
 [ "$(id -u)" -eq 0 ] || { echo "bench/agent_scale.sh: needs root (kubesim network namespaces)"; exit 0; }
 ulimit -n 65536 2>/dev/null || ulimit -n 4096
 D=$(mktemp -d /tmp/agent-scale-XXXXXX)
-cleanup() { timeout 120 "$KS" down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"; }
+# mpirun's output of every launch is kept in build/bench-logs/agent_scale/ (the last run's)
+cleanup() {
+  mkdir -p "$ROOT/build/bench-logs/agent_scale" && cp "$D"/out-* "$ROOT/build/bench-logs/agent_scale/" 2>/dev/null
+  timeout 120 "$KS" down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 timeout 120 "$KS" up --dir "$D" --nodes "$NODES" >/dev/null

@@ -29,6 +29,7 @@
 #include "kube/log.h"
 
 #define DRAIN_MS 10000 /* after COMMAND exits: bound on the streams' remote kills */
+#define GRACE_MS 3000  /* after COMMAND exits 0: its daemons are exiting; their streams end alone */
 
 static char dir[4096], sock_path[4200];
 
@@ -188,6 +189,11 @@ int main(int argc, char **argv)
         close(ls);
         remove_socket();
     }
+    /* mpirun exits 0 once its daemons have acknowledged the exit command, before they are
+     * gone: their streams end on their own within moments. Cancelling them at once would cost
+     * a remote kill (a second exec) per stream and a non-zero code for each. */
+    if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && holder_streams_active())
+        holder_streams_wait(GRACE_MS);
     if (holder_streams_active()) {
         KLOG_INFO("%s exited; stopping %d streams still open", argv[i], holder_streams_active());
         holder_streams_cancel_all();
