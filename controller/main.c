@@ -151,14 +151,18 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc,
         leader_start_renewing(l, on_lost, ctl);
     }
     metrics_set_leader(m, 1);
-    if (discover_mpijob(c, o) < 0) {
+    /* discovery and the RBAC probe go through wc, which SIGTERM cancels: an API server that
+     * stalls mid-reply must not hold the operator past its termination grace period */
+    struct access acc;
+    int found = discover_mpijob(wc, o) == 0;
+    if (found)
+        access_probe(wc, o->ns, &acc);
+    if (!found || kube_cancel_requested(stop_token)) {
         metrics_set_leader(m, 0);
         leader_release(l);
         leader_free(l);
         return 0;
     }
-    struct access acc;
-    access_probe(c, o->ns, &acc);
     o->build.no_launcher_rbac = !acc.launcher_rbac;
     o->build.no_patch_configmaps = !acc.patch_configmaps;
     o->build.no_patch_jobs = !acc.patch_jobs;
