@@ -188,7 +188,7 @@ DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
   libopenmpi-dev libpmix-dev libopenblas-dev libmicrohttpd-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
   hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy buildah mmdebstrap \
-  clang-format
+  clang-format containernetworking-plugins conntrack runc iptables
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
