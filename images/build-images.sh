@@ -17,7 +17,9 @@
 #            Other bases (nvidia/cuda) cannot be made here: the Dockerfiles that use them
 #            take build arguments, and CPU_ARGS_<name> below builds their CPU variant on
 #            the Debian base (the Dockerfiles' defaults stay for real clusters).
-#   docker   `docker build` with the Dockerfiles' defaults (bases pulled from registries).
+#   docker   `docker build` into the Docker Engine's image store (`make docker-images`), the
+#            path users take. Base images missing from the store are made as for buildah
+#            (mmdebstrap, then `docker import`); none is pulled.
 # Order: an image built FROM one of ours (mpik8s/NAME with images/NAME/Dockerfile, e.g.
 # mpi-pi FROM mpik8s/openmpi) is built after it; OWN_ARGS_<name> below points its FROM at
 # docker.io/mpik8s/NAME:$IMAGE_TAG.
@@ -77,34 +79,66 @@ if [ "${names[0]:-}" != --base ]; then
 fi
 
 # Build arguments of image NAME: its CPU variant (CPU_ARGS_*) and its FROM ours (OWN_ARGS_*).
+# The CPU variant is built only where the Dockerfile's own bases (CUDA's) are not in the
+# engine's store: with them present (pulled from a registry), the GPU variant is built.
 build_args() {  # build_args NAME -> the array args
-  local cpu=CPU_ARGS_${1//-/_} own=OWN_ARGS_${1//-/_}
-  read -r -a args <<<"${!cpu:-} ${!own:-}"
+  local cpu=CPU_ARGS_${1//-/_} own=OWN_ARGS_${1//-/_} c b all=1
+  c=${!cpu:-}
+  if [ -n "$c" ]; then
+    for b in $(bases "images/$1/Dockerfile" | sort -u); do have_image "$(full_ref "$b")" || all=; done
+    if [ -n "$all" ]; then c=; else say "$1: its CUDA base images are not here: building the CPU variant (no GPU programs)"; fi
+  fi
+  read -r -a args <<<"$c ${!own:-}"
 }
 
-if [ "$ENGINE" = docker ]; then
-  # Not run on this project's machines (no Docker daemon): the Dockerfiles' defaults,
-  # bases pulled from registries; only the FROM-ours arguments are passed.
-  [ "${names[0]}" != --base ] || die "--base needs buildah (the local containers-storage)"
-  for n in "${names[@]}"; do
-    own=OWN_ARGS_${n//-/_}
-    read -r -a args <<<"${!own:-}"
-    say "docker build mpik8s/$n:$IMAGE_TAG ${args[*]}"
-    docker build "${args[@]}" -f "images/$n/Dockerfile" -t "mpik8s/$n:$IMAGE_TAG" . ||
-      die "images/$n/Dockerfile: docker build failed"
-  done
-  exit 0
-fi
-[ "$ENGINE" = buildah ] || die "ENGINE=$ENGINE: expected buildah or docker"
-command -v buildah >/dev/null || die "buildah not found: run \`make deps\`"
+case $ENGINE in
+  buildah)
+    command -v buildah >/dev/null || die "buildah not found: run \`make deps\`"
+    # buildah's settings for this kind of machine: the vfs driver (no overlay mounts needed),
+    # chroot isolation (no runc, no cgroups) and ulimits the VM allows raising to.
+    BUILDAH=(buildah --root "$STORAGE_ROOT" --storage-driver vfs)
+    BUD_OPTS=(--layers --pull=never --isolation chroot
+              --ulimit nproc=32768:32768 --ulimit nofile=20000:20000) ;;
+  docker)
+    docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)" ;;
+  *) die "ENGINE=$ENGINE: expected buildah or docker" ;;
+esac
 
-# buildah's settings for this kind of machine: the vfs driver (no overlay mounts needed),
-# chroot isolation (no runc, no cgroups) and ulimits the VM allows raising to.
-BUILDAH=(buildah --root "$STORAGE_ROOT" --storage-driver vfs)
-BUD_OPTS=(--layers --pull=never --isolation chroot
-          --ulimit nproc=32768:32768 --ulimit nofile=20000:20000)
-
-have_image() { "${BUILDAH[@]}" inspect --type image "$1" >/dev/null 2>&1; }
+# The engine's primitives: does an image exist, its ID, one of its labels, a tag, a build,
+# and an image from a root filesystem tarball.
+have_image() {
+  if [ "$ENGINE" = docker ]; then docker image inspect "$1" >/dev/null 2>&1
+  else "${BUILDAH[@]}" inspect --type image "$1" >/dev/null 2>&1; fi
+}
+image_id() {
+  if [ "$ENGINE" = docker ]; then docker image inspect --format '{{.Id}}' "$1"
+  else "${BUILDAH[@]}" inspect --type image --format '{{.FromImageID}}' "$1"; fi
+}
+tag_image() {
+  if [ "$ENGINE" = docker ]; then docker tag "$1" "$2"; else "${BUILDAH[@]}" tag "$1" "$2"; fi
+}
+import_rootfs() {  # import_rootfs TARBALL NAME LABEL
+  if [ "$ENGINE" = docker ]; then
+    docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+      --change 'CMD ["bash"]' --change "LABEL org.mpi-k8s.made-by=\"$3\"" "$1" "$2" >/dev/null
+    return
+  fi
+  local c
+  c=$("${BUILDAH[@]}" from scratch)
+  "${BUILDAH[@]}" add "$c" "$1" / >/dev/null
+  "${BUILDAH[@]}" config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    --cmd bash --label org.mpi-k8s.made-by="$3" "$c"
+  "${BUILDAH[@]}" commit --quiet --rm "$c" "$2" >/dev/null
+}
+build_image() {  # build_image DOCKERFILE REF DIGEST LOG ARGS...
+  local df=$1 ref=$2 digest=$3 log=$4; shift 4
+  if [ "$ENGINE" = docker ]; then
+    docker build "$@" --label org.mpi-k8s.inputs="$digest" -f "$df" -t "$ref" . >"$log" 2>&1
+  else
+    "${BUILDAH[@]}" bud "${BUD_OPTS[@]}" "$@" --label org.mpi-k8s.inputs="$digest" -f "$df" \
+      -t "$ref" . >"$log" 2>&1
+  fi
+}
 
 # debian:TAG -> suite name, or nothing when the tag names no suite we know.
 debian_suite() {
@@ -128,12 +162,12 @@ make_base() {  # make_base REF (as written in FROM)
   # one root filesystem per suite, tagged with every name that asks for it
   local canon=localhost/mpi-k8s-base/debian:$suite
   if ! have_image "$canon"; then make_suite "$suite" "$canon"; fi
-  "${BUILDAH[@]}" tag "$canon" "$(full_ref "$ref")"
+  tag_image "$canon" "$(full_ref "$ref")"
   say "base image $ref = $canon (mmdebstrap $suite)"
 }
 
 make_suite() {  # make_suite SUITE NAME
-  local suite=$1 name=$2 tmp c
+  local suite=$1 name=$2 tmp
   command -v mmdebstrap >/dev/null || die "base image $name: mmdebstrap not found: run \`make deps\`"
   tmp=$(mktemp -d /var/tmp/build-images.XXXXXX)
   # shellcheck disable=SC2064
@@ -146,11 +180,7 @@ make_suite() {  # make_suite SUITE NAME
     --dpkgopt='path-exclude=/usr/share/info/*' \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
     "$suite" "$tmp/rootfs.tar" "$MIRROR" || die "mmdebstrap $suite failed (is $MIRROR reachable?)"
-  c=$("${BUILDAH[@]}" from scratch)
-  "${BUILDAH[@]}" add "$c" "$tmp/rootfs.tar" / >/dev/null
-  "${BUILDAH[@]}" config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    --cmd bash --label org.mpi-k8s.made-by="images/build-images.sh (mmdebstrap $suite)" "$c"
-  "${BUILDAH[@]}" commit --quiet --rm "$c" "$name" >/dev/null
+  import_rootfs "$tmp/rootfs.tar" "$name" "images/build-images.sh (mmdebstrap $suite)"
   rm -rf "$tmp"
   trap - EXIT
 }
@@ -253,7 +283,11 @@ print("sha256:" + h.hexdigest())
 }
 
 label() {  # label IMAGE KEY
-  "${BUILDAH[@]}" inspect --type image --format "{{index .OCIv1.Config.Labels \"$2\"}}" "$1" 2>/dev/null || true
+  if [ "$ENGINE" = docker ]; then
+    docker image inspect --format "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null || true
+  else
+    "${BUILDAH[@]}" inspect --type image --format "{{index .OCIv1.Config.Labels \"$2\"}}" "$1" 2>/dev/null || true
+  fi
 }
 
 for n in "${names[@]}"; do
@@ -263,7 +297,7 @@ for n in "${names[@]}"; do
   ids=
   for b in $(bases "$df" "${args[@]}" | sort -u); do
     have_image "$(full_ref "$b")" || make_base "$b"
-    ids+="$b=$("${BUILDAH[@]}" inspect --type image --format '{{.FromImageID}}' "$(full_ref "$b")") "
+    ids+="$b=$(image_id "$(full_ref "$b")") "
   done
   ref=docker.io/mpik8s/$n:$IMAGE_TAG
   digest=$(context_digest "$df" "${args[@]}" <<<"$ids") || die "cannot hash the build context"
@@ -274,10 +308,9 @@ for n in "${names[@]}"; do
     say "mpik8s/$n:$IMAGE_TAG is up to date (inputs $digest)"
     continue
   fi
-  say "buildah bud mpik8s/$n:$IMAGE_TAG ${args[*]}"
+  say "$ENGINE build mpik8s/$n:$IMAGE_TAG ${args[*]}"
   t0=$(date +%s)
-  "${BUILDAH[@]}" bud "${BUD_OPTS[@]}" "${args[@]}" --label org.mpi-k8s.inputs="$digest" -f "$df" \
-    -t "$ref" . >"$LOG_DIR/build-images-$n.log" 2>&1 ||
+  build_image "$df" "$ref" "$digest" "$LOG_DIR/build-images-$n.log" "${args[@]}" ||
     { tail -n 30 "$LOG_DIR/build-images-$n.log" >&2; die "$df: build failed (log: $LOG_DIR/build-images-$n.log)"; }
   say "mpik8s/$n:$IMAGE_TAG built in $(( $(date +%s) - t0 )) s"
 done

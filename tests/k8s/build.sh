@@ -2,7 +2,8 @@
 # tests/k8s/build.sh: build the real cluster's components from the Go module proxy, cached
 # on this machine and keyed by version (tests/k8s/versions.env pins them).
 #
-#   tests/k8s/build.sh [kube|etcd|containerd|coredns|crictl]...   default: all
+#   tests/k8s/build.sh [kube|etcd|containerd|coredns|registry|crictl]...
+#                                   default: all but crictl (the benchmarks' CRI floor)
 #   tests/k8s/build.sh --bindir C      the directory of component C's binaries
 #   tests/k8s/build.sh --module C      resolve C's module (no build) and print its directory
 #
@@ -25,8 +26,8 @@ version_of() {  # component -> version
   case $1 in
     kube) echo "$K8S_VERSION" ;; etcd) echo "$ETCD_VERSION" ;;
     containerd) echo "$CONTAINERD_VERSION" ;; coredns) echo "$COREDNS_VERSION" ;;
-    crictl) echo "$K8S_VERSION" ;;
-    *) die "unknown component $1 (expected kube, etcd, containerd, coredns or crictl)" ;;
+    crictl) echo "$K8S_VERSION" ;; registry) echo "$REGISTRY_VERSION" ;;
+    *) die "unknown component $1 (expected kube, etcd, containerd, coredns, registry or crictl)" ;;
   esac
 }
 bindir() { echo "$K8S_CACHE/bin/$1-$(version_of "$1")"; }
@@ -62,6 +63,8 @@ gen_gomod() {
       echo "require github.com/containerd/containerd/v2 v$v" ;;
     coredns)
       echo "require github.com/coredns/coredns v$v" ;;
+    registry)
+      echo "require github.com/distribution/distribution/v3 v$v" ;;
     crictl)
       echo "tool sigs.k8s.io/cri-tools/cmd/crictl"
       echo "require sigs.k8s.io/cri-tools v$(crictl_version "$v")" ;;
@@ -110,14 +113,15 @@ build_one() {
   rm -rf "$out.tmp"; mkdir -p "$out.tmp"
   local s=$SECONDS
   case $c in
-    coredns) pkgs=. ;;
+    coredns|registry) pkgs=. ;;
     *) pkgs=tool ;;
   esac
-  # containerd without cgo: no btrfs/devmapper plugins (overlayfs and native remain)
-  if [ "$c" = containerd ]; then export CGO_ENABLED=0; else unset CGO_ENABLED; fi
+  # Static where the binary runs in a container image (CoreDNS) or needs no cgo: containerd
+  # without cgo has no btrfs/devmapper plugins (overlayfs and native remain).
+  case $c in containerd|coredns|registry) export CGO_ENABLED=0 ;; *) unset CGO_ENABLED ;; esac
   (cd "$d" && go build -ldflags "-s -w $(ldflags "$c" "$v")" -o "$out.tmp/" $pkgs) ||
     die "$c v$v: go build failed"
-  [ "$c" != coredns ] || mv "$out.tmp/k8s-coredns" "$out.tmp/coredns"
+  case $c in coredns|registry) mv "$out.tmp/k8s-$c" "$out.tmp/$c" ;; esac
   [ "$c" != etcd ] || mv "$out.tmp/server" "$out.tmp/etcd"
   echo "$digest" >"$out.tmp/.stamp"
   rm -rf "$out"; mv "$out.tmp" "$out"
@@ -127,5 +131,5 @@ build_one() {
 if [ "${1:-}" = --bindir ]; then bindir "${2:-kube}"; exit 0; fi
 # --module C: resolve component C's module (no build) and print its dir
 if [ "${1:-}" = --module ]; then module_dir "$2" "$(version_of "$2")"; exit 0; fi
-comps=("$@"); [ ${#comps[@]} -gt 0 ] || comps=(kube etcd containerd coredns crictl)
+comps=("$@"); [ ${#comps[@]} -gt 0 ] || comps=(kube etcd containerd coredns registry)
 for c in "${comps[@]}"; do build_one "$c"; done

@@ -9,9 +9,19 @@
 #   ks_fault KIND ARGS...          kubesim fault
 #   ks_skip_unless_root            exit 77 (skip) when not root
 # Tests call `ks_fail MSG` to fail with a message. Requires ROOT (repo root) or finds it.
+#
+# KUBE_BACKEND=k8s runs the same helpers on the real cluster (tests/k8s/k8s, same CLI):
+# ks_up starts one and loads the Docker Engine's mpik8s/* images into it (`make
+# docker-images` first); an option or fault that only kubesim has skips the test (77),
+# naming it. The default, kubesim, is the embedded simulator.
 
 : "${ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
-KUBESIM="$ROOT/tests/kubesim/kubesim"
+KUBE_BACKEND=${KUBE_BACKEND:-kubesim}
+case $KUBE_BACKEND in
+  kubesim) KUBESIM="$ROOT/tests/kubesim/kubesim" ;;
+  k8s) KUBESIM="$ROOT/tests/k8s/k8s" ;;
+  *) echo "KUBE_BACKEND=$KUBE_BACKEND: expected kubesim or k8s" >&2; exit 2 ;;
+esac
 KS_KUBECTL=${KS_KUBECTL:-kubectl}
 KS_DIR=
 _ks_cleanup_hooks=()
@@ -43,33 +53,55 @@ _ks_cleanup() {
     if [ $rc -ne 0 ]; then
       # the runner shows a failed test's last lines: the logs, then the reason again
       local f
-      for f in "$KS_DIR/apiserver.log" "$KS_DIR"/op-*.log; do
+      for f in "$KS_DIR/apiserver.log" "$KS_DIR"/logs/*.log "$KS_DIR"/op-*.log; do
         [ -f "$f" ] || continue
         echo "---- last lines of $f (GET requests left out)" >&2
         grep -v ' INFO GET /' "$f" | tail -n 15 >&2
       done
       [ -z "${_ks_failed:-}" ] || echo "FAIL: $_ks_failed" >&2
     fi
-    timeout 60 "$KUBESIM" down --dir "$KS_DIR" || echo "kubesim down failed" >&2
+    timeout 120 "$KUBESIM" down --dir "$KS_DIR" || echo "$KUBE_BACKEND down failed" >&2
     if [ -z "${KS_KEEP:-}" ]; then rm -rf "$KS_DIR"; fi
   fi
   exit $rc
 }
 
 ks_up() {
-  KS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kubesim-test.XXXXXX") || ks_fail "mktemp"
+  # KS_UP_ARGS: more `kubesim up` arguments from a wrapper test (word-split)
+  # shellcheck disable=SC2086
+  set -- "$@" ${KS_UP_ARGS:-}
+  [ "$KUBE_BACKEND" = kubesim ] || _ks_k8s_args "$@"
+  KS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/$KUBE_BACKEND-test.XXXXXX") || ks_fail "mktemp"
   trap _ks_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
-  # KS_UP_ARGS: more `kubesim up` arguments from a wrapper test (word-split)
-  # shellcheck disable=SC2086
-  timeout 60 "$KUBESIM" up --dir "$KS_DIR" "$@" ${KS_UP_ARGS:-} >/dev/null || ks_fail "kubesim up failed"
+  if [ "$KUBE_BACKEND" = kubesim ]; then
+    timeout 60 "$KUBESIM" up --dir "$KS_DIR" "$@" >/dev/null || ks_fail "kubesim up failed"
+  else
+    timeout "${K8S_UP_LIMIT:-300}" "$KUBESIM" up --dir "$KS_DIR" "$@" >"$KS_DIR/up.log" 2>&1 ||
+      { tail -n 40 "$KS_DIR/up.log" >&2; ks_fail "k8s up failed"; }
+    local imgs
+    imgs=$(docker images --format '{{.Repository}}:{{.Tag}}' 'mpik8s/*' | grep -v -e '^mpik8s/pause:' -e '^mpik8s/coredns:' -e ':<none>$')
+    # shellcheck disable=SC2086
+    [ -z "$imgs" ] || timeout 600 "$KUBESIM" load --dir "$KS_DIR" $imgs >>"$KS_DIR/up.log" 2>&1 ||
+      { tail -n 20 "$KS_DIR/up.log" >&2; ks_fail "k8s load failed"; }
+  fi
   export KS_DIR
+}
+
+# On the real cluster, kubesim-only options skip the test (77) with the reason.
+_ks_k8s_args() {
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --tls-min-version) shift 2 ;;
+      *) echo "skip: KUBE_BACKEND=k8s: the real cluster has no kubesim option $1 ${2:-}"; exit 77 ;;
+    esac
+  done
 }
 
 ks_down() {
   if [ -n "$KS_DIR" ]; then
-    timeout 60 "$KUBESIM" down --dir "$KS_DIR" || echo "kubesim down failed" >&2
+    timeout 120 "$KUBESIM" down --dir "$KS_DIR" || echo "$KUBE_BACKEND down failed" >&2
     [ -n "${KS_KEEP:-}" ] || rm -rf "$KS_DIR"
     KS_DIR=
   fi
@@ -85,6 +117,13 @@ ks_kubectl() {
 }
 
 ks_fault() {
+  if [ "$KUBE_BACKEND" = k8s ]; then
+    case $1 in
+      restart-apiserver) "$KUBESIM" restart --dir "$KS_DIR" apiserver; return ;;
+      delete-pod-now) ks_kubectl delete pod -n "${2%%/*}" "${2#*/}" --grace-period=0 --force; return ;;
+      *) echo "skip: KUBE_BACKEND=k8s: no real-cluster form of kubesim fault $1"; exit 77 ;;
+    esac
+  fi
   "$KUBESIM" fault --dir "$KS_DIR" "$@"
 }
 
