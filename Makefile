@@ -3,7 +3,8 @@
 # workload programs (images/), and every test.
 #
 #   make            build everything into bin/
-#   make test       format check, unit tests, fuzz smoke runs, integration tests on kubesim
+#   make test       format check, unit tests, fuzz smoke runs, integration tests on kubesim,
+#                   then the real-cluster suite (make test-k8s: tests/k8s/, Docker + Go needed)
 #   make format     rewrite the C sources to .clang-format's layout (format-check: list those that differ)
 #   make asan       the same tests with AddressSanitizer + UBSan builds
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
@@ -75,7 +76,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 
-.PHONY: e2e all stage test unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check
+.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -115,9 +116,15 @@ stage: all
 integration: all stage $(if $(TEST_PROGS),test-progs)
 	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) tests/run-integration.sh
 
+# The real-cluster suite (tests/k8s/run.sh): components built from the Go module proxy
+# (cached by version), images with the Docker Engine, then tests/k8s/cases and the listed
+# integration tests on a real kube-apiserver, kubelet and containerd.
+test-k8s: all stage
+	tests/k8s/run.sh
+
 # The format check first: it takes seconds and names the files to fix.
 test: format-check
-	$(MAKE) --no-print-directory all unit fuzz-smoke integration
+	$(MAKE) --no-print-directory all unit fuzz-smoke integration test-k8s
 
 # ---- layout (.clang-format, clang-format 14) over every C source of ours ----
 CLANG_FORMAT ?= clang-format
@@ -197,8 +204,9 @@ deps:
 	fi
 	@command -v kubectl >/dev/null || echo "note: kubectl not found; the kubectl tests will be skipped"
 
-demo: all stage
-	tests/demo.sh
+# CLUSTER=k8s: on the real cluster (tests/k8s), with the Docker Engine's images
+demo: all stage $(if $(filter k8s,$(CLUSTER)),docker-images)
+	CLUSTER=$(CLUSTER) tests/demo.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -3,6 +3,8 @@
 # journey on the embedded simulator. Starts kubesim, installs the operator with
 # the real kubectl from deploy/, creates a CPU example MPIJob, waits (bounded)
 # for it to finish, prints its status and the launcher's log, and tears down.
+# CLUSTER=k8s (`make demo CLUSTER=k8s`): the same on the real cluster (tests/k8s/k8s), with
+# the images `make docker-images` built, loaded into its node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -16,13 +18,27 @@ case "$ver" in
 esac
 DEPLOY=deploy/$ver/mpi-operator.yaml
 DIR=$(mktemp -d /tmp/mpi-k8s-demo.XXXXXX)
-KS=tests/kubesim/kubesim
+case ${CLUSTER:-kubesim} in
+  kubesim) KS=tests/kubesim/kubesim ;;
+  k8s) KS=tests/k8s/k8s ;;
+  *) echo "demo: CLUSTER=$CLUSTER: expected kubesim or k8s" >&2; exit 2 ;;
+esac
 cleanup() { "$KS" down --dir "$DIR" >/dev/null 2>&1 || true; rm -rf "$DIR"; }
 trap cleanup EXIT
 k() { "$KS" run --dir "$DIR" -- kubectl "$@"; }
 
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 "$KS" up --dir "$DIR"
+if [ "$KS" = tests/k8s/k8s ]; then
+  # the images the deploy and the job name, from the Docker Engine (make docker-images)
+  imgs=$(sed -n 's/^ *-\{0,1\} *image: *"\{0,1\}\([^ {"]*:[^ {"]*\)"\{0,1\}$/\1/p' "$DEPLOY" "$JOB_FILE" | sort -u)
+  imgs="$imgs mpik8s/mpi-agent:latest"
+  for i in $imgs; do
+    docker image inspect "$i" >/dev/null 2>&1 || { echo "demo: image $i not built: run make docker-images" >&2; exit 1; }
+  done
+  # shellcheck disable=SC2086
+  "$KS" load --dir "$DIR" $imgs
+fi
 say kubectl create -f "$DEPLOY"
 k create -f "$DEPLOY"
 say kubectl get crd

@@ -3,15 +3,18 @@
 # hard timeout, and prints one PASS/FAIL/SKIP line per test plus a summary.
 # A test exits 0 (pass), 77 (skip, with a reason on its last output line) or
 # anything else (fail). A test may set its own bound with a line
-# "# timeout: SECONDS" (default 300). ONLY=pattern runs a subset.
+# "# timeout: SECONDS" (default 300). ONLY=pattern runs a subset. TESTS="FILE..." runs
+# those files instead of tests/integration/*.sh, and SUITE names them in the summary
+# (tests/k8s/run.sh: the real cluster's suite).
 set -u
 cd "$(dirname "$0")/.."
 export ROOT=$PWD
 export BINDIR=${BINDIR:-$PWD/bin}
-logdir=$PWD/build/test-logs
+logdir=$PWD/build/test-logs${SUITE:+/$SUITE}
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 failed=()
-for t in tests/integration/*.sh; do
+suite=${SUITE:-integration}
+for t in ${TESTS:-tests/integration/*.sh}; do
   [ -e "$t" ] || continue
   name=$(basename "$t" .sh)
   if [ -n "${ONLY:-}" ] && [[ "$name" != *${ONLY}* ]]; then continue; fi
@@ -29,5 +32,5 @@ for t in tests/integration/*.sh; do
   esac
 done
 for n in "${failed[@]}"; do echo "---- last lines of $n.log"; tail -n 60 "$logdir/$n.log"; done
-echo "integration: $pass passed, $fail failed, $skip skipped"
+echo "$suite: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
