@@ -74,18 +74,15 @@ static void kb_free(struct kbuf *b)
 /* Base64 of n bytes, optionally wrapped every `wrap` characters with '\n' (0 = one line). */
 static char *b64(const unsigned char *in, size_t n, size_t wrap)
 {
-    size_t enc = 4 * ((n + 2) / 3);
-    unsigned char *flat = malloc(enc + 1);
-    if (!flat)
-        return NULL;
-    EVP_EncodeBlock(flat, in, (int)n);
-    if (!wrap)
-        return (char *)flat;
+    char *flat = kube_base64_encode(in, n);
+    if (!flat || !wrap)
+        return flat;
+    size_t enc = strlen(flat);
     char *out = malloc(enc + enc / wrap + 2);
     if (out) {
         size_t o = 0;
         for (size_t i = 0; i < enc; i++) {
-            out[o++] = (char)flat[i];
+            out[o++] = flat[i];
             if ((i + 1) % wrap == 0 || i + 1 == enc)
                 out[o++] = '\n';
         }

@@ -35,10 +35,20 @@ int kube_write_all(int fd, const void *buf, size_t len);
  * to a stalled reader at once. 0 ok, -1 hard error (errno set; EPIPE when fd's reader is gone),
  * -2 cancelled. */
 int kube_write_all_cancel(int fd, int cancel_fd, const void *buf, size_t len);
-/* Decodes standard base64 (whitespace ignored, padding optional); 0 ok, -1 invalid. *out is NUL-terminated. */
+/* base64: the library's one implementation, over OpenSSL's EVP_EncodeBlock/EVP_DecodeBlock.
+ * Decodes base64 as Kubernetes' "-data" fields hold it: whitespace ignored, padding optional,
+ * the URL-safe '-' and '_' accepted, unused bits of the last character zero; 0 ok, -1 invalid
+ * (or out of memory). *out is new and NUL-terminated; out_len may be NULL. */
 int kube_base64_decode(const char *in, size_t in_len, char **out, size_t *out_len);
+/* Decodes padded standard base64 as OpenSSH's key lines hold it: in_len a non-zero multiple of 4,
+ * '=' only as the last one or two characters, no whitespace, no URL-safe letters; 0 ok (*out new,
+ * NUL-terminated), -1 invalid (or out of memory). */
+int kube_base64_decode_strict(const char *in, size_t in_len, unsigned char **out, size_t *out_len);
 /* Encodes bytes as standard base64 (NUL-terminated, newly allocated) or NULL on allocation failure. */
 char *kube_base64_encode(const void *in, size_t len);
+/* Encodes len bytes as padded standard base64 into out, which holds 4 * ((len + 2) / 3) + 1
+ * bytes; NUL-terminates it and returns the length without the NUL. */
+size_t kube_base64_encode_to(char *out, const void *in, size_t len);
 /* Sleeps for ms milliseconds (restarting on EINTR). */
 void kube_sleep_ms(int64_t ms);
 /* Frees a NULL-terminated vector of strings and the strings (NULL is fine). */
