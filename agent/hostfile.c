@@ -125,15 +125,8 @@ int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, ch
 /* Parses a positive slot count; 0 ok, -1 bad. */
 static int parse_slots(const char *s, size_t len, int *out)
 {
-    if (len == 0 || len > 9)
-        return -1;
-    long v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < 1 || v > SLOTS_MAX)
+    long long v;
+    if (len > 9 || kube_parse_int_n(s, len, 1, SLOTS_MAX, &v) < 0)
         return -1;
     *out = (int)v;
     return 0;

@@ -4,6 +4,7 @@
 #include "kube/exec.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -110,17 +111,11 @@ static char *dupn(const char *s, size_t n)
     return o;
 }
 
+/* A Content-Length of at most 18 digits; -1 when absent or invalid. */
 static long parse_long(const char *s, size_t n)
 {
-    if (!s || n == 0 || n > 18)
-        return -1;
-    long v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
+    long long v;
+    return n <= 18 && kube_parse_int_n(s, n, 0, LLONG_MAX, &v) == 0 ? (long)v : -1;
 }
 
 /* Retry-After as the HTTP path reads it (kube_parse_retry_after: delta-seconds clamped to a

@@ -91,17 +91,40 @@ char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz)
     return buf;
 }
 
+int kube_parse_int_n(const char *s, size_t len, long long lo, long long hi, long long *out)
+{
+    int neg = s && len > 0 && s[0] == '-' && lo < 0;
+    unsigned long long v = 0, lim = neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
+    if (!s || len <= (size_t)neg)
+        return -1;
+    for (size_t i = (size_t)neg; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    long long x = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
+    if (x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int kube_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    return kube_parse_int_n(s, s ? strlen(s) : 0, lo, hi, out);
+}
+
+/* n digits at *p (a field of an RFC 3339 time), advancing *p. */
 static int parse_digits(const char **p, int n, int *out)
 {
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        char c = (*p)[i];
-        if (c < '0' || c > '9')
-            return -1;
-        v = v * 10 + (c - '0');
-    }
+    long long v;
+    if (kube_parse_int_n(*p, (size_t)n, 0, LLONG_MAX, &v) < 0)
+        return -1;
     *p += n;
-    *out = v;
+    *out = (int)v;
     return 0;
 }
 

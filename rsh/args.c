@@ -16,11 +16,8 @@ static const char SSH_OPTS[] = "1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:
 
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
-    char *end;
-    if (!s || !*s)
-        return -1;
-    long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > hi)
+    long long v;
+    if (kube_parse_int(s, lo, hi, &v) < 0)
         return -1;
     *out = (int)v;
     return 0;

@@ -77,9 +77,8 @@ static int env_int(const char *name, int lo, int hi, int *out, char **errmsg)
     const char *v = getenv(name);
     if (!v || !*v)
         return 0;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < lo || x > hi) {
+    long long x;
+    if (kube_parse_int(v, lo, hi, &x) < 0) {
         kube_set_err(errmsg, "%s: expected a number %d-%d, got \"%s\"", name, lo, hi, v);
         return -1;
     }

@@ -26,6 +26,13 @@ char *kube_time_format(int64_t epoch_ms, char *buf, size_t bufsz);
 char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz);
 /* Parses an RFC 3339 time ("...Z" or "+hh:mm", optional fraction) into epoch ms; 0 ok, -1 bad. */
 int kube_time_parse_ms(const char *s, int64_t *epoch_ms);
+/* Parses s[0..len) as a decimal integer within [lo, hi]: ASCII digits only, a leading '-' only
+ * when lo < 0, nothing else (no '+', no spaces, no trailing text); reads no further than the
+ * first character that is not a digit. 0 ok (*out set), -1 otherwise (*out and errno untouched).
+ * The library's and the programs' one integer parser. */
+int kube_parse_int_n(const char *s, size_t len, long long lo, long long hi, long long *out);
+/* kube_parse_int_n over the whole NUL-terminated s (NULL and "" are invalid). */
+int kube_parse_int(const char *s, long long lo, long long hi, long long *out);
 /* Reads a whole file (at most max_len bytes, NUL-terminated) into *out; 0 ok, -1 with *errmsg naming path. */
 int kube_read_file(const char *path, size_t max_len, char **out, size_t *len, char **errmsg);
 /* Writes all len bytes of buf to fd, waiting in poll() when fd is non-blocking; 0 ok, -1 errno set. */
