@@ -138,16 +138,13 @@ int agent_workers_find(struct agent_session *s, char **err)
         if (from_labels(s, err) < 0)
             return -1;
     } else {
-        kube_set_err(err,
-                     "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
-                     "or --job)",
-                     o->hostfile);
-        return -1;
+        return kube_set_err(err,
+                            "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
+                            "or --job)",
+                            o->hostfile);
     }
-    if (s->hosts.n == 0) {
-        kube_set_err(err, "no workers found (from %s)", how);
-        return -1;
-    }
+    if (s->hosts.n == 0)
+        return kube_set_err(err, "no workers found (from %s)", how);
     KLOG_DEBUG("%zu worker(s) from %s", s->hosts.n, how);
     return 0;
 }

@@ -82,14 +82,10 @@ static int get_str(const json_t *in, const char *key, const char *tag, int requi
             kube_set_err(errmsg, "%s.%s: missing", tag, key);
         return required ? -1 : 0;
     }
-    if (!json_is_string(v)) {
-        kube_set_err(errmsg, "%s.%s: expected a string", tag, key);
-        return -1;
-    }
-    if (!(*out = strdup(json_string_value(v)))) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
+    if (!json_is_string(v))
+        return kube_set_err(errmsg, "%s.%s: expected a string", tag, key);
+    if (!(*out = strdup(json_string_value(v))))
+        return kube_set_err(errmsg, "out of memory");
     return 0;
 }
 
@@ -147,8 +143,7 @@ int Kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
     *out = NULL;
     if (!p || pthread_mutex_init(&p->mu, NULL)) {
         free(p);
-        kube_set_err(errmsg, "out of memory");
-        return -1;
+        return kube_set_err(errmsg, "out of memory");
     }
     static const char *const known[] = { "apiVersion",         "command", "args", "env", "installHint", "interactiveMode",
                                          "provideClusterInfo", NULL };
@@ -202,11 +197,9 @@ fail:
 static int interactive(const struct kube_exec_plugin *p, char **errmsg)
 {
     int tty = isatty(STDIN_FILENO);
-    if (p->mode && !strcmp(p->mode, "Always") && !tty) {
-        kube_set_err(errmsg, "exec plugin %s (%s): interactiveMode Always, but standard input is not a terminal", p->command,
-                     p->tag);
-        return -1;
-    }
+    if (p->mode && !strcmp(p->mode, "Always") && !tty)
+        return kube_set_err(errmsg, "exec plugin %s (%s): interactiveMode Always, but standard input is not a terminal",
+                            p->command, p->tag);
     return (!p->mode || strcmp(p->mode, "Never")) && tty;
 }
 

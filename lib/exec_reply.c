@@ -141,33 +141,21 @@ static int check_upgrade(const struct head_fields *f, const char *accept, const 
     int ok_up = up && strcasecmp(up, "websocket") == 0, ok_conn = conn && list_has(conn, "upgrade", 1);
     free(up);
     free(conn);
-    if (!ok_up) {
-        kube_set_err(errmsg, "upgrade reply: 101 without \"Upgrade: websocket\"");
-        return -1;
-    }
-    if (!ok_conn) {
-        kube_set_err(errmsg, "upgrade reply: 101 without \"Connection: Upgrade\"");
-        return -1;
-    }
-    if (!f->accept || f->accept_n != strlen(accept) || memcmp(f->accept, accept, f->accept_n) != 0) {
-        kube_set_err(errmsg, "upgrade reply: Sec-WebSocket-Accept %s (expected %s)",
-                     f->accept ? "does not match the key" : "missing", accept);
-        return -1;
-    }
-    if (!f->protocol || f->protocol_n == 0) {
-        kube_set_err(errmsg, "upgrade reply: server selected no subprotocol (offered %s)", offered);
-        return -1;
-    }
+    if (!ok_up)
+        return kube_set_err(errmsg, "upgrade reply: 101 without \"Upgrade: websocket\"");
+    if (!ok_conn)
+        return kube_set_err(errmsg, "upgrade reply: 101 without \"Connection: Upgrade\"");
+    if (!f->accept || f->accept_n != strlen(accept) || memcmp(f->accept, accept, f->accept_n) != 0)
+        return kube_set_err(errmsg, "upgrade reply: Sec-WebSocket-Accept %s (expected %s)",
+                            f->accept ? "does not match the key" : "missing", accept);
+    if (!f->protocol || f->protocol_n == 0)
+        return kube_set_err(errmsg, "upgrade reply: server selected no subprotocol (offered %s)", offered);
     r->protocol = dupn(f->protocol, f->protocol_n);
-    if (!r->protocol) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
-    if (strchr(r->protocol, ',') || !list_has(offered, r->protocol, 0)) {
-        kube_set_err(errmsg, "upgrade reply: server selected subprotocol \"%.60s\", which was not offered (%s)", r->protocol,
-                     offered);
-        return -1;
-    }
+    if (!r->protocol)
+        return kube_set_err(errmsg, "out of memory");
+    if (strchr(r->protocol, ',') || !list_has(offered, r->protocol, 0))
+        return kube_set_err(errmsg, "upgrade reply: server selected subprotocol \"%.60s\", which was not offered (%s)",
+                            r->protocol, offered);
     return 0;
 }
 
@@ -179,10 +167,8 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
     r->retry_after_s = -1;
     const char *end = memmem(buf, len, "\r\n\r\n", 4);
     if (!end) {
-        if (len > MAX_HEAD) {
-            kube_set_err(errmsg, "upgrade reply: header over %d bytes", MAX_HEAD);
-            return -1;
-        }
+        if (len > MAX_HEAD)
+            return kube_set_err(errmsg, "upgrade reply: header over %d bytes", MAX_HEAD);
         return 0;
     }
     r->head_len = (size_t)(end - buf) + 4;

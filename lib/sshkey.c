@@ -181,10 +181,8 @@ int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line, con
     *public_line = NULL;
     if (!comment)
         comment = "";
-    if (strpbrk(comment, "\r\n")) {
-        kube_set_err(errmsg, "sshkey: comment must be a single line");
-        return -1;
-    }
+    if (strpbrk(comment, "\r\n"))
+        return kube_set_err(errmsg, "sshkey: comment must be a single line");
     if (keygen(sk, pk, errmsg) < 0)
         return -1;
     *private_openssh = format_private(sk, pk, comment);
@@ -196,8 +194,7 @@ int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line, con
         free(*private_openssh);
         free(*public_line);
         *private_openssh = *public_line = NULL;
-        kube_set_err(errmsg, "sshkey: out of memory formatting the key pair");
-        return -1;
+        return kube_set_err(errmsg, "sshkey: out of memory formatting the key pair");
     }
     return 0;
 }

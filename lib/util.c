@@ -189,16 +189,13 @@ int kube_time_parse_ms(const char *s, int64_t *epoch_ms)
 int kube_read_file(const char *path, size_t max_len, char **out, size_t *len, char **errmsg)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        kube_set_err(errmsg, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    if (fd < 0)
+        return kube_set_err(errmsg, "%s: %s", path, strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
         close(fd);
-        kube_set_err(errmsg, "%s: out of memory", path);
-        return -1;
+        return kube_set_err(errmsg, "%s: out of memory", path);
     }
     for (;;) {
         if (n == cap) {
