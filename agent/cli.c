@@ -116,10 +116,8 @@ const char *agent_mpi_name(enum agent_mpi m)
 /* Parses a non-negative int (what names the flag or variable in the error). */
 static int parse_count(const char *what, const char *s, int *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 0 || v > 1000000) {
+    long long v;
+    if (kube_parse_int(s, 0, 1000000, &v) < 0) {
         fprintf(stderr, "mpi-agent: %s: expected a whole number >= 0, got \"%s\"\n", what, s);
         return -1;
     }

@@ -41,10 +41,8 @@ char *agent_bundle_dir(char **err)
 static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0) {
-        kube_set_err(err, "deliver: open %s: %s", src, strerror(errno));
-        return -1;
-    }
+    if (in < 0)
+        return kube_set_err(err, "deliver: open %s: %s", src, strerror(errno));
     char *prefix = kube_strdup_printf("%s.tmp.", dest), *tmp = NULL;
     int out = -1;
     if (!prefix)
@@ -92,10 +90,8 @@ static int copy_link(const char *src, const char *dest, char **err)
 {
     char target[PATH_MAX];
     ssize_t n = readlink(src, target, sizeof(target) - 1);
-    if (n < 0) {
-        kube_set_err(err, "deliver: readlink %s: %s", src, strerror(errno));
-        return -1;
-    }
+    if (n < 0)
+        return kube_set_err(err, "deliver: readlink %s: %s", src, strerror(errno));
     target[n] = '\0';
     char *tmp = kube_strdup_printf("%s.tmp.%ld", dest, (long)getpid());
     if (!tmp)
@@ -116,10 +112,8 @@ static int copy_tree(const char *src, const char *dest, int *count, char **err);
 static int copy_entry(const char *src, const char *dest, int pass, int *count, char **err)
 {
     struct stat st;
-    if (lstat(src, &st) != 0) {
-        kube_set_err(err, "deliver: %s: %s", src, strerror(errno));
-        return -1;
-    }
+    if (lstat(src, &st) != 0)
+        return kube_set_err(err, "deliver: %s: %s", src, strerror(errno));
     if (S_ISDIR(st.st_mode))
         return pass == 0 ? copy_tree(src, dest, count, err) : 0;
     if (pass == 0)
@@ -134,17 +128,13 @@ static int copy_entry(const char *src, const char *dest, int pass, int *count, c
 
 static int copy_tree(const char *src, const char *dest, int *count, char **err)
 {
-    if (mkdir(dest, 0755) != 0 && errno != EEXIST) {
-        kube_set_err(err, "deliver: mkdir %s: %s", dest, strerror(errno));
-        return -1;
-    }
+    if (mkdir(dest, 0755) != 0 && errno != EEXIST)
+        return kube_set_err(err, "deliver: mkdir %s: %s", dest, strerror(errno));
     int rc = 0;
     for (int pass = 0; pass < 2 && rc == 0; pass++) {
         DIR *d = opendir(src);
-        if (!d) {
-            kube_set_err(err, "deliver: bundle %s: %s", src, strerror(errno));
-            return -1;
-        }
+        if (!d)
+            return kube_set_err(err, "deliver: bundle %s: %s", src, strerror(errno));
         struct dirent *e;
         while (rc == 0 && (e = readdir(d)) != NULL) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -164,13 +154,11 @@ int agent_deliver(const char *src, const char *dest, int *count, char **err)
 {
     *count = 0;
     struct stat st;
-    if (stat(src, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        kube_set_err(err,
-                     "deliver: bundle directory %s not found (install with make install, or "
-                     "set MPI_AGENT_BUNDLE_DIR)",
-                     src);
-        return -1;
-    }
+    if (stat(src, &st) != 0 || !S_ISDIR(st.st_mode))
+        return kube_set_err(err,
+                            "deliver: bundle directory %s not found (install with make install, or "
+                            "set MPI_AGENT_BUNDLE_DIR)",
+                            src);
     int64_t t0 = kube_now_ms();
     if (copy_tree(src, dest, count, err) < 0)
         return -1;

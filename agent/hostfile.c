@@ -32,19 +32,15 @@ static int check_domain(const char *host, const char *dom, char **err)
 {
     char q[128];
     size_t total = strlen(host);
-    if (total > 253 + (host[total - 1] == '.')) {
-        kube_set_err(err, "host \"%s\": longer than 253 characters", kube_excerpt(host, q, sizeof q));
-        return -1;
-    }
+    if (total > 253 + (host[total - 1] == '.'))
+        return kube_set_err(err, "host \"%s\": longer than 253 characters", kube_excerpt(host, q, sizeof q));
     while (*dom) {
         size_t n = strcspn(dom, ".");
-        if (!is_dns_label(dom, n)) {
-            kube_set_err(err,
-                         "host \"%s\": expected a DNS name (labels of 1-63 letters, digits "
-                         "and '-', separated by '.')",
-                         kube_excerpt(host, q, sizeof q));
-            return -1;
-        }
+        if (!is_dns_label(dom, n))
+            return kube_set_err(err,
+                                "host \"%s\": expected a DNS name (labels of 1-63 letters, digits "
+                                "and '-', separated by '.')",
+                                kube_excerpt(host, q, sizeof q));
         dom += n + (dom[n] == '.');
     }
     return 0;
@@ -114,8 +110,7 @@ int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, ch
         free(h);
         if (nv)
             l->v = nv;
-        kube_set_err(err, "out of memory");
-        return -1;
+        return kube_set_err(err, "out of memory");
     }
     l->v = nv;
     l->v[l->n++] = (struct agent_host){ .host = h, .pod = pod, .slots = slots };
@@ -125,15 +120,8 @@ int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, ch
 /* Parses a positive slot count; 0 ok, -1 bad. */
 static int parse_slots(const char *s, size_t len, int *out)
 {
-    if (len == 0 || len > 9)
-        return -1;
-    long v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < 1 || v > SLOTS_MAX)
+    long long v;
+    if (len > 9 || kube_parse_int_n(s, len, 1, SLOTS_MAX, &v) < 0)
         return -1;
     *out = (int)v;
     return 0;
@@ -152,9 +140,8 @@ static int parse_options(char *rest, const char *origin, int lineno, int *slots,
             if (parse_slots(w + 10, strlen(w + 10), &dummy) == 0)
                 continue;
         }
-        kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N from 1 to %d)", origin, lineno,
-                     kube_excerpt(w, q, sizeof q), SLOTS_MAX);
-        return -1;
+        return kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N from 1 to %d)", origin, lineno,
+                            kube_excerpt(w, q, sizeof q), SLOTS_MAX);
     }
     return 0;
 }
@@ -219,13 +206,11 @@ static void pod_set_add_last(struct pod_set *ps, const struct agent_hostlist *l)
 static int check_chars(const char *line, const char *origin, int lineno, char **err)
 {
     for (const char *c = line; *c; c++) {
-        if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f) {
-            kube_set_err(err,
-                         "%s line %d column %d: unexpected control character 0x%02x "
-                         "(expected `host`, `host:N` or `host slots=N`)",
-                         origin, lineno, (int)(c - line) + 1, (unsigned char)*c);
-            return -1;
-        }
+        if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
+            return kube_set_err(err,
+                                "%s line %d column %d: unexpected control character 0x%02x "
+                                "(expected `host`, `host:N` or `host slots=N`)",
+                                origin, lineno, (int)(c - line) + 1, (unsigned char)*c);
     }
     return 0;
 }
@@ -243,11 +228,9 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     int slots = 0;
     char *colon = strchr(line, ':');
     if (colon) {
-        if (parse_slots(colon + 1, strlen(colon + 1), &slots) < 0) {
-            kube_set_err(err, "%s line %d: \"%s\": expected host:N with N from 1 to %d", origin, lineno,
-                         kube_excerpt(line, q, sizeof q), SLOTS_MAX);
-            return -1;
-        }
+        if (parse_slots(colon + 1, strlen(colon + 1), &slots) < 0)
+            return kube_set_err(err, "%s line %d: \"%s\": expected host:N with N from 1 to %d", origin, lineno,
+                                kube_excerpt(line, q, sizeof q), SLOTS_MAX);
         *colon = '\0';
     }
     if (parse_options(rest, origin, lineno, &slots, err) < 0)
@@ -261,14 +244,10 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     }
     long dup = pod_set_find(seen, out, pod);
     free(pod);
-    if (dup >= 0) {
-        kube_set_err(err, "%s line %d: pod \"%s\" is listed twice", origin, lineno, out->v[dup].pod);
-        return -1;
-    }
-    if (pod_set_fit(seen, out) < 0) {
-        kube_set_err(err, "out of memory");
-        return -1;
-    }
+    if (dup >= 0)
+        return kube_set_err(err, "%s line %d: pod \"%s\" is listed twice", origin, lineno, out->v[dup].pod);
+    if (pod_set_fit(seen, out) < 0)
+        return kube_set_err(err, "out of memory");
     if (agent_hostlist_add(out, line, slots, err) < 0)
         return -1;
     pod_set_add_last(seen, out);
@@ -281,8 +260,7 @@ int agent_hostfile_parse(const char *text, const char *origin, struct agent_host
     char *copy = strdup(text);
     if (!copy || pod_set_fit(&seen, out) < 0) {
         free(copy);
-        kube_set_err(err, "out of memory");
-        return -1;
+        return kube_set_err(err, "out of memory");
     }
     int lineno = 0, rc = 0;
     for (char *p = copy, *line; rc == 0 && (line = strsep(&p, "\n")) != NULL;) {
@@ -315,8 +293,7 @@ int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **err
     }
     if (memchr(text, '\0', len)) {
         free(text);
-        kube_set_err(err, "%s: expected a text hostfile (found a NUL byte)", path);
-        return -1;
+        return kube_set_err(err, "%s: expected a text hostfile (found a NUL byte)", path);
     }
     int rc = agent_hostfile_parse(text, path, out, err);
     free(text);
@@ -375,10 +352,8 @@ int agent_hostfile_write(const char *text, char **path, char **err)
 {
     const char *tmpdir = getenv("TMPDIR");
     char *prefix = kube_strdup_printf("%s/mpi-agent-hostfile-", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!prefix) {
-        kube_set_err(err, "out of memory");
-        return -1;
-    }
+    if (!prefix)
+        return kube_set_err(err, "out of memory");
     int rc = agent_write_unique(prefix, text, 0644, path, err);
     free(prefix);
     return rc;

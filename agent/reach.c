@@ -64,12 +64,12 @@ static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, 
     eo.cancel_fd = cancel_fd;
     eo.tls_session_dir = reach_tls_dir(); /* the reach check's session is resumed by every mpi-rsh */
     struct kube_exec_result r = { 0 };
-    int code = kube_exec_run(kube_client_config(s->client), &eo, &r);
+    int outcome = kube_exec_run(kube_client_config(s->client), &eo, &r), code = r.exit_code;
     int rc = 0;
-    if (r.outcome == KUBE_EXEC_REFUSED) {
+    if (outcome == KUBE_EXEC_REFUSED) {
         kube_set_err(err, "exec refused: %s", r.message ? r.message : "no reply");
         rc = -1;
-    } else if (r.outcome != KUBE_EXEC_EXITED) {
+    } else if (outcome != KUBE_EXEC_EXITED) {
         kube_set_err(err, "exec stream failed: %s", r.message ? r.message : "no exit status");
         rc = -1;
     } else if (code != 0) {

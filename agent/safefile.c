@@ -15,10 +15,8 @@
 int agent_create_unique(const char *prefix, mode_t mode, char **path, char **err)
 {
     *path = kube_strdup_printf("%sXXXXXX", prefix);
-    if (!*path) {
-        kube_set_err(err, "out of memory");
-        return -1;
-    }
+    if (!*path)
+        return kube_set_err(err, "out of memory");
     int fd = mkostemp(*path, O_CLOEXEC);
     if (fd < 0) {
         kube_set_err(err, "cannot create %sXXXXXX: %s", prefix, strerror(errno));
@@ -63,10 +61,8 @@ int agent_write_unique(const char *prefix, const char *text, mode_t mode, char *
 int agent_replace_file(const char *path, const char *text, mode_t mode, char **err)
 {
     char *prefix = kube_strdup_printf("%s.tmp.", path), *tmp = NULL;
-    if (!prefix) {
-        kube_set_err(err, "out of memory");
-        return -1;
-    }
+    if (!prefix)
+        return kube_set_err(err, "out of memory");
     int rc = agent_write_unique(prefix, text, mode, &tmp, err);
     free(prefix);
     if (rc == 0 && rename(tmp, path) != 0) {

@@ -23,11 +23,9 @@ static int no_api_possible(const struct agent_session *s)
  * the job needs the API (exec transport, no hostfile). */
 static int go_no_api(struct agent_session *s, const char *why, char **err)
 {
-    if (!no_api_possible(s)) {
-        kube_set_err(err, "%s (the no-API mode needs the ssh transport and a hostfile at %s)", why,
-                     s->o->hostfile ? s->o->hostfile : "(none)");
-        return -1;
-    }
+    if (!no_api_possible(s))
+        return kube_set_err(err, "%s (the no-API mode needs the ssh transport and a hostfile at %s)", why,
+                            s->o->hostfile ? s->o->hostfile : "(none)");
     kube_client_free(s->client);
     s->client = NULL;
     s->no_api = 1;
@@ -63,10 +61,8 @@ static int settle_namespace(struct agent_session *s, char **err)
 {
     const char *ns = s->o->namespace ? s->o->namespace : s->client ? kube_client_namespace(s->client) : NULL;
     s->ns = strdup(ns ? ns : "default");
-    if (!s->ns) {
-        kube_set_err(err, "out of memory");
-        return -1;
-    }
+    if (!s->ns)
+        return kube_set_err(err, "out of memory");
     return 0;
 }
 
@@ -114,10 +110,8 @@ int agent_watch_start(struct agent_session *s, char **err)
 {
     if (s->inf)
         return 0;
-    if (!s->client) {
-        kube_set_err(err, "pod watch: no API access (no-API mode)");
-        return -1;
-    }
+    if (!s->client)
+        return kube_set_err(err, "pod watch: no API access (no-API mode)");
     char *sel = agent_job_selector(s);
     struct kube_informer_opts io = { .ns = s->ns, .label_selector = sel, .watch_timeout_s = 60 };
     char *ierr = NULL;

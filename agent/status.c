@@ -111,10 +111,9 @@ static int status_workers(struct agent_session *s, char **err)
         return -1;
     size_t n = json_array_size(pods);
     json_decref(pods);
-    if (n == 0 && o->workers == 0) {
-        kube_set_err(err, "job %s/%s: no worker pods (labels mpi_job_name=%s,mpi_role_type=worker)", s->ns, o->job, o->job);
-        return -1;
-    }
+    if (n == 0 && o->workers == 0)
+        return kube_set_err(err, "job %s/%s: no worker pods (labels mpi_job_name=%s,mpi_role_type=worker)", s->ns, o->job,
+                            o->job);
     int saved = o->workers;
     if (n > 0)
         o->workers = 0; /* list by label */

@@ -270,10 +270,8 @@ static void child_exec(char **argv, int out_w, int err_w, const sigset_t *old)
 static int sup_spawn(struct sup *u, char **argv, const sigset_t *old, char **err)
 {
     int po[2], pe[2];
-    if (pipe2(po, O_CLOEXEC) != 0) {
-        kube_set_err(err, "pipe: %s", strerror(errno));
-        return -1;
-    }
+    if (pipe2(po, O_CLOEXEC) != 0)
+        return kube_set_err(err, "pipe: %s", strerror(errno));
     if (pipe2(pe, O_CLOEXEC) != 0) {
         kube_set_err(err, "pipe: %s", strerror(errno));
         close(po[0]);

@@ -101,18 +101,15 @@ int agent_termination_write(const char *path, const char *summary, const struct 
     if (!path || !*path)
         path = "/dev/termination-log";
     char *msg = agent_termination_format(summary, ph);
-    if (!msg) {
-        kube_set_err(err, "termination message: out of memory");
-        return -1;
-    }
+    if (!msg)
+        return kube_set_err(err, "termination message: out of memory");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         int e = errno;
         free(msg);
         if (e == ENOENT || e == EACCES || e == EROFS)
             return 0; /* not in a pod, or no termination log mounted */
-        kube_set_err(err, "termination message %s: %s", path, strerror(e));
-        return -1;
+        return kube_set_err(err, "termination message %s: %s", path, strerror(e));
     }
     int rc = kube_write_all(fd, msg, strlen(msg));
     int e = errno;

@@ -127,10 +127,8 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
         size_t nready;
         int failed;
         char *rep = agent_unready_report(s, &nready, &failed);
-        if (!rep) {
-            kube_set_err(err, "out of memory");
-            return -1;
-        }
+        if (!rep)
+            return kube_set_err(err, "out of memory");
         kick_running(s);
         int64_t now = kube_now_ms();
         int d = wait_decide(s, rep, nready, failed, now, deadline, timeout_s, err);

@@ -13,6 +13,7 @@
 #include "kube/log.h"
 #include "kube/resource.h"
 #include "kube/util.h"
+#include "mpik8s/contract.h"
 
 /* Host name for a worker pod: its DNS name when it has a subdomain, else the pod name. */
 static char *pod_host(const json_t *pod, const char *ns)
@@ -129,7 +130,7 @@ int agent_workers_find(struct agent_session *s, char **err)
         if (d)
             KLOG_DEBUG("hostfile: skipped %zu launcher entr%s", d, d == 1 ? "y" : "ies");
     } else if (o->job && o->workers > 0) {
-        how = "MPI_JOB_WORKERS";
+        how = MPIK8S_ENV_WORKERS;
         if (from_count(s, err) < 0)
             return -1;
     } else if (o->job) {
@@ -137,16 +138,13 @@ int agent_workers_find(struct agent_session *s, char **err)
         if (from_labels(s, err) < 0)
             return -1;
     } else {
-        kube_set_err(err,
-                     "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
-                     "or --job)",
-                     o->hostfile);
-        return -1;
+        return kube_set_err(err,
+                            "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
+                            "or --job)",
+                            o->hostfile);
     }
-    if (s->hosts.n == 0) {
-        kube_set_err(err, "no workers found (from %s)", how);
-        return -1;
-    }
+    if (s->hosts.n == 0)
+        return kube_set_err(err, "no workers found (from %s)", how);
     KLOG_DEBUG("%zu worker(s) from %s", s->hosts.n, how);
     return 0;
 }

@@ -126,9 +126,8 @@ static int parse_bool(const char *flag, const char *v, int *out, char **err)
 
 static int parse_int(const struct flag *f, const char *v, int *out, char **err)
 {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || n < f->min || n > f->max)
+    long long n;
+    if (kube_parse_int(v, f->min, f->max, &n) < 0)
         return kube_set_err(err, "--%s: expected an integer from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
     *out = (int)n;
     return 0;

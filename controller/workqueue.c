@@ -41,7 +41,7 @@ struct workqueue *wq_new(void)
     q->processing = json_object();
     q->failures = json_object();
     int mu = q->dirty && q->processing && q->failures && pthread_mutex_init(&q->mu, NULL) == 0;
-    if (mu && kube_cond_init_monotonic(&q->cv) == 0)
+    if (mu && kube_cond_init_monotonic(&q->cv, NULL) == 0)
         return q;
     if (mu)
         pthread_mutex_destroy(&q->mu);

@@ -255,10 +255,8 @@ static int prepare(struct kube_client *c, CURL *h, const char *method, const cha
     }
     if (nl && (nl = curl_slist_append(l->headers, "Expect:")))
         l->headers = nl;
-    if (!nl) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
+    if (!nl)
+        return kube_set_err(errmsg, "out of memory");
     int rc = curl_easy_setopt(h, CURLOPT_URL, url) || curl_easy_setopt(h, CURLOPT_HTTPHEADER, l->headers) ||
              curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent) ||
              curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms) ||
@@ -274,10 +272,8 @@ static int prepare(struct kube_client *c, CURL *h, const char *method, const cha
              curl_easy_setopt(h, CURLOPT_SEEKDATA, call) ||
              curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)call->body_len) ||
              curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    if (rc) {
-        kube_set_err(errmsg, "curl: cannot set the request options for %s", url);
-        return -1;
-    }
+    if (rc)
+        return kube_set_err(errmsg, "curl: cannot set the request options for %s", url);
     return 0;
 }
 

@@ -125,41 +125,30 @@ static int check_and_tag(json_t *root, const char *origin, char **errmsg)
 {
     static const char *const lists[] = { "clusters", "users", "contexts", NULL };
     static const char *const inner[] = { "cluster", "user", "context", NULL };
-    if (!json_is_object(root)) {
-        kube_set_err(errmsg, "%s: not a kubeconfig (top level is not a mapping)", origin);
-        return -1;
-    }
+    if (!json_is_object(root))
+        return kube_set_err(errmsg, "%s: not a kubeconfig (top level is not a mapping)", origin);
     json_t *cc = json_object_get(root, "current-context");
-    if (cc && !json_is_null(cc) && !json_is_string(cc)) {
-        kube_set_err(errmsg, "%s: current-context: expected a string", origin);
-        return -1;
-    }
+    if (cc && !json_is_null(cc) && !json_is_string(cc))
+        return kube_set_err(errmsg, "%s: current-context: expected a string", origin);
     for (int l = 0; lists[l]; l++) {
         json_t *arr = json_object_get(root, lists[l]);
         if (!arr || json_is_null(arr))
             continue;
-        if (!json_is_array(arr)) {
-            kube_set_err(errmsg, "%s: %s: expected a list", origin, lists[l]);
-            return -1;
-        }
+        if (!json_is_array(arr))
+            return kube_set_err(errmsg, "%s: %s: expected a list", origin, lists[l]);
         size_t i;
         json_t *ent;
         json_array_foreach(arr, i, ent) {
             json_t *name = json_object_get(ent, "name");
             json_t *in = json_object_get(ent, inner[l]);
-            if (!json_is_object(ent) || !json_is_string(name)) {
-                kube_set_err(errmsg, "%s: %s[%zu].name: expected a string", origin, lists[l], i);
-                return -1;
-            }
-            if (in && !json_is_null(in) && !json_is_object(in)) {
-                kube_set_err(errmsg, "%s: %s[%zu].%s: expected a mapping", origin, lists[l], i, inner[l]);
-                return -1;
-            }
+            if (!json_is_object(ent) || !json_is_string(name))
+                return kube_set_err(errmsg, "%s: %s[%zu].name: expected a string", origin, lists[l], i);
+            if (in && !json_is_null(in) && !json_is_object(in))
+                return kube_set_err(errmsg, "%s: %s[%zu].%s: expected a mapping", origin, lists[l], i, inner[l]);
             char *tag = kube_strdup_printf("%s: %s[%zu].%s", origin, lists[l], i, inner[l]);
             if (!tag || json_object_set_new(ent, ORIGIN_KEY, json_string(tag))) {
                 free(tag);
-                kube_set_err(errmsg, "out of memory");
-                return -1;
+                return kube_set_err(errmsg, "out of memory");
             }
             free(tag);
         }
@@ -246,17 +235,13 @@ static int opt_str(const json_t *in, const char *key, const char *tag, char **ou
     *out = NULL;
     if (!v || json_is_null(v))
         return 0;
-    if (!json_is_string(v)) {
-        kube_set_err(errmsg, "%s.%s: expected a string", tag, key);
-        return -1;
-    }
+    if (!json_is_string(v))
+        return kube_set_err(errmsg, "%s.%s: expected a string", tag, key);
     if (!*json_string_value(v))
         return 0;
     *out = strdup(json_string_value(v));
-    if (!*out) {
-        kube_set_err(errmsg, "%s.%s: out of memory", tag, key);
-        return -1;
-    }
+    if (!*out)
+        return kube_set_err(errmsg, "%s.%s: out of memory", tag, key);
     return 0;
 }
 
@@ -286,10 +271,8 @@ static int data_field(const json_t *in, const char *key, const char *tag, char *
         return 0;
     int rc = kube_base64_decode(b64, strlen(b64), data, len);
     free(b64);
-    if (rc) {
-        kube_set_err(errmsg, "%s.%s: not valid base64", tag, key);
-        return -1;
-    }
+    if (rc)
+        return kube_set_err(errmsg, "%s.%s: not valid base64", tag, key);
     if (!memmem(*data, *len, "-----BEGIN", 10)) {
         kube_set_err(errmsg, "%s.%s: decoded data is not PEM (no -----BEGIN line)", tag, key);
         free(*data);
@@ -302,10 +285,8 @@ static int data_field(const json_t *in, const char *key, const char *tag, char *
 /* Checks that a file named by field key is readable. */
 static int check_file(const char *path, const char *tag, const char *key, char **errmsg)
 {
-    if (path && access(path, R_OK) != 0) {
-        kube_set_err(errmsg, "%s.%s: %s: %s", tag, key, path, strerror(errno));
-        return -1;
-    }
+    if (path && access(path, R_OK) != 0)
+        return kube_set_err(errmsg, "%s.%s: %s: %s", tag, key, path, strerror(errno));
     return 0;
 }
 
@@ -318,10 +299,8 @@ int Kube_config_known_keys(const json_t *in, const char *tag, const char *const 
         int ok = 0;
         for (const char *const *q = keys; *q && !ok; q++)
             ok = !strcmp(k, *q);
-        if (!ok) {
-            kube_set_err(errmsg, "%s.%s: unknown field", tag, k);
-            return -1;
-        }
+        if (!ok)
+            return kube_set_err(errmsg, "%s.%s: unknown field", tag, k);
     }
     return 0;
 }
@@ -331,8 +310,7 @@ static int check_proxy_url(const char *url, const char *tag, char **errmsg)
 {
     if (!url || !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) || !strncmp(url, "socks5://", 9))
         return 0;
-    kube_set_err(errmsg, "%s.proxy-url: \"%s\": expected an http://, https:// or socks5:// URL", tag, url);
-    return -1;
+    return kube_set_err(errmsg, "%s.proxy-url: \"%s\": expected an http://, https:// or socks5:// URL", tag, url);
 }
 
 /* extensions: a list of {name, extension}; the one named client.authentication.k8s.io/exec is
@@ -343,23 +321,17 @@ static int exec_extension(const json_t *in, const char *tag, char **out, char **
     size_t i;
     if (!l || json_is_null(l))
         return 0;
-    if (!json_is_array(l)) {
-        kube_set_err(errmsg, "%s.extensions: expected a list of {name, extension}", tag);
-        return -1;
-    }
+    if (!json_is_array(l))
+        return kube_set_err(errmsg, "%s.extensions: expected a list of {name, extension}", tag);
     json_array_foreach(l, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
-        if (!name) {
-            kube_set_err(errmsg, "%s.extensions[%zu].name: expected a string", tag, i);
-            return -1;
-        }
+        if (!name)
+            return kube_set_err(errmsg, "%s.extensions[%zu].name: expected a string", tag, i);
         if (strcmp(name, "client.authentication.k8s.io/exec") || *out)
             continue;
         json_t *x = json_object_get(e, "extension");
-        if (x && !(*out = json_dumps(x, JSON_COMPACT | JSON_ENCODE_ANY))) {
-            kube_set_err(errmsg, "out of memory");
-            return -1;
-        }
+        if (x && !(*out = json_dumps(x, JSON_COMPACT | JSON_ENCODE_ANY)))
+            return kube_set_err(errmsg, "out of memory");
     }
     return 0;
 }
@@ -436,22 +408,19 @@ static int reject_unsupported(const json_t *in, const char *tag, char **errmsg)
                              : !strcmp(name, "azure") ? "kubelogin (Azure)"
                              : !strcmp(name, "oidc")  ? "kubelogin (kubectl oidc-login)"
                                                       : "the provider's exec plugin";
-        kube_set_err(errmsg,
-                     "%s.auth-provider: the %s auth provider was removed from client-go (and kubectl); "
-                     "use an exec credential plugin instead (users[].user.exec, e.g. %s)",
-                     tag, name ? name : "configured", plugin);
-        return -1;
+        return kube_set_err(errmsg,
+                            "%s.auth-provider: the %s auth provider was removed from client-go (and kubectl); "
+                            "use an exec credential plugin instead (users[].user.exec, e.g. %s)",
+                            tag, name ? name : "configured", plugin);
     }
     static const char *const keys[] = { "username", "password", NULL };
     for (int i = 0; keys[i]; i++) {
         json_t *v = json_object_get(in, keys[i]);
-        if (v && !json_is_null(v)) {
-            kube_set_err(errmsg,
-                         "%s.%s: unsupported: basic authentication is not supported (use token, "
-                         "tokenFile, client-certificate/client-key or exec)",
-                         tag, keys[i]);
-            return -1;
-        }
+        if (v && !json_is_null(v))
+            return kube_set_err(errmsg,
+                                "%s.%s: unsupported: basic authentication is not supported (use token, "
+                                "tokenFile, client-certificate/client-key or exec)",
+                                tag, keys[i]);
     }
     return 0;
 }
@@ -464,19 +433,15 @@ static int opt_strv(const json_t *in, const char *key, const char *tag, char ***
     *out = NULL;
     if (!a || json_is_null(a))
         return 0;
-    if (!json_is_array(a)) {
-        kube_set_err(errmsg, "%s.%s: expected a list of strings", tag, key);
-        return -1;
-    }
+    if (!json_is_array(a))
+        return kube_set_err(errmsg, "%s.%s: expected a list of strings", tag, key);
     if (!(*out = calloc(json_array_size(a) + 1, sizeof **out)))
-        return kube_set_err(errmsg, "out of memory"), -1;
+        return kube_set_err(errmsg, "out of memory");
     json_array_foreach(a, i, v) {
-        if (!json_is_string(v)) {
-            kube_set_err(errmsg, "%s.%s[%zu]: expected a string", tag, key, i);
-            return -1;
-        }
+        if (!json_is_string(v))
+            return kube_set_err(errmsg, "%s.%s[%zu]: expected a string", tag, key, i);
         if (!((*out)[i] = strdup(json_string_value(v))))
-            return kube_set_err(errmsg, "out of memory"), -1;
+            return kube_set_err(errmsg, "out of memory");
     }
     return 0;
 }
@@ -490,26 +455,20 @@ static int opt_extra(const json_t *in, const char *tag, char ***out, char **errm
     *out = NULL;
     if (!m || json_is_null(m))
         return 0;
-    if (!json_is_object(m)) {
-        kube_set_err(errmsg, "%s.as-user-extra: expected a mapping of key to a list of strings", tag);
-        return -1;
-    }
+    if (!json_is_object(m))
+        return kube_set_err(errmsg, "%s.as-user-extra: expected a mapping of key to a list of strings", tag);
     json_object_foreach(m, k, vals)
         n += json_is_array(vals) ? json_array_size(vals) : 1;
     if (!(*out = calloc(n + 1, sizeof **out)))
-        return kube_set_err(errmsg, "out of memory"), -1;
+        return kube_set_err(errmsg, "out of memory");
     json_object_foreach(m, k, vals) {
-        if (!json_is_array(vals) || !*k || strchr(k, '=')) {
-            kube_set_err(errmsg, "%s.as-user-extra.%s: expected a list of strings", tag, k);
-            return -1;
-        }
+        if (!json_is_array(vals) || !*k || strchr(k, '='))
+            return kube_set_err(errmsg, "%s.as-user-extra.%s: expected a list of strings", tag, k);
         json_array_foreach(vals, i, v) {
-            if (!json_is_string(v)) {
-                kube_set_err(errmsg, "%s.as-user-extra.%s[%zu]: expected a string", tag, k, i);
-                return -1;
-            }
+            if (!json_is_string(v))
+                return kube_set_err(errmsg, "%s.as-user-extra.%s[%zu]: expected a string", tag, k, i);
             if (!((*out)[at++] = kube_strdup_printf("%s=%s", k, json_string_value(v))))
-                return kube_set_err(errmsg, "out of memory"), -1;
+                return kube_set_err(errmsg, "out of memory");
         }
     }
     return 0;
@@ -557,14 +516,11 @@ static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
             return -1;
     }
     int has_cert = cfg->cert_file || cfg->cert_data, has_key = cfg->key_file || cfg->key_data;
-    if (has_cert != has_key) {
-        kube_set_err(errmsg, "%s: %s is set but %s is missing", tag, has_cert ? "client-certificate" : "client-key",
-                     has_cert ? "client-key" : "client-certificate");
-        return -1;
-    }
+    if (has_cert != has_key)
+        return kube_set_err(errmsg, "%s: %s is set but %s is missing", tag, has_cert ? "client-certificate" : "client-key",
+                            has_cert ? "client-key" : "client-certificate");
     if (!cfg->as_user && (cfg->as_groups || cfg->as_extra || cfg->as_uid)) { /* client-go's rule */
-        kube_set_err(errmsg, "%s: as-groups, as-uid and as-user-extra need \"as\" (the user to impersonate)", tag);
-        return -1;
+        return kube_set_err(errmsg, "%s: as-groups, as-uid and as-user-extra need \"as\" (the user to impersonate)", tag);
     }
     return 0;
 }
@@ -573,24 +529,18 @@ static int fill_user(struct kube_config *cfg, const json_t *ent, char **errmsg)
 static int build_config(const json_t *root, const char *origin, const char *context, struct kube_config **out, char **errmsg)
 {
     const char *name = context && *context ? context : json_string_value(json_object_get(root, "current-context"));
-    if (!name || !*name) {
-        kube_set_err(errmsg, "%s: current-context is not set (and no --context given)", origin);
-        return -1;
-    }
+    if (!name || !*name)
+        return kube_set_err(errmsg, "%s: current-context is not set (and no --context given)", origin);
     const json_t *ctx = find_named(root, "contexts", name);
-    if (!ctx) {
-        kube_set_err(errmsg, "%s: context \"%s\" not found%s", origin, name,
-                     context && *context ? "" : " (named by current-context)");
-        return -1;
-    }
+    if (!ctx)
+        return kube_set_err(errmsg, "%s: context \"%s\" not found%s", origin, name,
+                            context && *context ? "" : " (named by current-context)");
     const char *ctag = json_string_value(json_object_get(ctx, ORIGIN_KEY));
     const json_t *cin = json_object_get(ctx, "context");
     struct kube_config *cfg = Kube_config_alloc();
     char *cluster = NULL, *user = NULL;
-    if (!cfg) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
+    if (!cfg)
+        return kube_set_err(errmsg, "out of memory");
     static const char *const ckeys[] = { "cluster", "user", "namespace", "extensions", NULL };
     if (Kube_config_known_keys(cin, ctag, ckeys, errmsg) || opt_str(cin, "cluster", ctag, &cluster, errmsg) ||
         opt_str(cin, "user", ctag, &user, errmsg) || opt_str(cin, "namespace", ctag, &cfg->namespace, errmsg))
@@ -761,16 +711,12 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config **out, char **
     *out = NULL;
     if (!sa_dir)
         sa_dir = getenv("KUBE_SA_DIR") && *getenv("KUBE_SA_DIR") ? getenv("KUBE_SA_DIR") : DEFAULT_SA_DIR;
-    if (!host || !*host || !port || !*port) {
-        kube_set_err(errmsg, "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
-        return -1;
-    }
+    if (!host || !*host || !port || !*port)
+        return kube_set_err(errmsg, "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
     struct kube_config *cfg = Kube_config_alloc();
     char *ns_err = NULL;
-    if (!cfg) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
+    if (!cfg)
+        return kube_set_err(errmsg, "out of memory");
     int v6 = strchr(host, ':') != NULL;
     cfg->server = kube_strdup_printf("https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port);
     cfg->token_file = kube_strdup_printf("%s/token", sa_dir);
@@ -825,10 +771,8 @@ static int load_any(const char *kubeconfig_path, const char *context, struct kub
     if (host && *host && !(context && *context))
         return kube_config_in_cluster(NULL, out, errmsg);
     char *home = home_kubeconfig();
-    if (!home) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
+    if (!home)
+        return kube_set_err(errmsg, "out of memory");
     if (access(home, F_OK) != 0) {
         kube_set_err(errmsg,
                      "no Kubernetes configuration: %s does not exist, KUBECONFIG is not set, "

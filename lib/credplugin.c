@@ -82,59 +82,57 @@ static int get_str(const json_t *in, const char *key, const char *tag, int requi
             kube_set_err(errmsg, "%s.%s: missing", tag, key);
         return required ? -1 : 0;
     }
-    if (!json_is_string(v)) {
-        kube_set_err(errmsg, "%s.%s: expected a string", tag, key);
-        return -1;
-    }
-    if (!(*out = strdup(json_string_value(v)))) {
+    if (!json_is_string(v))
+        return kube_set_err(errmsg, "%s.%s: expected a string", tag, key);
+    if (!(*out = strdup(json_string_value(v))))
+        return kube_set_err(errmsg, "out of memory");
+    return 0;
+}
+
+/* One entry of args: a copy of the string; NULL with *errmsg. */
+static char *arg_item(const json_t *v, const char *tag, size_t i, char **errmsg)
+{
+    char *s;
+    if (!json_is_string(v))
+        kube_set_err(errmsg, "%s.args[%zu]: expected a string", tag, i);
+    else if (!(s = strdup(json_string_value(v))))
         kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
-    return 0;
+    else
+        return s;
+    return NULL;
 }
 
-static int parse_args(const json_t *in, const char *tag, char ***out, char **errmsg)
+/* One entry of env, {name, value}: "NAME=VALUE"; NULL with *errmsg. */
+static char *env_item(const json_t *v, const char *tag, size_t i, char **errmsg)
 {
-    json_t *a = json_object_get(in, "args");
-    size_t n = json_is_array(a) ? json_array_size(a) : 0, i;
-    json_t *v;
-    if (a && !json_is_null(a) && !json_is_array(a)) {
-        kube_set_err(errmsg, "%s.args: expected a list of strings", tag);
-        return -1;
-    }
-    if (!(*out = calloc(n + 1, sizeof **out)))
-        return kube_set_err(errmsg, "out of memory"), -1;
-    json_array_foreach(a, i, v) {
-        if (!json_is_string(v)) {
-            kube_set_err(errmsg, "%s.args[%zu]: expected a string", tag, i);
-            return -1;
-        }
-        if (!((*out)[i] = strdup(json_string_value(v))))
-            return kube_set_err(errmsg, "out of memory"), -1;
-    }
-    return 0;
+    const char *name = json_string_value(json_object_get(v, "name"));
+    const char *val = json_string_value(json_object_get(v, "value"));
+    char *s;
+    if (!name || !*name || strchr(name, '=') || !val)
+        kube_set_err(errmsg, "%s.env[%zu]: expected {name: NAME, value: STRING}", tag, i);
+    else if (!(s = kube_strdup_printf("%s=%s", name, val)))
+        kube_set_err(errmsg, "out of memory");
+    else
+        return s;
+    return NULL;
 }
 
-static int parse_env(const json_t *in, const char *tag, char ***out, char **errmsg)
+/* in[key] (absent or null: empty) as a NULL-terminated vector, item making each entry's string;
+ * what names the entries in the error for a non-list. 0, or -1 with *errmsg (*out freed by the
+ * caller either way). */
+static int parse_list(const json_t *in, const char *tag, const char *key, const char *what,
+                      char *(*item)(const json_t *, const char *, size_t, char **), char ***out, char **errmsg)
 {
-    json_t *a = json_object_get(in, "env");
+    json_t *a = json_object_get(in, key);
     size_t n = json_is_array(a) ? json_array_size(a) : 0, i;
     json_t *v;
-    if (a && !json_is_null(a) && !json_is_array(a)) {
-        kube_set_err(errmsg, "%s.env: expected a list of {name, value}", tag);
-        return -1;
-    }
+    if (a && !json_is_null(a) && !json_is_array(a))
+        return kube_set_err(errmsg, "%s.%s: expected a list of %s", tag, key, what);
     if (!(*out = calloc(n + 1, sizeof **out)))
-        return kube_set_err(errmsg, "out of memory"), -1;
+        return kube_set_err(errmsg, "out of memory");
     json_array_foreach(a, i, v) {
-        const char *name = json_string_value(json_object_get(v, "name"));
-        const char *val = json_string_value(json_object_get(v, "value"));
-        if (!name || !*name || strchr(name, '=') || !val) {
-            kube_set_err(errmsg, "%s.env[%zu]: expected {name: NAME, value: STRING}", tag, i);
+        if (!((*out)[i] = item(v, tag, i, errmsg)))
             return -1;
-        }
-        if (!((*out)[i] = kube_strdup_printf("%s=%s", name, val)))
-            return kube_set_err(errmsg, "out of memory"), -1;
     }
     return 0;
 }
@@ -145,8 +143,7 @@ int Kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
     *out = NULL;
     if (!p || pthread_mutex_init(&p->mu, NULL)) {
         free(p);
-        kube_set_err(errmsg, "out of memory");
-        return -1;
+        return kube_set_err(errmsg, "out of memory");
     }
     static const char *const known[] = { "apiVersion",         "command", "args", "env", "installHint", "interactiveMode",
                                          "provideClusterInfo", NULL };
@@ -157,7 +154,8 @@ int Kube_exec_plugin_parse(const json_t *in, const char *tag, struct kube_exec_p
     }
     if (!json_is_object(in) || !(p->tag = kube_strdup_printf("%s", tag)) ||
         get_str(in, "apiVersion", tag, 1, &p->api_version, errmsg) || get_str(in, "command", tag, 1, &p->command, errmsg) ||
-        parse_args(in, tag, &p->args, errmsg) || parse_env(in, tag, &p->env, errmsg) ||
+        parse_list(in, tag, "args", "strings", arg_item, &p->args, errmsg) ||
+        parse_list(in, tag, "env", "{name, value}", env_item, &p->env, errmsg) ||
         get_str(in, "installHint", tag, 0, &p->install_hint, errmsg) ||
         get_str(in, "interactiveMode", tag, 0, &p->mode, errmsg))
         goto fail;
@@ -199,11 +197,9 @@ fail:
 static int interactive(const struct kube_exec_plugin *p, char **errmsg)
 {
     int tty = isatty(STDIN_FILENO);
-    if (p->mode && !strcmp(p->mode, "Always") && !tty) {
-        kube_set_err(errmsg, "exec plugin %s (%s): interactiveMode Always, but standard input is not a terminal", p->command,
-                     p->tag);
-        return -1;
-    }
+    if (p->mode && !strcmp(p->mode, "Always") && !tty)
+        return kube_set_err(errmsg, "exec plugin %s (%s): interactiveMode Always, but standard input is not a terminal",
+                            p->command, p->tag);
     return (!p->mode || strcmp(p->mode, "Never")) && tty;
 }
 

@@ -75,10 +75,8 @@ char *Kube_http_url(const struct kube_config *cfg, const char *path, const char 
 #define SET(opt, val)                                                                                                       \
     do {                                                                                                                    \
         CURLcode rc_ = curl_easy_setopt(h, opt, val);                                                                       \
-        if (rc_ != CURLE_OK) {                                                                                              \
-            kube_set_err(errmsg, "curl: setting " #opt ": %s", curl_easy_strerror(rc_));                                    \
-            return -1;                                                                                                      \
-        }                                                                                                                   \
+        if (rc_ != CURLE_OK)                                                                                                \
+            return kube_set_err(errmsg, "curl: setting " #opt ": %s", curl_easy_strerror(rc_));                             \
     } while (0)
 
 /* With tls-server-name, connect to the real host while the URL names tls-server-name. */
@@ -86,20 +84,16 @@ static int apply_connect_to(CURL *h, const struct kube_config *cfg, struct kube_
 {
     char *scheme, *host, *prefix;
     long port;
-    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix)) {
-        kube_set_err(errmsg, "%s: server URL \"%s\" is not scheme://host[:port][/path]", cfg->origin, cfg->server);
-        return -1;
-    }
+    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix))
+        return kube_set_err(errmsg, "%s: server URL \"%s\" is not scheme://host[:port][/path]", cfg->origin, cfg->server);
     char *map = kube_strdup_printf("%s:%ld:%s:%ld", cfg->tls_server_name, port, host, port);
     free(scheme);
     free(host);
     free(prefix);
     struct curl_slist *nl = map ? curl_slist_append(l->connect_to, map) : NULL;
     free(map);
-    if (!nl) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
+    if (!nl)
+        return kube_set_err(errmsg, "out of memory");
     l->connect_to = nl;
     SET(CURLOPT_CONNECT_TO, l->connect_to);
     return 0;
@@ -166,10 +160,8 @@ static int append_lines(struct curl_slist **list, const char *block)
 int Kube_curl_apply_config(CURL *h, const struct kube_config *cfg, const struct kube_credential *cred,
                            struct kube_curl_lists *l, char **errmsg)
 {
-    if (!h || !cfg || !cfg->server) {
-        kube_set_err(errmsg, "Kube_curl_apply_config: no handle or no server configured");
-        return -1;
-    }
+    if (!h || !cfg || !cfg->server)
+        return kube_set_err(errmsg, "Kube_curl_apply_config: no handle or no server configured");
     SET(CURLOPT_SHARE, g_share);
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     SET(CURLOPT_NOSIGNAL, 1L);
@@ -185,20 +177,16 @@ int Kube_curl_apply_config(CURL *h, const struct kube_config *cfg, const struct 
     char *proxy = kube_config_proxy(cfg);
     CURLcode prc = curl_easy_setopt(h, CURLOPT_PROXY, proxy ? proxy : ""); /* "": never the environment's */
     free(proxy);
-    if (prc != CURLE_OK) {
-        kube_set_err(errmsg, "curl: setting the proxy: %s", curl_easy_strerror(prc));
-        return -1;
-    }
+    if (prc != CURLE_OK)
+        return kube_set_err(errmsg, "curl: setting the proxy: %s", curl_easy_strerror(prc));
     char *auth = kube_config_auth_headers(cfg, cred);
     int bad = !auth || append_lines(&l->headers, auth);
     if (auth) {
         explicit_bzero(auth, strlen(auth));
         free(auth);
     }
-    if (bad) {
-        kube_set_err(errmsg, "%s: an impersonation value holds a line break, or out of memory", cfg->origin);
-        return -1;
-    }
+    if (bad)
+        return kube_set_err(errmsg, "%s: an impersonation value holds a line break, or out of memory", cfg->origin);
     return 0;
 }
 

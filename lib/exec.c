@@ -106,8 +106,7 @@ static int connect_retrying(const struct kube_config *cfg, const struct kube_exe
         kube_error_clear(&a.err);
         if (sleep_or_cancel(o->cancel_fd, delay)) {
             r->outcome = KUBE_EXEC_CANCELLED;
-            kube_set_err(&r->message, "exec: cancelled while retrying");
-            return -1;
+            return kube_set_err(&r->message, "exec: cancelled while retrying");
         }
     }
 }
@@ -123,17 +122,17 @@ int kube_exec_run(const struct kube_config *cfg, const struct kube_exec_opts *o,
                      : !o->namespace || !*o->namespace ? "a namespace"
                      : !o->pod || !*o->pod             ? "a pod name"
                                                        : "a command");
-        return r->exit_code;
+        return r->outcome;
     }
     struct exec_conn c;
     if (connect_retrying(cfg, o, &c, r) < 0) {
         r->exit_code = 255;
         if (!r->message)
             kube_set_err(&r->message, "exec: upgrade failed");
-        return r->exit_code;
+        return r->outcome;
     }
     KLOG_DEBUG("exec: upgraded to v%d.channel.k8s.io", c.proto);
     Kube_exec_session(&c, o, r);
     Kube_exec_conn_close(&c);
-    return r->exit_code;
+    return r->outcome;
 }

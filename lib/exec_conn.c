@@ -184,6 +184,7 @@ int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts
                       struct exec_conn *c, struct exec_attempt *a)
 {
     char key[25], accept[29], *msg = NULL, *req = NULL, *buf = NULL;
+    int rc = -1;
     size_t len = 0, cap = 0;
     struct kube_credential cred = { 0 };
     memset(c, 0, sizeof(*c));
@@ -244,13 +245,7 @@ int Kube_exec_connect(const struct kube_config *cfg, const struct kube_exec_opts
         goto fail;
     }
     memcpy(c->pre, buf + rep.head_len, c->pre_len);
-    free(buf);
-    if (req)
-        explicit_bzero(req, strlen(req)); /* it holds the bearer token */
-    free(req);
-    free(msg);
-    kube_credential_free(&cred);
-    return 0;
+    rc = 0;
 fail:
     free(buf);
     if (req)
@@ -258,8 +253,9 @@ fail:
     free(req);
     free(msg);
     kube_credential_free(&cred);
-    Kube_exec_conn_close(c);
-    return -1;
+    if (rc < 0)
+        Kube_exec_conn_close(c);
+    return rc;
 }
 
 void Kube_exec_conn_close(struct exec_conn *c)

@@ -61,15 +61,11 @@ static int queue_frame(struct sess *s, int opcode, int chan, const void *data, s
         s->q_len -= s->q_off;
         s->q_off = 0;
     }
-    if (s->q_len + need > OUTQ_CAP) {
-        kube_set_err(&s->r->message, "exec: send queue full (%zu bytes pending)", s->q_len - s->q_off);
-        return -1;
-    }
+    if (s->q_len + need > OUTQ_CAP)
+        return kube_set_err(&s->r->message, "exec: send queue full (%zu bytes pending)", s->q_len - s->q_off);
     uint8_t key[4];
-    if (kube_ws_random(key, 4) < 0) {
-        kube_set_err(&s->r->message, "exec: no random bytes for a frame mask: %s", strerror(errno));
-        return -1;
-    }
+    if (kube_ws_random(key, 4) < 0)
+        return kube_set_err(&s->r->message, "exec: no random bytes for a frame mask: %s", strerror(errno));
     s->q_len += kube_ws_frame_header(s->q + s->q_len, 1, opcode, plen, key);
     uint8_t *p = s->q + s->q_len;
     if (chan >= 0)

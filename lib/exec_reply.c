@@ -4,6 +4,7 @@
 #include "kube/exec.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -110,17 +111,11 @@ static char *dupn(const char *s, size_t n)
     return o;
 }
 
+/* A Content-Length of at most 18 digits; -1 when absent or invalid. */
 static long parse_long(const char *s, size_t n)
 {
-    if (!s || n == 0 || n > 18)
-        return -1;
-    long v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
+    long long v;
+    return n <= 18 && kube_parse_int_n(s, n, 0, LLONG_MAX, &v) == 0 ? (long)v : -1;
 }
 
 /* Retry-After as the HTTP path reads it (kube_parse_retry_after: delta-seconds clamped to a
@@ -146,33 +141,21 @@ static int check_upgrade(const struct head_fields *f, const char *accept, const 
     int ok_up = up && strcasecmp(up, "websocket") == 0, ok_conn = conn && list_has(conn, "upgrade", 1);
     free(up);
     free(conn);
-    if (!ok_up) {
-        kube_set_err(errmsg, "upgrade reply: 101 without \"Upgrade: websocket\"");
-        return -1;
-    }
-    if (!ok_conn) {
-        kube_set_err(errmsg, "upgrade reply: 101 without \"Connection: Upgrade\"");
-        return -1;
-    }
-    if (!f->accept || f->accept_n != strlen(accept) || memcmp(f->accept, accept, f->accept_n) != 0) {
-        kube_set_err(errmsg, "upgrade reply: Sec-WebSocket-Accept %s (expected %s)",
-                     f->accept ? "does not match the key" : "missing", accept);
-        return -1;
-    }
-    if (!f->protocol || f->protocol_n == 0) {
-        kube_set_err(errmsg, "upgrade reply: server selected no subprotocol (offered %s)", offered);
-        return -1;
-    }
+    if (!ok_up)
+        return kube_set_err(errmsg, "upgrade reply: 101 without \"Upgrade: websocket\"");
+    if (!ok_conn)
+        return kube_set_err(errmsg, "upgrade reply: 101 without \"Connection: Upgrade\"");
+    if (!f->accept || f->accept_n != strlen(accept) || memcmp(f->accept, accept, f->accept_n) != 0)
+        return kube_set_err(errmsg, "upgrade reply: Sec-WebSocket-Accept %s (expected %s)",
+                            f->accept ? "does not match the key" : "missing", accept);
+    if (!f->protocol || f->protocol_n == 0)
+        return kube_set_err(errmsg, "upgrade reply: server selected no subprotocol (offered %s)", offered);
     r->protocol = dupn(f->protocol, f->protocol_n);
-    if (!r->protocol) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
-    if (strchr(r->protocol, ',') || !list_has(offered, r->protocol, 0)) {
-        kube_set_err(errmsg, "upgrade reply: server selected subprotocol \"%.60s\", which was not offered (%s)", r->protocol,
-                     offered);
-        return -1;
-    }
+    if (!r->protocol)
+        return kube_set_err(errmsg, "out of memory");
+    if (strchr(r->protocol, ',') || !list_has(offered, r->protocol, 0))
+        return kube_set_err(errmsg, "upgrade reply: server selected subprotocol \"%.60s\", which was not offered (%s)",
+                            r->protocol, offered);
     return 0;
 }
 
@@ -184,10 +167,8 @@ int kube_exec_parse_reply(const char *buf, size_t len, const char *accept, const
     r->retry_after_s = -1;
     const char *end = memmem(buf, len, "\r\n\r\n", 4);
     if (!end) {
-        if (len > MAX_HEAD) {
-            kube_set_err(errmsg, "upgrade reply: header over %d bytes", MAX_HEAD);
-            return -1;
-        }
+        if (len > MAX_HEAD)
+            return kube_set_err(errmsg, "upgrade reply: header over %d bytes", MAX_HEAD);
         return 0;
     }
     r->head_len = (size_t)(end - buf) + 4;

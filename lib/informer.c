@@ -420,7 +420,7 @@ struct kube_informer *kube_informer_new(struct kube_client *c, const struct kube
         release(inf);
         return NULL;
     }
-    if (kube_cond_init_monotonic(&inf->cond)) {
+    if (kube_cond_init_monotonic(&inf->cond, NULL) < 0) {
         kube_set_err(errmsg, "informer: cannot create a condition variable");
         pthread_mutex_destroy(&inf->mu);
         release(inf);
@@ -431,20 +431,16 @@ struct kube_informer *kube_informer_new(struct kube_client *c, const struct kube
 
 int kube_informer_start(struct kube_informer *inf, char **errmsg)
 {
-    if (inf->started || !inf->c) {
-        kube_set_err(errmsg, "informer %s: %s", inf->res.resource, inf->c ? "already started" : "no client");
-        return -1;
-    }
+    if (inf->started || !inf->c)
+        return kube_set_err(errmsg, "informer %s: %s", inf->res.resource, inf->c ? "already started" : "no client");
     /* the thread takes no signals: programs handle theirs (SIGCHLD, SIGTERM) on their own threads */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&inf->thr, NULL, run, inf);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
-        kube_set_err(errmsg, "informer %s: cannot start thread", inf->res.resource);
-        return -1;
-    }
+    if (rc)
+        return kube_set_err(errmsg, "informer %s: cannot start thread", inf->res.resource);
     inf->started = 1;
     return 0;
 }

@@ -136,14 +136,14 @@ static const char *type_name(const json_t *v)
     }
 }
 
-int kube_json_type_err(char **err, const char *path, const char *what, const json_t *v)
+int kube_json_type_err(char **errmsg, const char *path, const char *what, const json_t *v)
 {
-    return kube_set_err(err, "%s: expected %s, got %s", path, what, v ? type_name(v) : "nothing");
+    return kube_set_err(errmsg, "%s: expected %s, got %s", path, what, v ? type_name(v) : "nothing");
 }
 
-int kube_json_type_errk(char **err, const char *path, const char *key, const char *what, const json_t *v)
+int kube_json_type_errk(char **errmsg, const char *path, const char *key, const char *what, const json_t *v)
 {
-    return kube_set_err(err, "%s.%s: expected %s, got %s", path, key, what, v ? type_name(v) : "nothing");
+    return kube_set_err(errmsg, "%s.%s: expected %s, got %s", path, key, what, v ? type_name(v) : "nothing");
 }
 
 /* obj[key], or NULL when absent or JSON null. */
@@ -153,7 +153,7 @@ static json_t *present(const json_t *obj, const char *key)
     return json_is_null(v) ? NULL : v;
 }
 
-int kube_json_get_int(const json_t *obj, const char *key, const char *path, long long *out, char **err)
+int kube_json_get_int(const json_t *obj, const char *key, const char *path, long long *out, char **errmsg)
 {
     json_t *v = present(obj, key);
     if (!v)
@@ -167,34 +167,35 @@ int kube_json_get_int(const json_t *obj, const char *key, const char *path, long
         }
     }
     if (!json_is_integer(v))
-        return kube_json_type_errk(err, path, key, "an integer", v);
+        return kube_json_type_errk(errmsg, path, key, "an integer", v);
     *out = json_integer_value(v);
     return 0;
 }
 
-/* obj[key] when present and of type t (1), absent or null (0), or -1 with *err naming the field. */
-static int typed(const json_t *obj, const char *key, const char *path, json_type t, const char *what, json_t **v, char **err)
+/* obj[key] when present and of type t (1), absent or null (0), or -1 with *errmsg naming the field. */
+static int typed(const json_t *obj, const char *key, const char *path, json_type t, const char *what, json_t **v,
+                 char **errmsg)
 {
     *v = present(obj, key);
     if (!*v)
         return 0;
     int ok = t == JSON_TRUE ? json_is_boolean(*v) : json_typeof(*v) == t;
-    return ok ? 1 : kube_json_type_errk(err, path, key, what, *v);
+    return ok ? 1 : kube_json_type_errk(errmsg, path, key, what, *v);
 }
 
-int kube_json_get_bool(const json_t *obj, const char *key, const char *path, int *out, char **err)
+int kube_json_get_bool(const json_t *obj, const char *key, const char *path, int *out, char **errmsg)
 {
     json_t *v;
-    int rc = typed(obj, key, path, JSON_TRUE, "a boolean", &v, err);
+    int rc = typed(obj, key, path, JSON_TRUE, "a boolean", &v, errmsg);
     if (rc > 0)
         *out = json_is_true(v);
     return rc < 0 ? -1 : 0;
 }
 
-int kube_json_get_str(const json_t *obj, const char *key, const char *path, const char **out, char **err)
+int kube_json_get_str(const json_t *obj, const char *key, const char *path, const char **out, char **errmsg)
 {
     json_t *v;
-    int rc = typed(obj, key, path, JSON_STRING, "a string", &v, err);
+    int rc = typed(obj, key, path, JSON_STRING, "a string", &v, errmsg);
     if (rc > 0)
         *out = json_string_value(v);
     return rc < 0 ? -1 : 0;

@@ -61,10 +61,8 @@ static int read_pins(struct kube_sshi_keys *k, char **errmsg)
     size_t cap = 0, lineno = 0;
     ssize_t n;
     int rc = 0;
-    if (!f) {
-        kube_set_err(errmsg, "config: cannot read pinned host key %s: %s", k->pinned_path, strerror(errno));
-        return -1;
-    }
+    if (!f)
+        return kube_set_err(errmsg, "config: cannot read pinned host key %s: %s", k->pinned_path, strerror(errno));
     while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
         char *type;
         unsigned char *blob;

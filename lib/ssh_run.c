@@ -48,18 +48,14 @@ static int pump_remote(struct bridge *b, int stream, int fd)
             note_eagain(b, OP_READ);
             return progress;
         }
-        if (n < 0) {
-            kube_set_err(b->errmsg, "session: connection to %s lost: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
-            return -1;
-        }
+        if (n < 0)
+            return kube_set_err(b->errmsg, "session: connection to %s lost: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
         b->stuck = OP_NONE;
         if (n == 0)
             return progress;
-        if (fd >= 0 && kube_write_all(fd, b->outbuf, (size_t)n) < 0) {
-            kube_set_err(b->errmsg, "session: writing remote %s from %s: %s", stream ? "stderr" : "stdout", b->c->host,
-                         strerror(errno));
-            return -1;
-        }
+        if (fd >= 0 && kube_write_all(fd, b->outbuf, (size_t)n) < 0)
+            return kube_set_err(b->errmsg, "session: writing remote %s from %s: %s", stream ? "stderr" : "stdout",
+                                b->c->host, strerror(errno));
         progress = 1;
     }
 }
@@ -98,10 +94,8 @@ static int pump_stdin(struct bridge *b)
         drop_stdin(b);
         return 1;
     }
-    if (w < 0) {
-        kube_set_err(b->errmsg, "session: sending stdin to %s: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
-        return -1;
-    }
+    if (w < 0)
+        return kube_set_err(b->errmsg, "session: sending stdin to %s: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
     b->in_off += (size_t)w;
     if (b->in_off == b->in_len)
         b->in_off = b->in_len = 0;
@@ -119,10 +113,8 @@ static int pump_eof(struct bridge *b)
         return 0;
     }
     b->stuck = OP_NONE;
-    if (rc < 0 && rc != LIBSSH2_ERROR_CHANNEL_CLOSED) {
-        kube_set_err(b->errmsg, "session: sending EOF to %s: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
-        return -1;
-    }
+    if (rc < 0 && rc != LIBSSH2_ERROR_CHANNEL_CLOSED)
+        return kube_set_err(b->errmsg, "session: sending EOF to %s: %s", b->c->host, Kube_sshi_lasterr(b->c->s));
     b->eof_sent = 1;
     return 1;
 }
@@ -135,11 +127,9 @@ static int pump_close(struct bridge *b)
     int rc = libssh2_channel_wait_closed(b->ch);
     if (rc == LIBSSH2_ERROR_EAGAIN)
         return 0;
-    if (rc < 0 && rc != LIBSSH2_ERROR_INVAL) {
-        kube_set_err(b->errmsg, "session: connection to %s lost before the exit status: %s", b->c->host,
-                     Kube_sshi_lasterr(b->c->s));
-        return -1;
-    }
+    if (rc < 0 && rc != LIBSSH2_ERROR_INVAL)
+        return kube_set_err(b->errmsg, "session: connection to %s lost before the exit status: %s", b->c->host,
+                            Kube_sshi_lasterr(b->c->s));
     b->closed = 1;
     return 1;
 }
@@ -198,10 +188,8 @@ static int wait_io(struct bridge *b, int progress)
     if (b->c->cancel_fd >= 0)
         p[n++] = (struct pollfd){ .fd = b->c->cancel_fd, .events = POLLIN };
     int r = poll(p, (nfds_t)n, timeout);
-    if (r < 0 && errno != EINTR) {
-        kube_set_err(b->errmsg, "session: poll: %s", strerror(errno));
-        return -1;
-    }
+    if (r < 0 && errno != EINTR)
+        return kube_set_err(b->errmsg, "session: poll: %s", strerror(errno));
     if (r <= 0)
         return 0;
     if (want_in && p[1].revents)

@@ -74,18 +74,15 @@ static void kb_free(struct kbuf *b)
 /* Base64 of n bytes, optionally wrapped every `wrap` characters with '\n' (0 = one line). */
 static char *b64(const unsigned char *in, size_t n, size_t wrap)
 {
-    size_t enc = 4 * ((n + 2) / 3);
-    unsigned char *flat = malloc(enc + 1);
-    if (!flat)
-        return NULL;
-    EVP_EncodeBlock(flat, in, (int)n);
-    if (!wrap)
-        return (char *)flat;
+    char *flat = kube_base64_encode(in, n);
+    if (!flat || !wrap)
+        return flat;
+    size_t enc = strlen(flat);
     char *out = malloc(enc + enc / wrap + 2);
     if (out) {
         size_t o = 0;
         for (size_t i = 0; i < enc; i++) {
-            out[o++] = (char)flat[i];
+            out[o++] = flat[i];
             if ((i + 1) % wrap == 0 || i + 1 == enc)
                 out[o++] = '\n';
         }
@@ -184,10 +181,8 @@ int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line, con
     *public_line = NULL;
     if (!comment)
         comment = "";
-    if (strpbrk(comment, "\r\n")) {
-        kube_set_err(errmsg, "sshkey: comment must be a single line");
-        return -1;
-    }
+    if (strpbrk(comment, "\r\n"))
+        return kube_set_err(errmsg, "sshkey: comment must be a single line");
     if (keygen(sk, pk, errmsg) < 0)
         return -1;
     *private_openssh = format_private(sk, pk, comment);
@@ -199,8 +194,7 @@ int kube_sshkey_generate_ed25519(char **private_openssh, char **public_line, con
         free(*private_openssh);
         free(*public_line);
         *private_openssh = *public_line = NULL;
-        kube_set_err(errmsg, "sshkey: out of memory formatting the key pair");
-        return -1;
+        return kube_set_err(errmsg, "sshkey: out of memory formatting the key pair");
     }
     return 0;
 }

@@ -2,6 +2,7 @@
  * known_hosts or .pub file to (type, blob), and SHA256 fingerprints as OpenSSH prints
  * them. Used to pin worker host keys against the key the job distributes. */
 #include "kube/sshkey.h"
+#include "kube/util.h"
 
 #include <openssl/evp.h>
 #include <stdint.h>
@@ -48,25 +49,6 @@ static int next_token(const char *s, size_t len, size_t *pos, size_t *start, siz
     return 1;
 }
 
-/* Strict padded base64 → newly allocated bytes; 0 ok, -1 invalid. */
-static int b64_decode(const char *in, size_t n, unsigned char **out, size_t *out_len)
-{
-    if (n == 0 || n % 4 || n > (1u << 20))
-        return -1;
-    unsigned char *buf = malloc(n / 4 * 3 + 1);
-    if (!buf)
-        return -1;
-    int got = EVP_DecodeBlock(buf, (const unsigned char *)in, (int)n);
-    size_t pad = (in[n - 1] == '=') + (in[n - 2] == '=');
-    if (got < 0 || (size_t)got < pad || memchr(in, '=', n - pad)) {
-        free(buf);
-        return -1;
-    }
-    *out = buf;
-    *out_len = (size_t)got - pad;
-    return 0;
-}
-
 /* 1 when blob starts with the SSH string `type` (the key's own type name). */
 static int blob_has_type(const unsigned char *b, size_t n, const char *type, size_t tlen)
 {
@@ -90,7 +72,7 @@ int kube_sshkey_parse_line(const char *line, size_t len, char **type, unsigned c
         size_t bst, btl;
         if (!next_token(line, len, &pos, &bst, &btl))
             return -1;
-        if (b64_decode(line + bst, btl, blob, blob_len) < 0)
+        if (btl > (1u << 20) || kube_base64_decode_strict(line + bst, btl, blob, blob_len) < 0)
             return -1;
         if (!blob_has_type(*blob, *blob_len, line + st, tl) || !(*type = strndup(line + st, tl))) {
             free(*blob);
@@ -113,7 +95,7 @@ char *kube_sshkey_fingerprint(const unsigned char *blob, size_t blob_len)
     if (!out)
         return NULL;
     memcpy(out, "SHA256:", 7);
-    int n = EVP_EncodeBlock((unsigned char *)out + 7, md, (int)mdlen);
+    size_t n = kube_base64_encode_to(out + 7, md, mdlen);
     while (n > 0 && out[7 + n - 1] == '=')
         n--;
     out[7 + n] = '\0';

@@ -2,18 +2,21 @@
 #include "kube/timer.h"
 
 #include <errno.h>
+#include <string.h>
 
-int kube_cond_init_monotonic(pthread_cond_t *cv)
+#include "kube/util.h"
+
+int kube_cond_init_monotonic(pthread_cond_t *cv, char **errmsg)
 {
     pthread_condattr_t ca;
     int rc = pthread_condattr_init(&ca);
     if (rc)
-        return rc;
+        return kube_set_err(errmsg, "condition variable: %s", strerror(rc));
     rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     if (!rc)
         rc = pthread_cond_init(cv, &ca);
     pthread_condattr_destroy(&ca);
-    return rc;
+    return rc ? kube_set_err(errmsg, "condition variable: %s", strerror(rc)) : 0;
 }
 
 struct timespec kube_deadline_after_ms(int64_t ms)

@@ -214,19 +214,15 @@ static int tls_start(struct kube_conn *c, const struct kube_config *cfg, const s
 {
     if (!(c->ctx = Kube_tls_ctx_new(cfg, cred, errmsg)))
         return -1;
-    if (!(c->ssl = SSL_new(c->ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
-        kube_set_err(errmsg, "TLS: cannot create a session for %s", cfg->server);
-        return -1;
-    }
+    if (!(c->ssl = SSL_new(c->ctx)) || SSL_set_fd(c->ssl, c->fd) != 1)
+        return kube_set_err(errmsg, "TLS: cannot create a session for %s", cfg->server);
     unsigned char ip[16];
     int is_ip = inet_pton(AF_INET, name, ip) == 1 || inet_pton(AF_INET6, name, ip) == 1;
     X509_VERIFY_PARAM *vp = SSL_get0_param(c->ssl);
     int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(vp, name) == 1
                    : SSL_set_tlsext_host_name(c->ssl, name) == 1 && SSL_set1_host(c->ssl, name) == 1;
-    if (!ok) {
-        kube_set_err(errmsg, "TLS: cannot verify the server name \"%s\" of %s (%s)", name, cfg->server, cfg->origin);
-        return -1;
-    }
+    if (!ok)
+        return kube_set_err(errmsg, "TLS: cannot verify the server name \"%s\" of %s (%s)", name, cfg->server, cfg->origin);
     Kube_tls_session_offer(c->ssl, cfg, cred, session_dir);
     for (;;) {
         int r = no_sigpipe(c->ssl, do_connect, NULL, 0);
@@ -340,8 +336,7 @@ static int proxy_connect(const struct kube_config *cfg, const char *proxy_url, c
     if (proxy_userinfo(proxy_url, &proxy, &auth) < 0) {
         free(proxy);
         free(auth);
-        kube_set_err(errmsg, "out of memory");
-        return -1;
+        return kube_set_err(errmsg, "out of memory");
     }
     if (Kube_conn_split_server(proxy, &pscheme, &phost, &pport, &pprefix) < 0 || strcmp(pscheme, "http")) {
         kube_set_err(errmsg, "proxy %s for %s (%s): the exec connection supports http:// proxies only", proxy, cfg->server,

@@ -69,11 +69,9 @@ static int load_trust(SSL_CTX *ctx, const struct kube_config *cfg, char **errmsg
     int ok = cfg->ca_file   ? SSL_CTX_load_verify_locations(ctx, cfg->ca_file, NULL) == 1
              : cfg->ca_data ? add_ca_data(ctx, cfg->ca_data, cfg->ca_data_len) == 0
                             : SSL_CTX_set_default_verify_paths(ctx) == 1;
-    if (!ok) {
-        kube_set_err(errmsg, "TLS: cannot load %s (%s): %s", Kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin,
-                     Kube_tls_errstr(e, sizeof e, "no PEM certificate found"));
-        return -1;
-    }
+    if (!ok)
+        return kube_set_err(errmsg, "TLS: cannot load %s (%s): %s", Kube_tls_ca_desc(cfg, ca, sizeof ca), cfg->origin,
+                            Kube_tls_errstr(e, sizeof e, "no PEM certificate found"));
     return 0;
 }
 
@@ -125,11 +123,9 @@ static int load_identity(SSL_CTX *ctx, const struct kube_config *cfg, const stru
         what = "client-key-data";
     else if ((cfg->cert_file || cfg->cert_data) && (cfg->key_file || cfg->key_data) && SSL_CTX_check_private_key(ctx) != 1)
         what = "the client key (it does not match the certificate)";
-    if (what) {
-        kube_set_err(errmsg, "TLS: cannot use the client certificate/key (%s): %s: %s", cfg->origin, what,
-                     Kube_tls_errstr(e, sizeof e, "not a PEM certificate or key"));
-        return -1;
-    }
+    if (what)
+        return kube_set_err(errmsg, "TLS: cannot use the client certificate/key (%s): %s: %s", cfg->origin, what,
+                            Kube_tls_errstr(e, sizeof e, "not a PEM certificate or key"));
     return 0;
 }
 

@@ -57,8 +57,7 @@ static int reload(struct kube_token_state *t, const char *path, const struct sta
         len--;
     if (len == start) {
         free(data);
-        kube_set_err(errmsg, "token file %s is empty", path);
-        return -1;
+        return kube_set_err(errmsg, "token file %s is empty", path);
     }
     memmove(data, data + start, len - start);
     data[len - start] = '\0';

@@ -3,9 +3,12 @@
 #include "kube/util.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <openssl/evp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,17 +91,40 @@ char *kube_time_format_ms(int64_t epoch_ms, char *buf, size_t bufsz)
     return buf;
 }
 
+int kube_parse_int_n(const char *s, size_t len, long long lo, long long hi, long long *out)
+{
+    int neg = s && len > 0 && s[0] == '-' && lo < 0;
+    unsigned long long v = 0, lim = neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
+    if (!s || len <= (size_t)neg)
+        return -1;
+    for (size_t i = (size_t)neg; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    long long x = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
+    if (x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int kube_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    return kube_parse_int_n(s, s ? strlen(s) : 0, lo, hi, out);
+}
+
+/* n digits at *p (a field of an RFC 3339 time), advancing *p. */
 static int parse_digits(const char **p, int n, int *out)
 {
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        char c = (*p)[i];
-        if (c < '0' || c > '9')
-            return -1;
-        v = v * 10 + (c - '0');
-    }
+    long long v;
+    if (kube_parse_int_n(*p, (size_t)n, 0, LLONG_MAX, &v) < 0)
+        return -1;
     *p += n;
-    *out = v;
+    *out = (int)v;
     return 0;
 }
 
@@ -163,16 +189,13 @@ int kube_time_parse_ms(const char *s, int64_t *epoch_ms)
 int kube_read_file(const char *path, size_t max_len, char **out, size_t *len, char **errmsg)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        kube_set_err(errmsg, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    if (fd < 0)
+        return kube_set_err(errmsg, "%s: %s", path, strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
         close(fd);
-        kube_set_err(errmsg, "%s: out of memory", path);
-        return -1;
+        return kube_set_err(errmsg, "%s: out of memory", path);
     }
     for (;;) {
         if (n == cap) {
@@ -246,84 +269,97 @@ int kube_write_all_cancel(int fd, int cancel_fd, const void *buf, size_t len)
 
 int kube_write_all(int fd, const void *buf, size_t len) { return kube_write_all_cancel(fd, 0, buf, len); }
 
-static int b64val(unsigned char c)
+size_t kube_base64_encode_to(char *out, const void *in, size_t len)
 {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
+    const unsigned char *s = in;
+    size_t o = 0;
+    while (len > 0) { /* EVP_EncodeBlock takes an int: whole 3-byte groups a call */
+        size_t n = len > 3u << 20 ? 3u << 20 : len;
+        o += (size_t)EVP_EncodeBlock((unsigned char *)out + o, s, (int)n);
+        s += n;
+        len -= n;
+    }
+    out[o] = '\0';
+    return o;
+}
+
+char *kube_base64_encode(const void *in, size_t len)
+{
+    if (len > SIZE_MAX / 4 - 3)
+        return NULL;
+    char *out = malloc((len + 2) / 3 * 4 + 1);
+    if (out)
+        kube_base64_encode_to(out, in, len);
+    return out;
+}
+
+/* Decodes n characters of padded standard base64 (n a multiple of 4, '=' only at the end) with
+ * EVP_DecodeBlock, which decodes each '=' as zero bits: those bytes are dropped from *out_len
+ * but stay in the buffer, where *canonical checks the unused bits of the last character. */
+static int decode_blocks(const char *in, size_t n, unsigned char **out, size_t *out_len, int *canonical)
+{
+    size_t pad = n >= 1 && in[n - 1] == '=' ? 1 + (n >= 2 && in[n - 2] == '=') : 0;
+    if (n % 4 || n > INT_MAX || memchr(in, '=', n - pad))
+        return -1;
+    unsigned char *buf = malloc(n / 4 * 3 + 1);
+    if (!buf)
+        return -1;
+    int got = n ? EVP_DecodeBlock(buf, (const unsigned char *)in, (int)n) : 0;
+    if (got < 0 || (size_t)got < pad) {
+        free(buf);
+        return -1;
+    }
+    *out_len = (size_t)got - pad;
+    *canonical = pad == 0 || (buf[*out_len] == 0 && buf[got - 1] == 0);
+    buf[*out_len] = '\0';
+    *out = buf;
+    return 0;
+}
+
+int kube_base64_decode_strict(const char *in, size_t in_len, unsigned char **out, size_t *out_len)
+{
+    int canonical;
+    if (in_len == 0)
+        return -1;
+    return decode_blocks(in, in_len, out, out_len, &canonical);
 }
 
 int kube_base64_decode(const char *in, size_t in_len, char **out, size_t *out_len)
 {
-    char *buf = malloc(in_len / 4 * 3 + 4);
-    if (!buf)
+    /* to EVP's grammar: whitespace dropped, URL-safe letters mapped, padding redone */
+    char *t = malloc(in_len + 4);
+    if (!t)
         return -1;
-    size_t n = 0;
-    unsigned acc = 0;
-    int bits = 0, pad = 0;
-    for (size_t i = 0; i < in_len; i++) {
-        unsigned char c = (unsigned char)in[i];
+    size_t n = 0, pad = 0;
+    int bad = 0;
+    for (size_t i = 0; i < in_len && !bad; i++) {
+        char c = in[i];
         if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
             continue;
         if (c == '=') {
             pad++;
             continue;
         }
-        int v = b64val(c);
-        if (v < 0 || pad)
-            goto bad;
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[n++] = (char)((acc >> bits) & 0xff);
-        }
+        bad = pad > 0 || c == '\0';
+        t[n++] = c == '-' ? '+' : c == '_' ? '/' : c;
     }
-    /* leftover bits: 0 (ok), 2 or 4 (ok, padding optional), 6 (a lone char: invalid) */
-    if (bits == 6 || pad > 2 || (acc & ((1u << bits) - 1)) != 0)
-        goto bad;
-    buf[n] = '\0';
-    *out = buf;
+    bad = bad || pad > 2 || n % 4 == 1;
+    while (n % 4)
+        t[n++] = '=';
+    unsigned char *dec = NULL;
+    size_t dlen = 0;
+    int canonical = 0;
+    if (!bad && decode_blocks(t, n, &dec, &dlen, &canonical) == 0 && !canonical) {
+        free(dec);
+        dec = NULL;
+    }
+    free(t);
+    if (!dec)
+        return -1;
+    *out = (char *)dec;
     if (out_len)
-        *out_len = n;
+        *out_len = dlen;
     return 0;
-bad:
-    free(buf);
-    return -1;
-}
-
-char *kube_base64_encode(const void *in, size_t len)
-{
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *s = in;
-    char *out = malloc((len + 2) / 3 * 4 + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0, i = 0;
-    for (; i + 2 < len; i += 3) {
-        unsigned v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
-        out[o++] = tbl[v >> 18];
-        out[o++] = tbl[(v >> 12) & 63];
-        out[o++] = tbl[(v >> 6) & 63];
-        out[o++] = tbl[v & 63];
-    }
-    if (i < len) {
-        unsigned v = (unsigned)s[i] << 16 | (i + 1 < len ? (unsigned)s[i + 1] << 8 : 0);
-        out[o++] = tbl[v >> 18];
-        out[o++] = tbl[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
-        out[o++] = '=';
-    }
-    out[o] = '\0';
-    return out;
 }
 
 void kube_sleep_ms(int64_t ms)

@@ -31,10 +31,8 @@ int kube_watch_parse_line(const char *line, size_t len, struct kube_watch_event 
         return 1;
     json_error_t jerr;
     json_t *v = json_loadb(line + start, len - start, 0, &jerr);
-    if (!v) {
-        kube_set_err(errmsg, "watch event is not JSON (column %d: %s)", jerr.column, jerr.text);
-        return -1;
-    }
+    if (!v)
+        return kube_set_err(errmsg, "watch event is not JSON (column %d: %s)", jerr.column, jerr.text);
     const char *type = json_string_value(json_object_get(v, "type"));
     json_t *obj = json_object_get(v, "object");
     int t = -1;
@@ -89,19 +87,15 @@ size_t kube_watch_parser_pending(const struct kube_watch_parser *p)
 
 static int hold(struct kube_watch_parser *p, const char *data, size_t n, char **errmsg)
 {
-    if (p->len + n > p->max_line) {
-        kube_set_err(errmsg, "watch event longer than %zu bytes", p->max_line);
-        return -1;
-    }
+    if (p->len + n > p->max_line)
+        return kube_set_err(errmsg, "watch event longer than %zu bytes", p->max_line);
     if (p->len + n > p->cap) {
         size_t ncap = p->cap ? p->cap : 4096;
         while (ncap < p->len + n)
             ncap *= 2;
         char *nb = realloc(p->buf, ncap);
-        if (!nb) {
-            kube_set_err(errmsg, "out of memory buffering a watch event");
-            return -1;
-        }
+        if (!nb)
+            return kube_set_err(errmsg, "out of memory buffering a watch event");
         p->buf = nb;
         p->cap = ncap;
     }
@@ -139,10 +133,8 @@ int kube_watch_parser_feed(struct kube_watch_parser *p, const char *data, size_t
             p->len = 0; /* the bytes stay valid until the next hold */
             r = emit(p->buf, total, cb, ud, errmsg);
         } else {
-            if (n > p->max_line) {
-                kube_set_err(errmsg, "watch event longer than %zu bytes", p->max_line);
-                return -1;
-            }
+            if (n > p->max_line)
+                return kube_set_err(errmsg, "watch event longer than %zu bytes", p->max_line);
             r = emit(data, n, cb, ud, errmsg);
         }
         data += n + 1;

@@ -2,6 +2,7 @@
  * payload masking, close payloads and codes, and the opening-handshake
  * Sec-WebSocket-Key / Sec-WebSocket-Accept computation. */
 #include "kube/ws.h"
+#include "kube/util.h"
 
 #include <errno.h>
 #include <openssl/evp.h>
@@ -111,7 +112,7 @@ int kube_ws_make_key(char key[25])
     uint8_t raw[16];
     if (kube_ws_random(raw, sizeof(raw)) < 0)
         return -1;
-    return EVP_EncodeBlock((unsigned char *)key, raw, sizeof(raw)) == 24 ? 0 : -1;
+    return kube_base64_encode_to(key, raw, sizeof(raw)) == 24 ? 0 : -1;
 }
 
 int kube_ws_accept_for(const char *key, char accept[29])
@@ -128,5 +129,5 @@ int kube_ws_accept_for(const char *key, char accept[29])
     EVP_MD_CTX_free(c);
     if (!ok || mdlen != 20)
         return -1;
-    return EVP_EncodeBlock((unsigned char *)accept, md, 20) == 28 ? 0 : -1;
+    return kube_base64_encode_to(accept, md, 20) == 28 ? 0 : -1;
 }

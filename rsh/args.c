@@ -16,11 +16,8 @@ static const char SSH_OPTS[] = "1246ab:c:e:fgi:kl:m:no:p:qstvxAB:CD:E:F:GI:J:KL:
 
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
-    char *end;
-    if (!s || !*s)
-        return -1;
-    long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > hi)
+    long long v;
+    if (kube_parse_int(s, lo, hi, &v) < 0)
         return -1;
     *out = (int)v;
     return 0;
@@ -34,22 +31,16 @@ static int ssh_config_option(struct rsh_opts *o, const char *kv, char **errmsg)
     while (*v == '=' || *v == ' ' || *v == '\t')
         v++;
     if (kl == 4 && strncasecmp(kv, "Port", 4) == 0) {
-        if (parse_int(v, 1, 65535, &o->port) < 0) {
-            kube_set_err(errmsg, "-o Port: expected 1-65535, got \"%s\"", v);
-            return -1;
-        }
+        if (parse_int(v, 1, 65535, &o->port) < 0)
+            return kube_set_err(errmsg, "-o Port: expected 1-65535, got \"%s\"", v);
     } else if (kl == 4 && strncasecmp(kv, "User", 4) == 0) {
         o->user = v;
     } else if (kl == 18 && strncasecmp(kv, "ConnectionAttempts", 18) == 0) {
-        if (parse_int(v, 1, 1000, &o->attempts) < 0) {
-            kube_set_err(errmsg, "-o ConnectionAttempts: expected 1-1000, got \"%s\"", v);
-            return -1;
-        }
+        if (parse_int(v, 1, 1000, &o->attempts) < 0)
+            return kube_set_err(errmsg, "-o ConnectionAttempts: expected 1-1000, got \"%s\"", v);
     } else if (kl == 14 && strncasecmp(kv, "ConnectTimeout", 14) == 0) {
-        if (parse_int(v, 1, 3600, &o->connect_timeout_s) < 0) {
-            kube_set_err(errmsg, "-o ConnectTimeout: expected 1-3600 seconds, got \"%s\"", v);
-            return -1;
-        }
+        if (parse_int(v, 1, 3600, &o->connect_timeout_s) < 0)
+            return kube_set_err(errmsg, "-o ConnectTimeout: expected 1-3600 seconds, got \"%s\"", v);
     }
     /* everything else (StrictHostKeyChecking, UserKnownHostsFile, BatchMode ...) is accepted and ignored:
        host keys are always checked against the job's key, never interactively */
@@ -66,10 +57,8 @@ static int short_option(struct rsh_opts *o, int c, const char *val, char **errms
     case 'l': o->user = val; break;
     case 'i': o->identity = val; break;
     case 'p':
-        if (parse_int(val, 1, 65535, &o->port) < 0) {
-            kube_set_err(errmsg, "-p: expected a port 1-65535, got \"%s\"", val);
-            return -1;
-        }
+        if (parse_int(val, 1, 65535, &o->port) < 0)
+            return kube_set_err(errmsg, "-p: expected a port 1-65535, got \"%s\"", val);
         break;
     case 'o': return ssh_config_option(o, val, errmsg);
     default: break; /* -x -T -t -A -C -4 -6 -F file ... accepted and ignored */
@@ -83,10 +72,8 @@ static int short_word(struct rsh_opts *o, int argc, char **argv, int i, char **e
     const char *w = argv[i];
     for (size_t k = 1; w[k]; k++) {
         const char *spec = strchr(SSH_OPTS, w[k]);
-        if (!spec || w[k] == ':') {
-            kube_set_err(errmsg, "unknown option -%c", w[k]);
-            return -1;
-        }
+        if (!spec || w[k] == ':')
+            return kube_set_err(errmsg, "unknown option -%c", w[k]);
         if (spec[1] != ':') {
             if (short_option(o, w[k], NULL, errmsg) < 0)
                 return -1;
@@ -94,10 +81,8 @@ static int short_word(struct rsh_opts *o, int argc, char **argv, int i, char **e
         }
         if (w[k + 1])
             return short_option(o, w[k], w + k + 1, errmsg) < 0 ? -1 : 1;
-        if (i + 1 >= argc) {
-            kube_set_err(errmsg, "option -%c needs a value", w[k]);
-            return -1;
-        }
+        if (i + 1 >= argc)
+            return kube_set_err(errmsg, "option -%c needs a value", w[k]);
         return short_option(o, w[k], argv[i + 1], errmsg) < 0 ? -1 : 2;
     }
     return 1;
@@ -114,19 +99,15 @@ static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **er
     for (k = 0; names[k]; k++)
         if (strlen(names[k]) == nl && strncmp(w, names[k], nl) == 0)
             break;
-    if (!names[k]) {
-        kube_set_err(errmsg, "unknown option --%.*s", (int)nl, w);
-        return -1;
-    }
+    if (!names[k])
+        return kube_set_err(errmsg, "unknown option --%.*s", (int)nl, w);
     if (k == 7) {
         o->no_session_tag = 1;
         return 1;
     }
     const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-    if (!val) {
-        kube_set_err(errmsg, "option --%s needs a value", names[k]);
-        return -1;
-    }
+    if (!val)
+        return kube_set_err(errmsg, "option --%s needs a value", names[k]);
     int used = eq ? 1 : 2;
     switch (k) {
     case 0: o->namespace = val; break;
@@ -134,10 +115,8 @@ static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **er
     case 2: o->kubeconfig = val; break;
     case 3: o->context = val; break;
     case 4:
-        if (mpik8s_transport_parse(val, &o->transport) < 0) {
-            kube_set_err(errmsg, "--transport: expected exec or ssh, got \"%s\"", val);
-            return -1;
-        }
+        if (mpik8s_transport_parse(val, &o->transport) < 0)
+            return kube_set_err(errmsg, "--transport: expected exec or ssh, got \"%s\"", val);
         o->transport_set = 1;
         break;
     case 5: o->ssh_dir = val; break;
@@ -146,10 +125,8 @@ static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **er
             o->proto = 5;
         else if (strcmp(val, "v4") == 0)
             o->proto = 4;
-        else {
-            kube_set_err(errmsg, "--protocol: expected v5 or v4, got \"%s\"", val);
-            return -1;
-        }
+        else
+            return kube_set_err(errmsg, "--protocol: expected v5 or v4, got \"%s\"", val);
         break;
     }
     return used;
@@ -199,10 +176,8 @@ int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg)
             return -1;
         i += used;
     }
-    if (!o->host || !*o->host) {
-        kube_set_err(errmsg, "usage: mpi-rsh [ssh options] HOST COMMAND...");
-        return -1;
-    }
+    if (!o->host || !*o->host)
+        return kube_set_err(errmsg, "usage: mpi-rsh [ssh options] HOST COMMAND...");
     const char *at = strrchr(o->host, '@');
     if (at) {
         if (!o->user) {
@@ -211,15 +186,11 @@ int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg)
         }
         o->host = at + 1;
     }
-    if (i >= argc) {
-        kube_set_err(errmsg, "no command given for %s (interactive shells are not supported)", o->host);
-        return -1;
-    }
+    if (i >= argc)
+        return kube_set_err(errmsg, "no command given for %s (interactive shells are not supported)", o->host);
     o->command = join_words(argc, argv, i);
-    if (!o->command) {
-        kube_set_err(errmsg, "out of memory");
-        return -1;
-    }
+    if (!o->command)
+        return kube_set_err(errmsg, "out of memory");
     return 0;
 }
 

@@ -60,15 +60,16 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     x.cancel_fd = rsh_sig_pipe[0];
     x.user_agent = "mpi-rsh/0.1";
     x.tls_session_dir = o->tls_dir;
-    code = kube_exec_run(cfg, &x, &r);
-    if (r.outcome == KUBE_EXEC_CANCELLED) {
+    int outcome = kube_exec_run(cfg, &x, &r);
+    code = r.exit_code;
+    if (outcome == KUBE_EXEC_CANCELLED) {
         if (tagged)
             rsh_remote_kill(cfg, &x, tag);
         code = 128 + (rsh_got_signal ? rsh_got_signal : SIGTERM);
-    } else if (r.message && (r.outcome != KUBE_EXEC_EXITED || code == 255)) {
+    } else if (r.message && (outcome != KUBE_EXEC_EXITED || code == 255)) {
         die_msg(o, pod, r.message);
     }
-    if (code == 0 && r.outcome != KUBE_EXEC_EXITED)
+    if (code == 0 && outcome != KUBE_EXEC_EXITED)
         code = 255; /* never 0 without a Success status */
     kube_exec_result_free(&r);
 out:

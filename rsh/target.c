@@ -77,12 +77,9 @@ static int env_int(const char *name, int lo, int hi, int *out, char **errmsg)
     const char *v = getenv(name);
     if (!v || !*v)
         return 0;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || x < lo || x > hi) {
-        kube_set_err(errmsg, "%s: expected a number %d-%d, got \"%s\"", name, lo, hi, v);
-        return -1;
-    }
+    long long x;
+    if (kube_parse_int(v, lo, hi, &x) < 0)
+        return kube_set_err(errmsg, "%s: expected a number %d-%d, got \"%s\"", name, lo, hi, v);
     *out = (int)x;
     return 0;
 }
@@ -103,10 +100,8 @@ int rsh_apply_env(struct rsh_opts *o, char **errmsg)
         o->ssh_dir = env_str(MPIK8S_ENV_SSH_DIR);
     if (!o->transport_set && env_str(MPIK8S_ENV_TRANSPORT)) {
         const char *t = env_str(MPIK8S_ENV_TRANSPORT);
-        if (mpik8s_transport_parse(t, &o->transport) < 0) {
-            kube_set_err(errmsg, MPIK8S_ENV_TRANSPORT ": expected exec or ssh, got \"%s\"", t);
-            return -1;
-        }
+        if (mpik8s_transport_parse(t, &o->transport) < 0)
+            return kube_set_err(errmsg, MPIK8S_ENV_TRANSPORT ": expected exec or ssh, got \"%s\"", t);
     }
     if (!o->port && env_int(MPIK8S_ENV_SSH_PORT, 1, 65535, &o->port, errmsg) < 0)
         return -1;
@@ -116,10 +111,8 @@ int rsh_apply_env(struct rsh_opts *o, char **errmsg)
         return -1;
     const char *tls = getenv(MPIK8S_RSH_ENV_TLS_CACHE_DIR);
     o->tls_dir_set = tls != NULL;
-    if (tls && *tls && !(o->tls_dir = strdup(tls))) {
-        kube_set_err(errmsg, "MPI_RSH_TLS_CACHE_DIR: out of memory");
-        return -1;
-    }
+    if (tls && *tls && !(o->tls_dir = strdup(tls)))
+        return kube_set_err(errmsg, "MPI_RSH_TLS_CACHE_DIR: out of memory");
     return 0;
 }
 

@@ -42,13 +42,14 @@ struct kube_exec_opts {
                                   * instead of a full handshake; NULL/"" = in this process only */
 };
 
-/* How the session ended. */
+/* How the session ended: kube_exec_run's return value, the library's convention (docs/library.md,
+ * "Errors"): 0 when the remote status arrived, else a negative code with r->message. */
 enum kube_exec_outcome {
-    KUBE_EXEC_EXITED = 0,   /* the server reported an exit status (exit_code is it) */
-    KUBE_EXEC_REFUSED,      /* connect/TLS/upgrade failed: the command never started */
-    KUBE_EXEC_STREAM_ERROR, /* the stream ended without a status (exit_code 255) */
-    KUBE_EXEC_CANCELLED,    /* cancel_fd fired */
-    KUBE_EXEC_TIMEOUT,      /* timeout_ms passed before the status (exit_code 255) */
+    KUBE_EXEC_EXITED = 0,        /* the server reported an exit status (exit_code is it) */
+    KUBE_EXEC_REFUSED = -1,      /* connect/TLS/upgrade failed: the command never started */
+    KUBE_EXEC_STREAM_ERROR = -2, /* the stream ended without a status (exit_code 255) */
+    KUBE_EXEC_CANCELLED = -3,    /* cancel_fd fired */
+    KUBE_EXEC_TIMEOUT = -4,      /* timeout_ms passed before the status (exit_code 255) */
 };
 
 struct kube_exec_result {
@@ -64,8 +65,10 @@ struct kube_exec_result {
 
 /* Fills o with the defaults (fds 0/1/2, proto AUTO, everything else 0 = default). */
 void kube_exec_opts_default(struct kube_exec_opts *o);
-/* Runs o->command in the pod and returns the exit code (0..255; r->exit_code too). Never
- * returns 0 unless the remote status said Success. r must be released with kube_exec_result_free. */
+/* Runs o->command in the pod. Returns 0 when the remote exit status arrived (r->exit_code is it,
+ * 0..255; never 0 unless the status said Success), else a negative kube_exec_outcome with
+ * r->message saying why (r->exit_code 255, what mpi-rsh exits with). r->outcome repeats the return
+ * value. r must be released with kube_exec_result_free. */
 int kube_exec_run(const struct kube_config *cfg, const struct kube_exec_opts *o, struct kube_exec_result *r);
 /* Frees what r owns and zeroes it. */
 void kube_exec_result_free(struct kube_exec_result *r);

@@ -38,16 +38,16 @@ json_t *kube_json_find(const json_t *arr, const char *key, const char *value);
 /* Returns 1 if a and b are equal JSON (NULL equals only NULL). */
 int kube_json_equal(const json_t *a, const json_t *b);
 
-/* "<path>: expected <what>, got <JSON type of v, or nothing>" into *err; returns -1. */
-int kube_json_type_err(char **err, const char *path, const char *what, const json_t *v);
-/* "<path>.<key>: expected <what>, got ..." into *err; returns -1. */
-int kube_json_type_errk(char **err, const char *path, const char *key, const char *what, const json_t *v);
+/* "<path>: expected <what>, got <JSON type of v, or nothing>" into *errmsg; returns -1. */
+int kube_json_type_err(char **errmsg, const char *path, const char *what, const json_t *v);
+/* "<path>.<key>: expected <what>, got ..." into *errmsg; returns -1. */
+int kube_json_type_errk(char **errmsg, const char *path, const char *key, const char *what, const json_t *v);
 /* Typed reads of obj[key] into *out when present (absent or null leaves *out alone): 0 ok,
- * -1 with *err "<path>.<key>: expected ..." on a wrong type. An integer accepts a whole
+ * -1 with *errmsg "<path>.<key>: expected ..." on a wrong type. An integer accepts a whole
  * number written with a fraction (2.0); a string is borrowed. */
-int kube_json_get_int(const json_t *obj, const char *key, const char *path, long long *out, char **err);
-int kube_json_get_bool(const json_t *obj, const char *key, const char *path, int *out, char **err);
-int kube_json_get_str(const json_t *obj, const char *key, const char *path, const char **out, char **err);
+int kube_json_get_int(const json_t *obj, const char *key, const char *path, long long *out, char **errmsg);
+int kube_json_get_bool(const json_t *obj, const char *key, const char *path, int *out, char **errmsg);
+int kube_json_get_str(const json_t *obj, const char *key, const char *path, const char **out, char **errmsg);
 
 /* obj[key], replaced by a new empty object (array) when missing or of another type; borrowed,
  * NULL on allocation failure. */

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <time.h>
 
-/* Initialises cv to time its waits on CLOCK_MONOTONIC. 0 ok, else an errno value. */
-int kube_cond_init_monotonic(pthread_cond_t *cv);
+/* Initialises cv to time its waits on CLOCK_MONOTONIC. 0 ok, -1 with *errmsg (NULL: not wanted). */
+int kube_cond_init_monotonic(pthread_cond_t *cv, char **errmsg);
 /* The CLOCK_MONOTONIC time ms milliseconds from now (ms < 0 counts as 0). */
 struct timespec kube_deadline_after_ms(int64_t ms);
 /* Waits on cv (initialised by kube_cond_init_monotonic; mu held) until signalled or until

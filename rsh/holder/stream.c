@@ -217,16 +217,16 @@ static int run(struct stream *st)
     x.cancel_fd = st->sock;
     x.user_agent = "mpi-rsh/0.1 (holder)";
     x.tls_session_dir = st->h->tls_dir;
-    int code = kube_exec_run(cfg, &x, &r);
-    if (r.outcome == KUBE_EXEC_CANCELLED) {
+    int outcome = kube_exec_run(cfg, &x, &r), code = r.exit_code;
+    if (outcome == KUBE_EXEC_CANCELLED) {
         int sig = cancel_signal(st->sock);
         if (tagged)
             rsh_remote_kill(cfg, &x, tag);
         code = 128 + sig;
-    } else if (r.message && (r.outcome != KUBE_EXEC_EXITED || code == 255)) {
+    } else if (r.message && (outcome != KUBE_EXEC_EXITED || code == 255)) {
         dprintf(st->fds[2], "mpi-rsh: %s: %s\n", pod, r.message);
     }
-    if (code == 0 && r.outcome != KUBE_EXEC_EXITED)
+    if (code == 0 && outcome != KUBE_EXEC_EXITED)
         code = 255; /* never 0 without a Success status */
     kube_exec_result_free(&r);
     free(cmd);

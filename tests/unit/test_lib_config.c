@@ -225,6 +225,20 @@ static void test_malformed(void **st)
                            base, cl);
     expect_error(s, NULL, "users[0].user.exec.argz: unknown field");
     free(s);
+    static const char *const lists[][2] = {
+        { "args: x", "users[0].user.exec.args: expected a list of strings" },
+        { "args: [a, [1]]", "users[0].user.exec.args[1]: expected a string" },
+        { "env: {a: b}", "users[0].user.exec.env: expected a list of {name, value}" },
+        { "env: [{name: A}]", "users[0].user.exec.env[0]: expected {name: NAME, value: STRING}" },
+        { "env: [{name: A, value: b}, {name: 'B=', value: c}]", "users[0].user.exec.env[1]: expected {name" },
+    };
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    exec: {command: aws, apiVersion: "
+                               "client.authentication.k8s.io/v1beta1, %s}\n",
+                               base, cl, lists[i][0]);
+        expect_error(s, NULL, lists[i][1]);
+        free(s);
+    }
     s = kube_strdup_printf("%s%susers:\n- name: u\n  user:\n    tokn: x\n", base, cl);
     expect_error(s, NULL, "users[0].user.tokn: unknown field");
     free(s);

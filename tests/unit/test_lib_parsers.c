@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -212,6 +213,33 @@ static void test_selector(void **st)
     free(err);
 }
 
+static void test_parse_int(void **st)
+{
+    (void)st;
+    long long v = 7;
+    assert_int_equal(kube_parse_int("42", 0, 100, &v), 0);
+    assert_int_equal(v, 42);
+    assert_int_equal(kube_parse_int("-5", -10, 10, &v), 0);
+    assert_int_equal(v, -5);
+    assert_int_equal(kube_parse_int("9223372036854775807", 0, LLONG_MAX, &v), 0);
+    assert_true(v == LLONG_MAX);
+    assert_int_equal(kube_parse_int("-9223372036854775808", LLONG_MIN, 0, &v), 0);
+    assert_true(v == LLONG_MIN);
+    v = 7;
+    static const char *const bad[] = { "", "-5", "+5", " 5", "5 ", "5x", "0x10", "101", "-", "9223372036854775808" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(kube_parse_int(bad[i], 0, 100, &v), -1);
+    assert_int_equal(kube_parse_int(NULL, 0, 100, &v), -1);
+    assert_int_equal(kube_parse_int("-9223372036854775809", LLONG_MIN, 0, &v), -1);
+    assert_int_equal(v, 7);
+    errno = 0;
+    assert_int_equal(kube_parse_int("99999999999999999999", 0, LLONG_MAX, &v), -1);
+    assert_int_equal(errno, 0);
+    assert_int_equal(kube_parse_int_n("12ab", 2, 0, 100, &v), 0); /* reads only len bytes */
+    assert_int_equal(v, 12);
+    assert_int_equal(kube_parse_int_n("1\0", 3, 0, 100, &v), -1); /* stops at the NUL */
+}
+
 static void test_base64_time(void **st)
 {
     (void)st;
@@ -233,6 +261,20 @@ static void test_base64_time(void **st)
     char *enc = kube_base64_encode("hello!?", 7);
     assert_string_equal(enc, "aGVsbG8hPw==");
     free(enc);
+    assert_int_equal(kube_base64_decode("QR==", 4, &out, &n), -1); /* unused bits set */
+    assert_int_equal(kube_base64_decode("a-_w", 4, &out, &n), 0);  /* URL-safe letters */
+    assert_int_equal(n, 3);
+    free(out);
+    unsigned char *blob = NULL;
+    assert_int_equal(kube_base64_decode_strict("aGVsbG8=", 8, &blob, &n), 0);
+    assert_int_equal(n, 5);
+    free(blob);
+    assert_int_equal(kube_base64_decode_strict("aGVsbG8", 7, &blob, &n), -1);
+    assert_int_equal(kube_base64_decode_strict("aG=sbG8=", 8, &blob, &n), -1);
+    assert_int_equal(kube_base64_decode_strict("", 0, &blob, &n), -1);
+    char key[25];
+    assert_int_equal(kube_base64_encode_to(key, "0123456789abcdef", 16), 24);
+    assert_string_equal(key, "MDEyMzQ1Njc4OWFiY2RlZg==");
 
     int64_t ms = 0;
     assert_int_equal(kube_time_parse_ms("2026-11-30T06:01:02Z", &ms), 0);
@@ -461,8 +503,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_url_escape),    cmocka_unit_test(test_query_builder), cmocka_unit_test(test_resource_path),
         cmocka_unit_test(test_status_decode), cmocka_unit_test(test_selector),      cmocka_unit_test(test_base64_time),
-        cmocka_unit_test(test_json_path),     cmocka_unit_test(test_backoff),       cmocka_unit_test(test_log_format),
-        cmocka_unit_test(test_cancel),        cmocka_unit_test(test_json_fields),   cmocka_unit_test(test_write_all),
+        cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_json_path),     cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_log_format),    cmocka_unit_test(test_cancel),        cmocka_unit_test(test_json_fields),
+        cmocka_unit_test(test_write_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
