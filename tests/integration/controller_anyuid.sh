@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# timeout: 420
+# A launcher and workers that run under a UID with no passwd entry (OpenShift's
+# restricted-v2 picks such a UID from the namespace's range), exec transport, image
+# debian:bookworm: the job succeeds and mpirun's log carries no Open MPI WARNING. Open
+# MPI's rsh launcher takes the local shell from getpwuid(getuid())->pw_shell, else from
+# $SHELL, and otherwise prints "WARNING: local probe returned unhandled shell:unknown
+# assuming bash"; the launch environment gives it SHELL. Run twice: through
+# `mpi-agent run` (agent/launch_env.c) and with mpi-k8s.io/agent-run "false", where only
+# the variables the operator put in the pod spec (flavour_env) reach mpirun.
+set -u
+. "$(dirname "$0")/controller_common.bash"
+command -v mpirun >/dev/null || { echo "skip: no mpirun"; exit 77; }
+ctl_cluster
+ctl_start a --leader-elect=false
+UID_=1000870000
+getent passwd "$UID_" >/dev/null && ks_fail "uid $UID_ has a passwd entry on this host: the test needs one without"
+job() { # NAME AGENT_RUN
+  cat <<YAML
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: $1
+  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/agent-run: "$2", mpi-k8s.io/worker-timeout: "120"}
+spec:
+  slotsPerWorker: 1
+  runPolicy: {cleanPodPolicy: Running}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          securityContext: {runAsUser: $UID_, runAsGroup: 0}
+          containers:
+          - name: l
+            image: debian:bookworm
+            command: [mpirun, -np, "2", sh, -c, 'echo rank-\$OMPI_COMM_WORLD_RANK uid-\$(id -u)']
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          securityContext: {runAsUser: $UID_, runAsGroup: 0}
+          containers:
+          - {name: w, image: debian:bookworm}
+YAML
+}
+job uidjob true | kc create -f - >/dev/null || ks_fail "create uidjob"
+job uidjob-plain false | kc create -f - >/dev/null || ks_fail "create uidjob-plain"
+done_() { [ "$(cond "$1" Succeeded status)" = True ] || [ "$(cond "$1" Failed status)" = True ]; }
+for n in uidjob uidjob-plain; do
+  ks_wait_for "done_ $n" 240 || true
+  out=$(kc logs -l "mpi_job_name=$n,mpi_role_type=launcher" -c l --tail 200 2>&1)
+  [ "$(cond "$n" Succeeded status)" = True ] || {
+    kc get pods -o wide; kc logs -l "mpi_job_name=$n,mpi_role_type=launcher" --all-containers --tail 40
+    ks_fail "$n did not succeed: $out"
+  }
+  for r in 0 1; do
+    grep -qx "rank-$r uid-$UID_" <<<"$out" || ks_fail "$n: no 'rank-$r uid-$UID_' in: $out"
+  done
+  if grep -q WARNING <<<"$out"; then
+    ks_fail "$n: the launcher log carries a WARNING: $(grep WARNING <<<"$out")"
+  fi
+  echo "$n: 2 ranks as uid $UID_, no WARNING"
+done
+echo PASS
