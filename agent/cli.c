@@ -4,6 +4,7 @@
 #include "agent.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,20 @@ static int parse_count(const char *what, const char *s, int *out)
     return 0;
 }
 
+/* A uid as Kubernetes allows runAsUser: 0..2147483647 (OpenShift assigns ones like 1000870000). */
+static int parse_uid(const char *what, const char *s, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > INT_MAX) {
+        fprintf(stderr, "mpi-agent: %s: expected a uid 0-%d, got \"%s\"\n", what, INT_MAX, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 static int set_str(char **dst, const char *v)
 {
     free(*dst);
@@ -202,7 +217,7 @@ static int opts_from_env(struct agent_opts *o)
         return -1;
     if ((v = getenv(MPIK8S_ENV_SSH_PORT)) && *v && parse_count(MPIK8S_ENV_SSH_PORT, v, &o->ssh_port) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_LAUNCHER_UID)) && *v && parse_count(MPIK8S_ENV_LAUNCHER_UID, v, &o->launcher_uid) < 0)
+    if ((v = getenv(MPIK8S_ENV_LAUNCHER_UID)) && *v && parse_uid(MPIK8S_ENV_LAUNCHER_UID, v, &o->launcher_uid) < 0)
         return -1;
     if ((v = getenv(MPIK8S_ENV_WORKERS)) && *v && parse_count(MPIK8S_ENV_WORKERS, v, &o->workers) < 0)
         return -1;

@@ -1,8 +1,9 @@
 /* launch_env.c - per-flavour launch environment: where the rsh agent and the
- * hostfile are, and the settings measured to be safe with an attached agent
- * (no tree spawn, session left attached, num_concurrent >= workers). What the
- * user already set wins, except a num_concurrent below the worker count, which
- * deadlocks an attached launch and is raised with a warning. */
+ * hostfile are, the settings measured to be safe with an attached agent (no
+ * tree spawn, session left attached, num_concurrent >= workers), and SHELL for
+ * Open MPI under a UID with no passwd entry. What the user already set wins,
+ * except a num_concurrent below the worker count, which deadlocks an attached
+ * launch and is raised with a warning. */
 #include "launch_env.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "kube/util.h"
+#include "mpik8s/contract.h"
 
 /* Default of Open MPI's plm_rsh_num_concurrent. */
 #define NUM_CONCURRENT_DEFAULT 128
@@ -82,6 +84,9 @@ static int plan_ompi(const struct agent_env_in *in, agent_getenv_fn get, void *u
     if (want(p, get, ud, name, "true") < 0)
         return -1;
     W("plm_rsh_no_tree_spawn", "1");
+    /* Open MPI 4 and 5 read the launcher's shell from passwd, else $SHELL (contract.h) */
+    if (want(p, get, ud, "SHELL", MPIK8S_LAUNCH_SHELL) < 0)
+        return -1;
     snprintf(name, sizeof(name), "%s%s_leave_session_attached", pfx, core);
     if (want(p, get, ud, name, "1") < 0)
         return -1;

@@ -50,6 +50,8 @@ static void flavour_env(const struct mpijob *j, json_t *c)
         env_add_int(c, "OMPI_MCA_orte_set_default_slots", j->slots_per_worker);
         if (mpijob_fqdn_hosts(j))
             env_add(c, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
+        /* Open MPI 4 and 5 read the launcher's shell from passwd, else $SHELL (contract.h) */
+        env_add(c, "SHELL", MPIK8S_LAUNCH_SHELL);
         break;
     case MPI_IMPL_MPICH:
         env_add(c, "HYDRA_LAUNCHER", "rsh");

@@ -77,6 +77,8 @@ static int setup(const struct kube_ssh_opts *o, const char *host, struct kube_ss
         user = pw->pw_name; /* getpwuid_r: the agent checks workers from threads */
     if (!user || !*user)
         user = getenv("USER");
+    if ((!user || !*user) && c->no_auth)
+        user = "-"; /* never sent: the check ends at the host key (a uid without a passwd entry) */
     if (!user || !*user || strlen(user) >= sizeof(c->user)) {
         kube_set_err(errmsg, "config: no usable remote user name");
         return KUBE_SSH_ERR_CONFIG;

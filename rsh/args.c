@@ -1,7 +1,8 @@
 /* args.c - mpi-rsh's command line, parsed like OpenSSH's ssh(1): short options
  * (combinable, values attached or separate) before and right after HOST, "--"
  * ends options, the remaining words are the command (joined with single spaces,
- * as ssh does). Our own long options (--namespace ...) come before HOST. */
+ * as ssh does). Our own long options (--namespace ..., --help, --version) come
+ * before HOST; the usage text. */
 #include "rsh.h"
 
 #include <ctype.h>
@@ -72,8 +73,10 @@ static int short_word(struct rsh_opts *o, int argc, char **argv, int i, char **e
     const char *w = argv[i];
     for (size_t k = 1; w[k]; k++) {
         const char *spec = strchr(SSH_OPTS, w[k]);
-        if (!spec || w[k] == ':')
+        if (!spec || w[k] == ':') {
+            o->usage_error = 1;
             return kube_set_err(errmsg, "unknown option -%c", w[k]);
+        }
         if (spec[1] != ':') {
             if (short_option(o, w[k], NULL, errmsg) < 0)
                 return -1;
@@ -81,8 +84,10 @@ static int short_word(struct rsh_opts *o, int argc, char **argv, int i, char **e
         }
         if (w[k + 1])
             return short_option(o, w[k], w + k + 1, errmsg) < 0 ? -1 : 1;
-        if (i + 1 >= argc)
+        if (i + 1 >= argc) {
+            o->usage_error = 1;
             return kube_set_err(errmsg, "option -%c needs a value", w[k]);
+        }
         return short_option(o, w[k], argv[i + 1], errmsg) < 0 ? -1 : 2;
     }
     return 1;
@@ -91,23 +96,31 @@ static int short_word(struct rsh_opts *o, int argc, char **argv, int i, char **e
 /* Our long options ("--name=value" or "--name value"). Returns words used or -1. */
 static int long_word(struct rsh_opts *o, int argc, char **argv, int i, char **errmsg)
 {
-    static const char *names[] = { "namespace", "container", "kubeconfig",     "context", "transport",
-                                   "ssh-dir",   "protocol",  "no-session-tag", NULL };
+    /* from index 7 on: flags without a value */
+    static const char *names[] = { "namespace", "container",      "kubeconfig", "context", "transport", "ssh-dir",
+                                   "protocol",  "no-session-tag", "help",       "version", NULL };
     const char *w = argv[i] + 2, *eq = strchr(w, '=');
     size_t nl = eq ? (size_t)(eq - w) : strlen(w);
     int k;
     for (k = 0; names[k]; k++)
         if (strlen(names[k]) == nl && strncmp(w, names[k], nl) == 0)
             break;
-    if (!names[k])
-        return kube_set_err(errmsg, "unknown option --%.*s", (int)nl, w);
-    if (k == 7) {
-        o->no_session_tag = 1;
+    if (!names[k] || (k >= 7 && eq)) {
+        o->usage_error = 1;
+        return kube_set_err(errmsg, names[k] ? "option --%.*s takes no value" : "unknown option --%.*s", (int)nl, w);
+    }
+    if (k >= 7) {
+        if (k == 7)
+            o->no_session_tag = 1;
+        else
+            o->info = k == 8 ? RSH_INFO_HELP : RSH_INFO_VERSION;
         return 1;
     }
     const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-    if (!val)
+    if (!val) {
+        o->usage_error = 1;
         return kube_set_err(errmsg, "option --%s needs a value", names[k]);
+    }
     int used = eq ? 1 : 2;
     switch (k) {
     case 0: o->namespace = val; break;
@@ -174,10 +187,14 @@ int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg)
             break; /* first command word */
         if (used < 0)
             return -1;
+        if (o->info)
+            return 0; /* --help, --version: nothing else matters */
         i += used;
     }
-    if (!o->host || !*o->host)
-        return kube_set_err(errmsg, "usage: mpi-rsh [ssh options] HOST COMMAND...");
+    if (!o->host || !*o->host) {
+        o->usage_error = 1;
+        return kube_set_err(errmsg, "no host given");
+    }
     const char *at = strrchr(o->host, '@');
     if (at) {
         if (!o->user) {
@@ -201,4 +218,29 @@ void rsh_opts_free(struct rsh_opts *o)
     if (o->user_owned)
         free((char *)o->user);
     memset(o, 0, sizeof(*o));
+}
+
+void rsh_usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [ssh options] [--namespace NS] [--container C] [--transport exec|ssh]\n"
+            "       %*s [--kubeconfig F] [--context X] [--ssh-dir D] [--protocol v5|v4]\n"
+            "       %*s [--no-session-tag] [user@]HOST COMMAND...\n"
+            "       %s --help | --version\n"
+            "Runs COMMAND with /bin/sh -c in pod HOST (its first DNS label) through the Kubernetes\n"
+            "exec API, or on HOST's sshd (--transport ssh), as MPI launchers call ssh; exits with\n"
+            "COMMAND's exit code, 255 on a failure of its own.\n"
+            "  ssh options (OpenSSH's letters)  honoured: -n -q -v -p PORT -l USER -i FILE\n"
+            "                   -o Port=/User=/ConnectionAttempts=/ConnectTimeout=; others ignored\n"
+            "  --namespace NS   the pod's namespace (default: $MPI_JOB_NAMESPACE, the FQDN's, the kubeconfig's)\n"
+            "  --container C    the container to exec into (default: $MPI_JOB_WORKER_CONTAINER)\n"
+            "  --transport T    exec | ssh (default: $MPI_JOB_TRANSPORT or exec)\n"
+            "  --kubeconfig F   kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)\n"
+            "  --context X      kubeconfig context\n"
+            "  --ssh-dir D      ssh: the job's key directory (default: $MPI_JOB_SSH_DIR)\n"
+            "  --protocol P     exec: v5 | v4 (default: v5, falling back to v4)\n"
+            "  --no-session-tag exec: send COMMAND untouched (no remote kill on a signal)\n"
+            "  --help           print this help\n"
+            "  --version        print the version\n",
+            prog, (int)strlen(prog), "", (int)strlen(prog), "", prog);
 }

@@ -129,8 +129,9 @@ int main(int argc, char **argv)
 {
     struct rsh_opts o;
     char *err = NULL;
-    if (rsh_start(argc, argv, &o) != 0)
-        return 255;
+    int rc = rsh_start(argc, argv, &o, "mpi-rsh");
+    if (rc != RSH_GO_ON)
+        return rc;
     if (o.transport == MPIK8S_TRANSPORT_SSH) {
         rsh_opts_free(&o);
         return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */

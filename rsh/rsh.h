@@ -7,6 +7,10 @@
 #include "mpik8s/contract.h"
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+
+/* The version --version prints (mpi-agent's AGENT_VERSION, mpi-operator's MPI_OPERATOR_VERSION alike). */
+#define RSH_VERSION "0.1.0"
 
 struct rsh_opts {
     /* ssh-compatible */
@@ -32,13 +36,19 @@ struct rsh_opts {
     enum mpik8s_transport transport;
     int proto;          /* --protocol v4|v5 (0 = auto) */
     int no_session_tag; /* --no-session-tag: no remote kill possible */
+    int info;           /* RSH_INFO_HELP (--help) or RSH_INFO_VERSION (--version): print it, exit 0 */
+    int usage_error;    /* the error is one of usage (unknown option, no value, no host): print the usage too */
     /* positional */
     const char *host; /* as given (user@ stripped) */
     char *command;    /* words joined with single spaces (NULL = none given) */
 };
 
+enum { RSH_INFO_HELP = 1, RSH_INFO_VERSION = 2 };
+
 /* Parses argv (argv[0] is the program) into o; env values are applied by rsh_apply_env.
- * 0 ok; -1 with *errmsg (usage error). o->command is malloc'd; free with rsh_opts_free. */
+ * 0 ok (with o->info set, --help or --version came before HOST and nothing else was read);
+ * -1 with *errmsg (o->usage_error when the usage should follow it). o->command is malloc'd;
+ * free with rsh_opts_free. */
 int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg);
 /* Fills unset fields from the environment (MPI_JOB_NAMESPACE, MPI_JOB_WORKER_CONTAINER,
  * MPI_JOB_TRANSPORT, MPI_JOB_SSH_DIR, MPI_JOB_SSH_PORT, MPI_RSH_ATTEMPTS, MPI_RSH_PING_MS,
@@ -46,6 +56,8 @@ int rsh_parse_args(int argc, char **argv, struct rsh_opts *o, char **errmsg);
 int rsh_apply_env(struct rsh_opts *o, char **errmsg);
 /* Frees what o owns. */
 void rsh_opts_free(struct rsh_opts *o);
+/* Writes the usage of prog (mpi-rsh or mpi-rsh-ssh: same command line) to f. */
+void rsh_usage(FILE *f, const char *prog);
 
 /* Maps a host name to a pod name: the first DNS label ("w-0.job-worker.ns.svc" -> "w-0").
  * Returns a new string, or NULL with *errmsg when host is empty or not a valid pod name. */
@@ -73,10 +85,13 @@ void rsh_remote_kill(const struct kube_config *cfg, const struct kube_exec_opts 
 int rsh_signals_setup(void);
 extern int rsh_sig_pipe[2];
 extern volatile sig_atomic_t rsh_got_signal;
-/* startup.c: the start of both programs: rsh_signals_setup() first, then argv and the
- * environment into o, and the log level. 0 ok; 255 (the exit code) after a one-line
- * message, o then freed. */
-int rsh_start(int argc, char **argv, struct rsh_opts *o);
+/* startup.c: the start of both programs (prog: mpi-rsh or mpi-rsh-ssh): rsh_signals_setup()
+ * first, then argv and the environment into o, and the log level. RSH_GO_ON: o is ready;
+ * otherwise the exit code, o then freed: 0 after --help or --version (on stdout), 255 after
+ * a one-line message on stderr (followed by the usage for an unknown option, a missing value
+ * or no host, as ssh prints it). */
+#define RSH_GO_ON (-1)
+int rsh_start(int argc, char **argv, struct rsh_opts *o, const char *prog);
 /* 1 when fd 0 is /dev/null (then no stdin is requested: also right for v4, which has no EOF). */
 int rsh_stdin_is_devnull(void);
 

@@ -26,6 +26,15 @@
 #define MPIK8S_ENV_SSH_PORT "MPI_JOB_SSH_PORT"                     /* ssh: the workers' sshd port */
 #define MPIK8S_ENV_LAUNCHER_UID "MPI_JOB_LAUNCHER_UID"             /* init only: the main container's uid */
 
+/* ---- launch environment the operator (flavour_env) and mpi-agent run (launch_env.c) both set ---- */
+/* SHELL for Open MPI's rsh launcher (4.x: plm rsh; 5.x: prte's plm ssh), unless already set: it
+ * takes its local shell from getpwuid(getuid())->pw_shell, else from $SHELL, else it prints
+ * "WARNING: local probe returned unhandled shell:unknown assuming bash" — every job under a UID
+ * with no passwd entry (OpenShift's restricted-v2). /bin/sh is in every image and is what the exec
+ * transport runs the daemons' command with. No MCA parameter skips that probe (plm_rsh_assume_same_shell
+ * only spares the remote one, and is already 1 by default). */
+#define MPIK8S_LAUNCH_SHELL "/bin/sh"
+
 /* ---- environment mpi-rsh (and the agent's reach check, the stream holder) read ---- */
 #define MPIK8S_RSH_ENV_TLS_CACHE_DIR "MPI_RSH_TLS_CACHE_DIR" /* TLS session cache directory */
 

@@ -1,7 +1,7 @@
 /* holder/main.c - mpi-rsh-holder: one process that holds every worker's exec stream of a
  * launch, as OpenSSH's ControlMaster holds sessions, so per-stream memory is one thread and
  * one TLS connection instead of one mpi-rsh process with its own OpenSSL state.
- *   mpi-rsh-holder [-v] -- COMMAND [ARGS...]
+ *   mpi-rsh-holder [-v] -- COMMAND [ARGS...]     (also --help, --version)
  * listens on a unix socket in a private directory, runs COMMAND (mpirun) with
  * $MPI_RSH_HOLDER naming it, serves each mpi-rsh that hands over its stdio (rsh/thin) until
  * COMMAND exits, then cancels the streams still open (remote kill), removes the socket and
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../holder_proto.h"
+#include "../rsh.h"
 #include "holder.h"
 #include "kube/exec.h"
 #include "kube/log.h"
@@ -123,24 +124,55 @@ static int serve(struct holder *h, int ls, int sfd, pid_t pid)
     }
 }
 
-int main(int argc, char **argv)
+static void usage(FILE *f)
 {
-    int i = 1, verbose = 0;
-    kube_log_set_component("mpi-rsh-holder");
+    fputs("usage: mpi-rsh-holder [-v] -- COMMAND [ARGS...]\n"
+          "       mpi-rsh-holder --help | --version\n"
+          "Runs COMMAND (mpirun) with $" RSH_HOLDER_ENV " naming a private unix socket and holds every\n"
+          "worker's exec stream of the launch that mpi-rsh hands to it there; exits with COMMAND's status.\n"
+          "  -v         more logging (repeat for more); on exit: streams served, non-zero ends, CPU time\n"
+          "  --help     print this help\n"
+          "  --version  print the version\n",
+          f);
+}
+
+/* Options before "--" or COMMAND: -1 with *cmd = COMMAND's index, else the exit code (0 after
+ * --help or --version on stdout, 2 after a usage error on stderr). */
+static int parse_options(int argc, char **argv, int *verbose, int *cmd)
+{
+    int i = 1;
     for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
-        if (!strcmp(argv[i], "-v"))
-            verbose++;
-        else {
-            fprintf(stderr, "mpi-rsh-holder: unknown option %s (usage: mpi-rsh-holder [-v] -- COMMAND...)\n", argv[i]);
+        if (!strcmp(argv[i], "-v")) {
+            (*verbose)++;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "--version")) {
+            if (argv[i][2] == 'h')
+                usage(stdout);
+            else
+                printf("mpi-rsh-holder %s\n", RSH_VERSION);
+            return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 2;
+        } else {
+            fprintf(stderr, "mpi-rsh-holder: unknown option %s\n", argv[i]);
+            usage(stderr);
             return 2;
         }
     }
     if (i < argc && !strcmp(argv[i], "--"))
         i++;
     if (i >= argc) {
-        fprintf(stderr, "usage: mpi-rsh-holder [-v] -- COMMAND [ARGS...]\n");
+        usage(stderr);
         return 2;
     }
+    *cmd = i;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 0, verbose = 0;
+    kube_log_set_component("mpi-rsh-holder");
+    int code = parse_options(argc, argv, &verbose, &i);
+    if (code >= 0)
+        return code;
     kube_log_set_level(verbose ? KUBE_LOG_INFO + verbose : KUBE_LOG_WARN);
     signal(SIGPIPE, SIG_IGN);
     struct rlimit nf; /* 5 fds per stream (client socket, its stdio, the TLS socket): raise the soft limit */

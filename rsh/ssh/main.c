@@ -46,8 +46,9 @@ static int run_ssh(struct rsh_opts *o)
 int main(int argc, char **argv)
 {
     struct rsh_opts o;
-    if (rsh_start(argc, argv, &o) != 0)
-        return 255;
+    int rc = rsh_start(argc, argv, &o, "mpi-rsh-ssh");
+    if (rc != RSH_GO_ON)
+        return rc;
     int code = run_ssh(&o);
     rsh_opts_free(&o);
     return code;

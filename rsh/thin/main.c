@@ -6,7 +6,7 @@
  * holder cannot be reached (or the request is too large to send), it execs mpi-rsh again
  * without $MPI_RSH_HOLDER: mpi-rsh alone still works. A holder that goes away mid-stream is a
  * failure (255, one line), not a retry: the remote command may already run.
- * Usage (from mpi-rsh only): mpi-rsh-thin SOCKET FIELD... -- MPI-RSH-ARGV... */
+ * Usage (from mpi-rsh only): mpi-rsh-thin SOCKET FIELD... -- MPI-RSH-ARGV... (also --help, --version) */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -130,11 +130,33 @@ static int wait_reply(int s, const char *pod)
     }
 }
 
+#define THIN_USAGE                                                                                                          \
+    "usage: mpi-rsh-thin SOCKET FIELD... -- MPI-RSH-ARGV...   (started by mpi-rsh only)\n"                                  \
+    "       mpi-rsh-thin --help | --version\n"                                                                              \
+    "Hands this process's stdin/stdout/stderr and one stream's settings to the stream holder on\n"                          \
+    "SOCKET (mpi-rsh-holder) and exits with the remote command's code; without a holder it runs\n"                          \
+    "mpi-rsh MPI-RSH-ARGV... instead.\n"
+
+/* --help / --version as the only argument (a SOCKET is a path, never one of those): the exit
+ * code, or -1 when argv is something else. */
+static int info(int argc, char **argv)
+{
+    if (argc != 2 || (strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "--version") != 0))
+        return -1;
+    if (argv[1][2] == 'h')
+        fputs(THIN_USAGE, stdout);
+    else
+        printf("mpi-rsh-thin %s\n", RSH_VERSION);
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 255;
+}
+
 int main(int argc, char **argv)
 {
-    int dd = 2 + RSH_HOLDER_NFIELDS;
+    int dd = 2 + RSH_HOLDER_NFIELDS, code = info(argc, argv);
+    if (code >= 0)
+        return code;
     if (argc < dd + 2 || strcmp(argv[dd], "--") != 0) {
-        fprintf(stderr, "mpi-rsh-thin: started by mpi-rsh only (mpi-rsh-thin SOCKET FIELD... -- ARGV...)\n");
+        fputs(THIN_USAGE, stderr);
         return 255;
     }
     char **rsh_argv = argv + dd + 1;
@@ -150,7 +172,7 @@ int main(int argc, char **argv)
     free(req);
     if (s < 0)
         return fallback(rsh_argv, strerror(errno));
-    int code = wait_reply(s, argv[2 + RSH_HF_POD]);
+    code = wait_reply(s, argv[2 + RSH_HF_POD]);
     close(s);
     return code;
 }

@@ -24,6 +24,7 @@ static void clear_env(void)
                                         "MPI_AGENT_PROGRESS_TIMEOUT",
                                         "MPI_JOB_MPI_IMPLEMENTATION",
                                         "MPI_AGENT_TERMINATION_LOG",
+                                        "MPI_JOB_LAUNCHER_UID",
                                         NULL };
     for (int i = 0; vars[i]; i++)
         unsetenv(vars[i]);
@@ -116,6 +117,33 @@ static void test_bad_values(void **s)
     clear_env();
 }
 
+/* MPI_JOB_LAUNCHER_UID takes any uid Kubernetes allows, e.g. OpenShift's 1000870000 */
+static void test_launcher_uid(void **s)
+{
+    (void)s;
+    clear_env();
+    struct agent_opts o;
+    char *a[] = { "init", NULL };
+    assert_int_equal(agent_opts_parse(&o, "init", 1, a), 0);
+    assert_int_equal(o.launcher_uid, -1);
+    agent_opts_free(&o);
+    setenv("MPI_JOB_LAUNCHER_UID", "1000870000", 1);
+    assert_int_equal(agent_opts_parse(&o, "init", 1, a), 0);
+    assert_int_equal(o.launcher_uid, 1000870000);
+    agent_opts_free(&o);
+    setenv("MPI_JOB_LAUNCHER_UID", "2147483647", 1);
+    assert_int_equal(agent_opts_parse(&o, "init", 1, a), 0);
+    assert_int_equal(o.launcher_uid, 2147483647);
+    agent_opts_free(&o);
+    const char *bad[] = { "2147483648", "-1", "1000x", NULL };
+    for (int i = 0; bad[i]; i++) {
+        setenv("MPI_JOB_LAUNCHER_UID", bad[i], 1);
+        assert_int_equal(agent_opts_parse(&o, "init", 1, a), -1);
+        agent_opts_free(&o);
+    }
+    clear_env();
+}
+
 static void test_status_positional(void **s)
 {
     (void)s;
@@ -136,7 +164,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_durations),  cmocka_unit_test(test_flavours),          cmocka_unit_test(test_env_then_flags),
-        cmocka_unit_test(test_bad_values), cmocka_unit_test(test_status_positional),
+        cmocka_unit_test(test_bad_values), cmocka_unit_test(test_status_positional), cmocka_unit_test(test_launcher_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

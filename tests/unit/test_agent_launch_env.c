@@ -51,6 +51,7 @@ static void test_openmpi4(void **s)
     expect(&p, "OMPI_MCA_orte_leave_session_attached", "1", AGENT_ENV_SET);
     expect(&p, "OMPI_MCA_orte_set_default_slots", "2", AGENT_ENV_SET);
     expect(&p, "OMPI_MCA_plm_rsh_num_concurrent", "128", AGENT_ENV_SET);
+    expect(&p, "SHELL", "/bin/sh", AGENT_ENV_SET); /* Open MPI's shell probe under a UID without passwd entry */
     assert_null(find(&p, "PRTE_MCA_plm_rsh_agent"));
     agent_env_plan_free(&p);
 }
@@ -88,7 +89,12 @@ static void test_openmpi5(void **s)
     expect(&p, "PRTE_MCA_prte_default_hostfile", "/h", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_plm_rsh_no_tree_spawn", "1", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_prte_leave_session_attached", "1", AGENT_ENV_SET);
+    expect(&p, "SHELL", "/bin/sh", AGENT_ENV_SET);
     assert_null(find(&p, "OMPI_MCA_plm_rsh_agent"));
+    agent_env_plan_free(&p);
+    const char *user[] = { "SHELL", "/bin/zsh", NULL }; /* the user's SHELL is kept */
+    assert_int_equal(agent_env_plan(&in, fake_get, (void *)user, &p), 0);
+    expect(&p, "SHELL", "/bin/zsh", AGENT_ENV_KEPT);
     agent_env_plan_free(&p);
 }
 
@@ -102,7 +108,7 @@ static void test_hydra(void **s)
     expect(&p, "HYDRA_LAUNCHER", "rsh", AGENT_ENV_SET);
     expect(&p, "HYDRA_LAUNCHER_EXEC", "/r", AGENT_ENV_SET);
     expect(&p, "HYDRA_HOST_FILE", "/mine", AGENT_ENV_KEPT);
-    assert_int_equal(p.n, 3);
+    assert_int_equal(p.n, 3); /* no SHELL: Hydra does not probe the shell */
     agent_env_plan_free(&p);
     in.mpi = AGENT_MPI_INTEL;
     assert_int_equal(agent_env_plan(&in, fake_get, NULL, &p), 0);

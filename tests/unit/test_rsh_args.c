@@ -114,7 +114,7 @@ static void test_usage_errors(void **s)
 {
     (void)s;
     char *a1[] = { "mpi-rsh" };
-    expect_usage(ARGC(a1), a1, "usage");
+    expect_usage(ARGC(a1), a1, "no host given");
     char *a2[] = { "mpi-rsh", "host" };
     expect_usage(ARGC(a2), a2, "no command");
     char *a3[] = { "mpi-rsh", "-p" };
@@ -129,6 +129,76 @@ static void test_usage_errors(void **s)
     expect_usage(ARGC(a7), a7, "exec or ssh");
     char *a8[] = { "mpi-rsh", "-o", "Port=99999", "h", "true" };
     expect_usage(ARGC(a8), a8, "Port");
+}
+
+/* Parses argv expecting success with o.info == info (0: a normal command line). */
+static void expect_info(int argc, char **argv, int info)
+{
+    struct rsh_opts o;
+    char *err = NULL;
+    assert_int_equal(rsh_parse_args(argc, argv, &o, &err), 0);
+    assert_null(err);
+    assert_int_equal(o.info, info);
+    rsh_opts_free(&o);
+}
+
+/* Parses argv expecting -1 and whether the usage should follow the message. */
+static void expect_usage_flag(int argc, char **argv, int usage_error)
+{
+    struct rsh_opts o;
+    char *err = NULL;
+    assert_int_equal(rsh_parse_args(argc, argv, &o, &err), -1);
+    assert_int_equal(o.usage_error, usage_error);
+    free(err);
+    rsh_opts_free(&o);
+}
+
+static void test_help_version(void **s)
+{
+    (void)s;
+    char *h[] = { "mpi-rsh", "--help" };
+    expect_info(ARGC(h), h, RSH_INFO_HELP);
+    char *v[] = { "mpi-rsh", "--version" };
+    expect_info(ARGC(v), v, RSH_INFO_VERSION);
+    char *hv[] = { "mpi-rsh", "-x", "--namespace", "ns", "--help", "--bogus" }; /* nothing after it is read */
+    expect_info(ARGC(hv), hv, RSH_INFO_HELP);
+    /* as mpirun calls it: --help/--version after HOST belong to the remote command */
+    char *cmd[] = { "mpi-rsh", "-x", "job-worker-0", "orted", "--help", "--version" };
+    struct rsh_opts o;
+    char *err = NULL;
+    assert_int_equal(rsh_parse_args(ARGC(cmd), cmd, &o, &err), 0);
+    assert_int_equal(o.info, 0);
+    assert_string_equal(o.host, "job-worker-0");
+    assert_string_equal(o.command, "orted --help --version");
+    rsh_opts_free(&o);
+    char *dd[] = { "mpi-rsh", "--", "--help", "true" }; /* after "--": a host named --help */
+    expect_info(ARGC(dd), dd, 0);
+    /* usage errors (usage printed after the message, as ssh) and others (message only) */
+    char *u1[] = { "mpi-rsh", "--bogus", "h", "true" };
+    expect_usage_flag(ARGC(u1), u1, 1);
+    char *u2[] = { "mpi-rsh", "-Z", "h", "true" };
+    expect_usage_flag(ARGC(u2), u2, 1);
+    char *u3[] = { "mpi-rsh", "--namespace" };
+    expect_usage_flag(ARGC(u3), u3, 1);
+    char *u4[] = { "mpi-rsh", "--help=yes" };
+    expect_usage_flag(ARGC(u4), u4, 1);
+    char *u5[] = { "mpi-rsh", "-p", "x", "h", "true" };
+    expect_usage_flag(ARGC(u5), u5, 0);
+}
+
+static void test_usage_text(void **s)
+{
+    (void)s;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    rsh_usage(f, "mpi-rsh-ssh");
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(buf, "usage: mpi-rsh-ssh [ssh options]"));
+    assert_non_null(strstr(buf, "[user@]HOST COMMAND..."));
+    assert_non_null(strstr(buf, "--version"));
+    free(buf);
 }
 
 static void test_host_mapping(void **s)
@@ -258,9 +328,10 @@ static void test_kill_script(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_openmpi_argv),   cmocka_unit_test(test_hydra_argv),   cmocka_unit_test(test_ssh_options),
-        cmocka_unit_test(test_usage_errors),   cmocka_unit_test(test_host_mapping), cmocka_unit_test(test_env),
-        cmocka_unit_test(test_remote_command), cmocka_unit_test(test_kill_script),
+        cmocka_unit_test(test_openmpi_argv), cmocka_unit_test(test_hydra_argv),   cmocka_unit_test(test_ssh_options),
+        cmocka_unit_test(test_usage_errors), cmocka_unit_test(test_help_version), cmocka_unit_test(test_usage_text),
+        cmocka_unit_test(test_host_mapping), cmocka_unit_test(test_env),          cmocka_unit_test(test_remote_command),
+        cmocka_unit_test(test_kill_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
