@@ -15,7 +15,8 @@ from .auth import ANONYMOUS
 from .errors import ApiError
 from .rbac import Attrs, authorize, rules_for
 from .selectors import match_labels, match_fields, parse_label_selector, parse_field_selector
-from .store import deepcopy, now
+from .jsoncopy import deepcopy
+from .store import now
 
 log = logging.getLogger("kubesim.api")
 EVENTS_V1 = "events.events.k8s.io"

@@ -7,7 +7,8 @@ import logging
 import time
 
 from .errors import ApiError
-from .store import deepcopy, now
+from .jsoncopy import deepcopy
+from .store import now
 
 log = logging.getLogger("kubesim.jobs")
 TRACKING = "batch.kubernetes.io/job-tracking"
