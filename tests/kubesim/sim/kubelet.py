@@ -22,6 +22,7 @@ from . import podruntime, volumes
 from .images import STORE, ImageError, ImageMap, full_ref, layer_mounts, passwd_entry
 from .imagestore import Image, ImageStore
 from .podruntime import HostPaths, Sandbox
+from .rfc3339 import rfc3339
 from .scheduler import Scheduler, pod_ref
 from .volumes import ConfigError, VolumeError
 
@@ -30,10 +31,6 @@ COMPONENT = "kubelet"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_BACKOFF = 300.0
 PRIVATE_PREFIXES = ("/tmp", "/dev/shm")
-
-
-def rfc3339(t=None):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
 
 
 def _under(path, prefixes):

@@ -15,6 +15,7 @@ import uuid
 from . import errors, patch as patchmod
 from .errors import ApiError
 from .jsoncopy import deepcopy
+from .rfc3339 import rfc3339
 from .registry import Registry, VIRTUAL
 from .selectors import match_labels, match_fields, parse_label_selector, parse_field_selector
 
@@ -23,12 +24,11 @@ _GEN_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 def now(offset=0):
     """RFC3339 UTC timestamp (seconds precision), optionally offset by seconds."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset))
+    return rfc3339(time.time() + offset)
 
 
 def now_micro():
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%06dZ" % int((t % 1) * 1e6)
+    return rfc3339(digits=6)
 
 
 def _label_keys(res, ns, obj):
