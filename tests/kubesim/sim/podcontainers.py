@@ -277,49 +277,7 @@ class WorkerContainers:
         sc = dict(spec.get("securityContext") or {})
         sc.update(c.spec.get("securityContext") or {})
         img = imgdir if isinstance(imgdir, Image) else None
-        groups = None
-        if img is not None:
-            if os.geteuid() != 0:
-                raise ConfigError("kubesim runs containers in their image's filesystem only "
-                                  "as root (image %s)" % c.spec.get("image"))
-            try:
-                uid, gid, home, groups = img.user(sc.get("runAsUser"), sc.get("runAsGroup"))
-            except ImageError as e:
-                raise ConfigError(str(e))
-            if sc.get("runAsNonRoot") and sc.get("runAsUser") is None:
-                # the kubelet's verifyRunAsNonRoot, on the image's USER
-                iu = (img.config.get("User") or "").partition(":")[0]
-                ref = '(pod: "%s_%s(%s)", container: %s)' % (self.name, self.ns, self.uid, c.name)
-                if iu and not iu.isdigit():
-                    raise ConfigError("container has runAsNonRoot and image has non-numeric user "
-                                      "(%s), cannot verify user is non-root %s" % (iu, ref))
-                if uid == 0:
-                    raise ConfigError("container has runAsNonRoot and image will run as root %s"
-                                      % ref)
-            elif sc.get("runAsNonRoot") and uid == 0:
-                raise ConfigError("container's runAsUser breaks non-root policy "
-                                  '(pod: "%s_%s(%s)", container: %s)'
-                                  % (self.name, self.ns, self.uid, c.name))
-            base = {"PATH": DEFAULT_PATH}
-            base.update(img.env())
-            base["HOSTNAME"] = self.hostname
-            base.setdefault("HOME", home)
-        else:
-            uid = sc.get("runAsUser")
-            gid = sc.get("runAsGroup")
-            img_root = getattr(c, "image_root", None)
-            img_user = passwd_entry(img_root, uid if uid is not None else 0) if img_root else None
-            if uid is not None and gid is None:
-                try:
-                    gid = img_user[1] if img_user else pwd.getpwuid(uid).pw_gid
-                except KeyError:
-                    gid = uid
-            try:
-                home = img_user[2] if img_user else pwd.getpwuid(uid if uid is not None else 0).pw_dir
-            except KeyError:
-                home = "/"
-            base = {"PATH": (imgdir + ":" if imgdir else "") + DEFAULT_PATH,
-                    "HOSTNAME": self.hostname, "HOME": home}
+        uid, gid, groups, base = self.container_user(c, img, imgdir, sc)
         port = self.k.config.api_port
         host = self.k.config.api_host
         base.update({
@@ -349,22 +307,7 @@ class WorkerContainers:
                                   "set command")
         img_root = getattr(c, "image_root", None) if img is None else None
         mounts = self.image_layer(c, img_root) if img_root else []
-        vols = {v["name"]: v for v in spec.get("volumes") or []}
-        for vm in c.spec.get("volumeMounts") or []:
-            v = vols.get(vm.get("name"))
-            if v is None:
-                raise ConfigError('cannot find volume "%s" to mount into container "%s"'
-                                  % (vm.get("name"), c.name))
-            if "hostPath" in v:
-                src = v["hostPath"]["path"]
-            else:
-                src = os.path.join(self.dir, "volumes", v["name"])
-            if vm.get("subPath"):
-                src = os.path.join(src, volumes.expand(vm["subPath"], env))
-                if not os.path.lexists(src) and "hostPath" not in v:
-                    os.makedirs(src, exist_ok=True)
-                src = os.path.realpath(src)
-            mounts.append({"src": src, "dst": vm["mountPath"], "ro": bool(vm.get("readOnly"))})
+        mounts += self.volume_mounts(c, spec, env)
         n = c.restart_count + (1 if c.ever_ran else 0)
         c.log_file = self.log_path(c, n)
         os.makedirs(os.path.dirname(c.log_file), exist_ok=True)
@@ -409,6 +352,77 @@ class WorkerContainers:
         c.env, c.cwd, c.uid, c.gid, c.rootfs = env, cwd, uid, gid, None
         return {"op": "start", "id": c.name, "argv": argv, "env": env, "cwd": cwd,
                 "uid": uid, "gid": gid, "mounts": mounts, "log": c.log_file}
+
+    def container_user(self, c, img, imgdir, sc):
+        """uid, gid, supplementary groups and base environment of c: from its image's
+        config and files when it runs in its image's root (with the kubelet's runAsNonRoot
+        checks), else from securityContext and the host's or a mapped image's passwd."""
+        groups = None
+        if img is not None:
+            if os.geteuid() != 0:
+                raise ConfigError("kubesim runs containers in their image's filesystem only "
+                                  "as root (image %s)" % c.spec.get("image"))
+            try:
+                uid, gid, home, groups = img.user(sc.get("runAsUser"), sc.get("runAsGroup"))
+            except ImageError as e:
+                raise ConfigError(str(e))
+            if sc.get("runAsNonRoot") and sc.get("runAsUser") is None:
+                # the kubelet's verifyRunAsNonRoot, on the image's USER
+                iu = (img.config.get("User") or "").partition(":")[0]
+                ref = '(pod: "%s_%s(%s)", container: %s)' % (self.name, self.ns, self.uid, c.name)
+                if iu and not iu.isdigit():
+                    raise ConfigError("container has runAsNonRoot and image has non-numeric user "
+                                      "(%s), cannot verify user is non-root %s" % (iu, ref))
+                if uid == 0:
+                    raise ConfigError("container has runAsNonRoot and image will run as root %s"
+                                      % ref)
+            elif sc.get("runAsNonRoot") and uid == 0:
+                raise ConfigError("container's runAsUser breaks non-root policy "
+                                  '(pod: "%s_%s(%s)", container: %s)'
+                                  % (self.name, self.ns, self.uid, c.name))
+            base = {"PATH": DEFAULT_PATH}
+            base.update(img.env())
+            base["HOSTNAME"] = self.hostname
+            base.setdefault("HOME", home)
+        else:
+            uid = sc.get("runAsUser")
+            gid = sc.get("runAsGroup")
+            img_root = getattr(c, "image_root", None)
+            img_user = passwd_entry(img_root, uid if uid is not None else 0) if img_root else None
+            if uid is not None and gid is None:
+                try:
+                    gid = img_user[1] if img_user else pwd.getpwuid(uid).pw_gid
+                except KeyError:
+                    gid = uid
+            try:
+                home = img_user[2] if img_user else pwd.getpwuid(uid if uid is not None else 0).pw_dir
+            except KeyError:
+                home = "/"
+            base = {"PATH": (imgdir + ":" if imgdir else "") + DEFAULT_PATH,
+                    "HOSTNAME": self.hostname, "HOME": home}
+        return uid, gid, groups, base
+
+    def volume_mounts(self, c, spec, env):
+        """The bind mounts of c's volumeMounts (hostPath, or the pod's volume directory;
+        subPath made and resolved)."""
+        mounts = []
+        vols = {v["name"]: v for v in spec.get("volumes") or []}
+        for vm in c.spec.get("volumeMounts") or []:
+            v = vols.get(vm.get("name"))
+            if v is None:
+                raise ConfigError('cannot find volume "%s" to mount into container "%s"'
+                                  % (vm.get("name"), c.name))
+            if "hostPath" in v:
+                src = v["hostPath"]["path"]
+            else:
+                src = os.path.join(self.dir, "volumes", v["name"])
+            if vm.get("subPath"):
+                src = os.path.join(src, volumes.expand(vm["subPath"], env))
+                if not os.path.lexists(src) and "hostPath" not in v:
+                    os.makedirs(src, exist_ok=True)
+                src = os.path.realpath(src)
+            mounts.append({"src": src, "dst": vm["mountPath"], "ro": bool(vm.get("readOnly"))})
+        return mounts
 
     def image_request(self, c, img, n, argv, env, mounts, uid, gid, groups):
         """Start request of a container that runs in its image's root filesystem: an
