@@ -6,7 +6,8 @@ import re
 
 from . import errors
 from .registry import ResourceInfo
-from .store import deepcopy, now
+from .jsoncopy import deepcopy
+from .store import now
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 _VER = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")

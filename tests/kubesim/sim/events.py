@@ -1,5 +1,7 @@
 """events.k8s.io/v1 Event as a view over core v1 Events (one storage, two APIs)."""
 
+EVENTS_V1 = "events.events.k8s.io"     # its resource key; stored as core "events"
+
 
 def core_to_v1(ev):
     md = dict(ev.get("metadata") or {})

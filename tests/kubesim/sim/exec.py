@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 
 from aiohttp import WSMsgType, web
 
+from . import podruntime
 from .errors import ApiError
 
 log = logging.getLogger("kubesim.exec")
@@ -83,6 +84,15 @@ def resolve_exe(root, path_env, cwd, arg0):
     return False
 
 
+def container_hostpid(w, c):
+    """Host pid of container c's main process in pod worker w (exec enters its namespaces)."""
+    if not c.running or w.sandbox is None:
+        return None
+    if c._hostpid is None or podruntime.starttime(c._hostpid) is None:
+        c._hostpid = w.sandbox.container_hostpid(c.nspid)
+    return c._hostpid
+
+
 def nsenter_argv(w, c, hostpid, argv):
     """nsenter command line that runs argv in container c's namespaces and working dir."""
     a = ["/usr/bin/nsenter", "-t", str(w.sandbox.inner)] + \
@@ -106,7 +116,7 @@ def running_target(k, ns, name, cname):
     spec = pick_container(None, pod, cname)
     w = k.worker_for(ns, name)
     c = w.container(spec["name"]) if w else None
-    hp = w.hostpid(c) if c else None
+    hp = container_hostpid(w, c) if c else None
     if hp is None:
         raise ApiError(400, "BadRequest", 'unable to upgrade connection: container not found '
                        '("%s")' % spec["name"])
@@ -134,7 +144,7 @@ def status_internal(msg):
 
 async def run_in_container(w, c, argv, timeout):
     """Run argv in container c (probes); returns (exit code or None on timeout, output)."""
-    hp = w.hostpid(c)
+    hp = container_hostpid(w, c)
     if hp is None:
         return None, "container not running"
     if not resolve_exe("/proc/%d/root" % hp, c.env.get("PATH"), c.cwd or "/", argv[0]):

@@ -15,6 +15,7 @@ import logging
 import time
 
 from .errors import ApiError
+from .rfc3339 import rfc3339
 
 log = logging.getLogger("kubesim.gc")
 
@@ -99,7 +100,7 @@ class GarbageCollector:
         """Deletes Events not seen for event_ttl seconds (kube-apiserver --event-ttl, 1 h)."""
         if self.event_ttl <= 0:
             return
-        limit = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - self.event_ttl))
+        limit = rfc3339(time.time() - self.event_ttl)
         for ev in self.store.list("events", copy=False):
             if (ev.get("lastTimestamp") or ev["metadata"].get("creationTimestamp") or "") < limit:
                 self.store._remove("events", ev["metadata"]["namespace"], ev["metadata"]["name"])

@@ -7,7 +7,8 @@ import logging
 import time
 
 from .errors import ApiError
-from .store import deepcopy, now
+from .jsoncopy import deepcopy
+from .store import now
 
 log = logging.getLogger("kubesim.jobs")
 TRACKING = "batch.kubernetes.io/job-tracking"
@@ -210,26 +211,7 @@ class JobController:
         counted = self.counted.setdefault(uid, set())
         pods = self._pods(job)
         finished = is_true(st, "Complete") or is_true(st, "Failed")
-        # account terminated pods (job-tracking finalizer keeps them until counted)
-        for p in pods:
-            puid = p["metadata"]["uid"]
-            phase = (p.get("status") or {}).get("phase")
-            if puid in counted:
-                self._drop_tracking(p)
-                continue
-            if puid in self.ignored:
-                if phase in ("Succeeded", "Failed") or p["metadata"].get("deletionTimestamp"):
-                    self._drop_tracking(p)
-                continue
-            if phase == "Succeeded":
-                st["succeeded"] = st.get("succeeded", 0) + 1
-                counted.add(puid)
-            elif self._failed(job, p) and (phase == "Failed" or
-                                           p["metadata"].get("deletionTimestamp")):
-                st["failed"] = st.get("failed", 0) + 1
-                counted.add(puid)
-                self.last_fail[uid] = time.monotonic()
-                self.timed.add((ns, name))
+        self._count_terminated(job, pods, st, counted)
         if not finished:
             # removing the finalizer only after the count is stored (below)
             pass
@@ -340,6 +322,31 @@ class JobController:
                          p["metadata"].get("deletionTimestamp")):
                     self._drop_tracking(p)
             self._ttl(job, st)
+
+    def _count_terminated(self, job, pods, st, counted):
+        """Accounts terminated pods in st (succeeded, failed) and counted: the
+        job-tracking finalizer keeps them until counted."""
+        md = job["metadata"]
+        ns, name, uid = md["namespace"], md["name"], md["uid"]
+        for p in pods:
+            puid = p["metadata"]["uid"]
+            phase = (p.get("status") or {}).get("phase")
+            if puid in counted:
+                self._drop_tracking(p)
+                continue
+            if puid in self.ignored:
+                if phase in ("Succeeded", "Failed") or p["metadata"].get("deletionTimestamp"):
+                    self._drop_tracking(p)
+                continue
+            if phase == "Succeeded":
+                st["succeeded"] = st.get("succeeded", 0) + 1
+                counted.add(puid)
+            elif self._failed(job, p) and (phase == "Failed" or
+                                           p["metadata"].get("deletionTimestamp")):
+                st["failed"] = st.get("failed", 0) + 1
+                counted.add(puid)
+                self.last_fail[uid] = time.monotonic()
+                self.timed.add((ns, name))
 
     def _ttl(self, job, st):
         ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")

@@ -3,7 +3,7 @@ patch kubectl apply/scale/label/annotate/edit use."""
 import json
 
 from .errors import ApiError, bad_request
-from .store import deepcopy
+from .jsoncopy import deepcopy
 
 MERGE = "application/merge-patch+json"
 JSON = "application/json-patch+json"

@@ -30,7 +30,6 @@ import os
 import selectors
 import signal
 import sys
-import time
 import warnings  # noqa: F401  (os.execvpe imports it; after pivot_root the host's stdlib is gone)
 
 CLONE_NEWNS = 0x00020000
@@ -67,9 +66,22 @@ def mount(src, dst, fstype, flags, data=None):
                       data.encode() if data else None), "mount %s" % dst)
 
 
+def _load_rfc3339():
+    """sim/rfc3339.py's formatter, loaded by path: podinit runs alone (python3 -I -S), and
+    putting sim/ on sys.path would let its modules (selectors, exec...) shadow the stdlib's."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rfc3339.py")
+    spec = importlib.util.spec_from_file_location("kubesim_rfc3339", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.rfc3339
+
+
+rfc3339 = _load_rfc3339()
+
+
 def now():
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%09dZ" % int((t % 1) * 1e9)
+    return rfc3339(digits=9)
 
 
 def log(msg):

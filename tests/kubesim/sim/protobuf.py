@@ -4,10 +4,10 @@ auth can-i, create token...). Responses are always JSON (clients accept both).""
 import base64
 import json
 import struct
-import time
 
 from .errors import bad_request
 from .pbschema import MESSAGES, ROOTS
+from .rfc3339 import rfc3339
 
 MAGIC = b"k8s\x00"
 _ZERO_TIME = -62135596800
@@ -81,8 +81,7 @@ def _time(b, micro):
             nanos = _signed(v)
     if secs == _ZERO_TIME or (secs == 0 and nanos == 0 and not b):
         return None
-    s = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
-    return s + (".%06dZ" % (nanos // 1000) if micro else "Z")
+    return rfc3339(secs, 6 if micro else 0, nanos)
 
 
 def _special(typ, b):

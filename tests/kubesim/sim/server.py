@@ -17,7 +17,8 @@ import time
 from aiohttp import web
 
 from . import defaults, discovery, errors, impersonation, podsecurity, rbac, tls
-from .api import Api, jresp, status_resp
+from .api import Api
+from .httpreply import jresp, status_resp
 from .auth import Authenticator
 from .config import Config
 from .apps import AppsController

@@ -8,13 +8,14 @@ copies; indexes by sorted key (namespace ranges), uid, owner uid and label keep 
 label selections and owner lookups from scanning every object."""
 import bisect
 import collections
-import pickle
 import random
 import time
 import uuid
 
-from . import errors
+from . import errors, patch as patchmod
 from .errors import ApiError
+from .jsoncopy import deepcopy
+from .rfc3339 import rfc3339
 from .registry import Registry, VIRTUAL
 from .selectors import match_labels, match_fields, parse_label_selector, parse_field_selector
 
@@ -23,19 +24,11 @@ _GEN_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 def now(offset=0):
     """RFC3339 UTC timestamp (seconds precision), optionally offset by seconds."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset))
+    return rfc3339(time.time() + offset)
 
 
 def now_micro():
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%06dZ" % int((t % 1) * 1e6)
-
-
-def deepcopy(o):
-    """Deep copy of JSON-shaped data (pickle round trip: ~2.5x faster than a Python walk)."""
-    if isinstance(o, (dict, list)):
-        return pickle.loads(pickle.dumps(o, pickle.HIGHEST_PROTOCOL))
-    return o
+    return rfc3339(digits=6)
 
 
 def _label_keys(res, ns, obj):
@@ -445,7 +438,6 @@ class Store:
         return self._commit(res, ns, name, old, new)
 
     def patch(self, res, ns, name, patch_type, body, subresource=None):
-        from . import patch as patchmod
         info, ns, old = self._stored(res, ns, name)
         new = patchmod.apply_patch(self, info, deepcopy(old), patch_type, body)
         return self.update(res, ns, new, subresource=subresource)
