@@ -82,16 +82,22 @@ static long long launcher_uid(const struct mpijob *j)
  * runs as 65532; it needs no privilege): no escalation, no capabilities, RuntimeDefault
  * seccomp, non-root: as the launcher's user when its main container (or pod) names one, else
  * as the pod's or the image's. runAsNonRoot is left out only when the pod runs as root and the
- * launcher names no other user: the pod is not restricted then anyway. */
+ * launcher names no other user: the pod is not restricted then anyway. One exception: an SSH
+ * launcher that names no user and keeps its keys at /root/.ssh (mode 0600, root's: upstream's
+ * root convention) logs in as root, so the init container reads the keys as root (the image's
+ * 65532 could not: found on a real kubelet, which runs the image's USER). */
 static json_t *init_security_context(const struct mpijob *j, long long uid)
 {
     json_t *sc = json_pack("{s:b, s:{s:[s]}, s:{s:s}}", "allowPrivilegeEscalation", 0, "capabilities", "drop", "ALL",
                            "seccompProfile", "type", "RuntimeDefault");
     json_t *pu = kube_json_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
     int pod_root = json_is_integer(pu) && json_integer_value(pu) == 0;
+    int root_keys = j->transport == MPIK8S_TRANSPORT_SSH && uid < 0 && strcmp(j->ssh_auth_mount_path, ROOT_SSH_PATH) == 0;
+    if (sc && root_keys)
+        json_object_set_new(sc, "runAsUser", json_integer(0));
     if (sc && uid > 0)
         json_object_set_new(sc, "runAsUser", json_integer(uid));
-    if (sc && (uid > 0 || !pod_root))
+    if (sc && !root_keys && (uid > 0 || !pod_root))
         json_object_set_new(sc, "runAsNonRoot", json_true());
     return sc;
 }
