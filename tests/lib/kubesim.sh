@@ -119,7 +119,7 @@ ks_kubectl() {
 ks_fault() {
   if [ "$KUBE_BACKEND" = k8s ]; then
     case $1 in
-      restart-apiserver) "$KUBESIM" restart --dir "$KS_DIR" apiserver; return ;;
+      restart-apiserver|kill-containers) "$KUBESIM" fault --dir "$KS_DIR" "$@"; return ;;
       delete-pod-now) ks_kubectl delete pod -n "${2%%/*}" "${2#*/}" --grace-period=0 --force; return ;;
       *) echo "skip: KUBE_BACKEND=k8s: no real-cluster form of kubesim fault $1"; exit 77 ;;
     esac
