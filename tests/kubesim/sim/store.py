@@ -445,7 +445,7 @@ class Store:
     def bind(self, ns, name, node_name):
         info, ns, old = self._stored("pods", ns, name)
         if old.get("spec", {}).get("nodeName"):
-            raise errors.conflict("pods", name, "pod %s is already assigned to node %q"
+            raise errors.conflict("pods", name, "pod %s is already assigned to node \"%s\""
                                   % (name, old["spec"]["nodeName"]))
         new = deepcopy(old)
         new.setdefault("spec", {})["nodeName"] = node_name
