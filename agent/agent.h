@@ -8,15 +8,8 @@
 
 #define AGENT_VERSION "0.1.0"
 
-/* Which MPI launcher the job uses; decides hostfile syntax and launch env. */
-enum agent_mpi {
-    AGENT_MPI_OPENMPI = 0, /* Open MPI 4 (ORTE, OMPI_MCA_*) */
-    AGENT_MPI_OPENMPI5,    /* Open MPI 5 (PRRTE, PRTE_MCA_*) */
-    AGENT_MPI_MPICH,       /* MPICH Hydra (HYDRA_*) */
-    AGENT_MPI_INTEL,       /* Intel MPI Hydra (I_MPI_HYDRA_*) */
-};
-
-/* The job's transport from the launcher to the workers: enum mpik8s_transport (contract.h). */
+/* The job's transport (enum mpik8s_transport) and MPI implementation (enum mpik8s_mpi, which
+ * decides the hostfile syntax and the launch environment) are the contract's (contract.h). */
 
 /* Options resolved from flags, then the controller's env, then defaults. */
 struct agent_opts {
@@ -33,13 +26,15 @@ struct agent_opts {
     int launcher_uid;   /* MPI_JOB_LAUNCHER_UID (init container): the runAsUser of the
                                   launcher's main container; -1 = not set */
     enum mpik8s_transport transport;
-    enum agent_mpi mpi;
+    enum mpik8s_mpi mpi;       /* --mpi / MPI_JOB_MPI_IMPLEMENTATION, default Open MPI */
     int workers;               /* MPI_JOB_WORKERS, 0 = unknown */
     int slots;                 /* MPI_JOB_SLOTS, 0 = unknown (1 when printing) */
     double timeout_s;          /* --timeout / MPI_AGENT_TIMEOUT, default 900 */
     double progress_timeout_s; /* --progress-timeout / MPI_AGENT_PROGRESS_TIMEOUT, 0 off */
+    double network_timeout_s;  /* --network-timeout / MPI_AGENT_NETWORK_TIMEOUT, default 60, 0 off */
     double grace_s;            /* --grace, SIGTERM → SIGKILL delay, default 10 */
     int no_wait;               /* run: --no-wait (init already waited) */
+    int follow;                /* logs: -f/--follow */
     int no_reach;              /* --no-reach-check */
     int no_deliver;            /* init: --no-deliver */
     int verbose;
@@ -53,10 +48,6 @@ struct agent_opts {
 int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv);
 /* Frees what agent_opts_parse allocated. */
 void agent_opts_free(struct agent_opts *o);
-/* Parses "openmpi", "openmpi5", "mpich", "intel" (and aliases); 0 ok, -1 unknown. */
-int agent_mpi_parse(const char *s, enum agent_mpi *out);
-/* Returns the flavour's canonical name. */
-const char *agent_mpi_name(enum agent_mpi m);
 /* Parses a duration "90", "90s", "15m", "1h", "250ms" into seconds; 0 ok, -1 bad. */
 int agent_duration_parse(const char *s, double *out);
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "kube/util.h"
 
@@ -32,6 +31,7 @@ enum {
     OPT_NO_DELIVER,
     OPT_NO_REACH,
     OPT_PROGRESS,
+    OPT_NETWORK,
     OPT_GRACE,
     OPT_NO_WAIT,
     OPT_VERSION,
@@ -57,10 +57,12 @@ static const struct option long_opts[] = {
     { "no-deliver", no_argument, NULL, OPT_NO_DELIVER },
     { "no-reach-check", no_argument, NULL, OPT_NO_REACH },
     { "progress-timeout", required_argument, NULL, OPT_PROGRESS },
+    { "network-timeout", required_argument, NULL, OPT_NETWORK },
     { "grace", required_argument, NULL, OPT_GRACE },
     { "no-wait", no_argument, NULL, OPT_NO_WAIT },
     { "ssh-dir", required_argument, NULL, OPT_SSH_DIR },
     { "ssh-port", required_argument, NULL, OPT_SSH_PORT },
+    { "follow", no_argument, NULL, 'f' },
     { NULL, 0, NULL, 0 },
 };
 
@@ -88,32 +90,6 @@ int agent_duration_parse(const char *s, double *out)
     return 0;
 }
 
-int agent_mpi_parse(const char *s, enum agent_mpi *out)
-{
-    if (!strcasecmp(s, "openmpi") || !strcasecmp(s, "openmpi4") || !strcasecmp(s, "ompi"))
-        *out = AGENT_MPI_OPENMPI;
-    else if (!strcasecmp(s, "openmpi5") || !strcasecmp(s, "prte") || !strcasecmp(s, "prrte"))
-        *out = AGENT_MPI_OPENMPI5;
-    else if (!strcasecmp(s, "mpich") || !strcasecmp(s, "hydra"))
-        *out = AGENT_MPI_MPICH;
-    else if (!strcasecmp(s, "intel") || !strcasecmp(s, "intelmpi"))
-        *out = AGENT_MPI_INTEL;
-    else
-        return -1;
-    return 0;
-}
-
-const char *agent_mpi_name(enum agent_mpi m)
-{
-    switch (m) {
-    case AGENT_MPI_OPENMPI: return "openmpi";
-    case AGENT_MPI_OPENMPI5: return "openmpi5";
-    case AGENT_MPI_MPICH: return "mpich";
-    case AGENT_MPI_INTEL: return "intel";
-    }
-    return "?";
-}
-
 /* Parses a non-negative int (what names the flag or variable in the error). */
 static int parse_count(const char *what, const char *s, int *out)
 {
@@ -129,10 +105,8 @@ static int parse_count(const char *what, const char *s, int *out)
 /* A uid as Kubernetes allows runAsUser: 0..2147483647 (OpenShift assigns ones like 1000870000). */
 static int parse_uid(const char *what, const char *s, int *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 0 || v > INT_MAX) {
+    long long v;
+    if (kube_parse_int(s, 0, INT_MAX, &v) < 0) {
         fprintf(stderr, "mpi-agent: %s: expected a uid 0-%d, got \"%s\"\n", what, INT_MAX, s);
         return -1;
     }
@@ -168,11 +142,11 @@ static int parse_transport(const char *what, const char *s, enum mpik8s_transpor
     return 0;
 }
 
-static int parse_mpi_opt(const char *what, const char *s, enum agent_mpi *m)
+static int parse_mpi_opt(const char *what, const char *s, enum mpik8s_mpi *m)
 {
-    if (agent_mpi_parse(s, m) == 0)
+    if (mpik8s_mpi_parse(s, m) == 0)
         return 0;
-    fprintf(stderr, "mpi-agent: %s: expected openmpi, openmpi5, mpich or intel, got \"%s\"\n", what, s);
+    fprintf(stderr, "mpi-agent: %s: expected openmpi, mpich or intel, got \"%s\"\n", what, s);
     return -1;
 }
 
@@ -201,6 +175,7 @@ static int opts_from_env(struct agent_opts *o)
     const char *v;
     o->timeout_s = DEFAULT_TIMEOUT_S;
     o->grace_s = DEFAULT_GRACE_S;
+    o->network_timeout_s = MPIK8S_NETWORK_TIMEOUT_DEFAULT;
     o->ssh_port = 2222;
     o->launcher_uid = -1;
     if ((v = getenv(MPIK8S_ENV_JOB_NAME)) && *v && set_str(&o->job, v) < 0)
@@ -228,6 +203,9 @@ static int opts_from_env(struct agent_opts *o)
     if ((v = getenv(MPIK8S_ENV_PROGRESS_TIMEOUT)) && *v &&
         parse_duration_opt(MPIK8S_ENV_PROGRESS_TIMEOUT, v, &o->progress_timeout_s) < 0)
         return -1;
+    if ((v = getenv(MPIK8S_ENV_NETWORK_TIMEOUT)) && *v &&
+        parse_duration_opt(MPIK8S_ENV_NETWORK_TIMEOUT, v, &o->network_timeout_s) < 0)
+        return -1;
     if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0)
         return -1;
     return 0;
@@ -239,6 +217,7 @@ static int apply_flag(struct agent_opts *o, int c, const char *arg)
     switch (c) {
     case 'n': return set_str(&o->namespace, arg);
     case 'v': o->verbose++; return 0;
+    case 'f': o->follow = 1; return 0;
     case OPT_KUBECONFIG: return set_str(&o->kubeconfig, arg);
     case OPT_JOB: return set_str(&o->job, arg);
     case OPT_HOSTFILE: o->hostfile_given = 1; return set_str(&o->hostfile, arg);
@@ -252,6 +231,7 @@ static int apply_flag(struct agent_opts *o, int c, const char *arg)
     case OPT_NO_DELIVER: o->no_deliver = 1; return 0;
     case OPT_NO_REACH: o->no_reach = 1; return 0;
     case OPT_PROGRESS: return parse_duration_opt("--progress-timeout", arg, &o->progress_timeout_s);
+    case OPT_NETWORK: return parse_duration_opt("--network-timeout", arg, &o->network_timeout_s);
     case OPT_GRACE: return parse_duration_opt("--grace", arg, &o->grace_s);
     case OPT_NO_WAIT: o->no_wait = 1; return 0;
     case OPT_SSH_DIR: return set_str(&o->ssh_dir, arg);
@@ -268,7 +248,7 @@ static void usage(const char *cmd)
             "      --job NAME          MPIJob name (default: $MPI_JOB_NAME)\n"
             "      --kubeconfig FILE   kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)\n"
             "      --hostfile FILE     hostfile to read workers from (default /etc/mpi/hostfile)\n"
-            "      --mpi FLAVOUR       openmpi | openmpi5 | mpich | intel (default openmpi)\n"
+            "      --mpi FLAVOUR       openmpi (4 and 5) | mpich | intel (default: $MPI_JOB_MPI_IMPLEMENTATION or openmpi)\n"
             "      --transport T       exec | ssh (default: $MPI_JOB_TRANSPORT or exec)\n"
             "      --container NAME    worker container for exec (default: $MPI_JOB_WORKER_CONTAINER)\n"
             "      --timeout DUR       bound on the wait for workers (default 15m; $MPI_AGENT_TIMEOUT)\n"
@@ -279,13 +259,16 @@ static void usage(const char *cmd)
             "      --no-reach-check    skip the reachability check through the transport\n"
             "      --no-wait           run: do not wait for workers (init did)\n"
             "      --progress-timeout DUR  run: stop mpirun after DUR of silent output (default off)\n"
+            "      --network-timeout DUR  run: stop mpirun when a worker has not answered over the pod\n"
+            "                          network for DUR (default 60s; 0 off; $MPI_AGENT_NETWORK_TIMEOUT)\n"
             "      --grace DUR         run: SIGTERM to SIGKILL delay (default 10s)\n"
+            "  -f, --follow            logs: follow the running launcher's log\n"
             "  -v, --verbose           more logging (repeat for trace)\n"
             "      --version           print the version\n",
             cmd,
-            !strcmp(cmd, "run")      ? " -- CMD [ARGS...]"
-            : !strcmp(cmd, "status") ? " JOB"
-                                     : "");
+            !strcmp(cmd, "run")                              ? " -- CMD [ARGS...]"
+            : !strcmp(cmd, "status") || !strcmp(cmd, "logs") ? " JOB"
+                                                             : "");
 }
 
 int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv)
@@ -298,7 +281,7 @@ int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **arg
     opterr = 0;
     int c;
     /* run keeps everything after CMD for CMD; other commands accept options anywhere */
-    const char *optstring = !strcmp(cmd, "run") ? "+n:vh" : "n:vh";
+    const char *optstring = !strcmp(cmd, "run") ? "+n:vh" : "n:vhf";
     while ((c = getopt_long(argc, argv, optstring, long_opts, NULL)) != -1) {
         if (c == 'h') {
             usage(cmd);

@@ -15,6 +15,9 @@ int agent_cmd_hostfile(struct agent_opts *o);
 int agent_cmd_discover_hosts(struct agent_opts *o);
 /* status [-n NS] JOB: workers, reachability, hostfile; 0 only if all reachable. */
 int agent_cmd_status(struct agent_opts *o);
+/* logs [-n NS] [-f] JOB: the launcher's output kept in <job>-log (-f: the running launcher's log
+ * first); 0 printed, 1 nothing kept or an API error. */
+int agent_cmd_logs(struct agent_opts *o);
 
 /* init's exit code when the workers decided the wait (one failed, or the bound was reached):
  * retrying the launcher cannot help, so the operator fails the MPIJob at once (docs/controller.md). */

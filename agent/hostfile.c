@@ -317,19 +317,20 @@ size_t agent_hostlist_drop_launcher(struct agent_hostlist *l)
     return dropped;
 }
 
-char *agent_hostfile_format(const struct agent_hostlist *l, enum agent_mpi m, int default_slots)
+int agent_host_slots(const struct agent_host *h, int job_slots)
+{
+    return h->slots > 0 ? h->slots : (int)mpik8s_slots(job_slots);
+}
+
+char *agent_hostfile_format(const struct agent_hostlist *l, enum mpik8s_mpi m, int job_slots)
 {
     char *buf = NULL;
     size_t sz = 0;
     FILE *f = open_memstream(&buf, &sz);
     if (!f)
         return NULL;
-    for (size_t i = 0; i < l->n; i++) {
-        int s = l->v[i].slots > 0 ? l->v[i].slots : default_slots;
-        mpik8s_hostfile_line(
-            f, m == AGENT_MPI_OPENMPI || m == AGENT_MPI_OPENMPI5 ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON,
-            l->v[i].host, s);
-    }
+    for (size_t i = 0; i < l->n; i++)
+        mpik8s_hostfile_line(f, mpik8s_hostfile_syntax_for(m), l->v[i].host, agent_host_slots(&l->v[i], job_slots));
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

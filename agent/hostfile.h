@@ -31,9 +31,12 @@ int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, ch
 size_t agent_hostlist_drop_launcher(struct agent_hostlist *l);
 /* Returns the index of the entry for pod, or -1. */
 long agent_hostlist_find_pod(const struct agent_hostlist *l, const char *pod);
-/* Formats the list for flavour m: Open MPI `host slots=N`, MPICH/Intel `host:N`; entries
- * with slots 0 get default_slots (or no slot count when that is 0 too). Newly allocated. */
-char *agent_hostfile_format(const struct agent_hostlist *l, enum agent_mpi m, int default_slots);
+/* The slots host h offers: its own count, else the job's (job_slots, MPI_JOB_SLOTS / --slots),
+ * else MPIK8S_DEFAULT_SLOTS (mpik8s_slots). */
+int agent_host_slots(const struct agent_host *h, int job_slots);
+/* Formats the list for implementation m: Open MPI `host slots=N`, MPICH/Intel `host:N`, N from
+ * agent_host_slots. Newly allocated. */
+char *agent_hostfile_format(const struct agent_hostlist *l, enum mpik8s_mpi m, int job_slots);
 /* Writes text as a new hostfile $TMPDIR/mpi-agent-hostfile-XXXXXX (/tmp without TMPDIR),
  * created exclusively (a planted file or symlink is never used), mode 0644; sets *path.
  * 0 ok, -1 with *err. */

@@ -28,7 +28,7 @@ int agent_cmd_hostfile(struct agent_opts *o)
     }
     if (agent_workers_find(&s, &err) < 0)
         goto out;
-    char *text = agent_hostfile_format(&s.hosts, o->mpi, o->slots > 0 ? o->slots : 1);
+    char *text = agent_hostfile_format(&s.hosts, o->mpi, o->slots);
     if (text) {
         fputs(text, stdout);
         rc = fflush(stdout) == 0 ? 0 : 1;
@@ -63,7 +63,7 @@ int agent_cmd_discover_hosts(struct agent_opts *o)
         if (agent_pod_assess(p, &v) < 0)
             continue;
         if (v.verdict == AGENT_POD_READY) {
-            const char *sub = kube_json_str(p, "spec.subdomain");
+            const char *sub = kube_json_at_str(p, "spec", "subdomain");
             const char *name = kube_obj_name(p);
             if (sub && *sub)
                 printf("%s.%s.%s.svc", name, sub, s.ns);

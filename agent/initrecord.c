@@ -75,16 +75,16 @@ static json_t *record_read(const struct agent_opts *o, char **why)
 /* Checks the record's job, namespace, transport, reach flag and age; 0 ok, -1 with *why. */
 static int check_header(const struct agent_session *s, const json_t *rec, int64_t max_age_ms, char **why)
 {
-    const char *job = kube_json_str(rec, "job"), *ns = kube_json_str(rec, "namespace");
-    const char *tr = kube_json_str(rec, "transport");
+    const char *job = kube_json_at_str(rec, "job"), *ns = kube_json_at_str(rec, "namespace");
+    const char *tr = kube_json_at_str(rec, "transport");
     const char *want_job = s->o->job ? s->o->job : "";
     if (!job || strcmp(job, want_job) != 0 || !ns || strcmp(ns, s->ns) != 0)
         return kube_set_err(why, "it is for job %s/%s, not %s/%s", ns ? ns : "?", job ? job : "?", s->ns, want_job);
     if (!tr || strcmp(tr, mpik8s_transport_name(s->o->transport)) != 0)
         return kube_set_err(why, "it checked transport %s, not %s", tr ? tr : "?", mpik8s_transport_name(s->o->transport));
-    if (!s->o->no_reach && !kube_json_bool(rec, "reachChecked", 0))
+    if (!s->o->no_reach && !kube_json_at_bool(rec, 0, "reachChecked"))
         return kube_set_err(why, "init did not check reachability");
-    int64_t age = kube_realtime_ms() - kube_json_int(rec, "writtenAtMs", 0);
+    int64_t age = kube_realtime_ms() - kube_json_at_int(rec, 0, "writtenAtMs");
     if (age < 0 || age > max_age_ms)
         return kube_set_err(why, "it is %lld s old (at most %lld s is trusted)", (long long)(age / 1000),
                             (long long)(max_age_ms / 1000));
@@ -99,8 +99,8 @@ static int check_workers(const struct agent_session *s, const json_t *rec, char 
         return kube_set_err(why, "it lists %zu worker(s), the job has %zu", json_array_size(w), s->hosts.n);
     for (size_t i = 0; i < s->hosts.n; i++) {
         const char *name = s->hosts.v[i].pod;
-        const char *rpod = kube_json_str(json_array_get(w, i), "pod");
-        const char *ruid = kube_json_str(json_array_get(w, i), "uid");
+        const char *rpod = kube_json_at_str(json_array_get(w, i), "pod");
+        const char *ruid = kube_json_at_str(json_array_get(w, i), "uid");
         if (!rpod || strcmp(rpod, name) != 0)
             return kube_set_err(why, "worker %zu is %s, not %s", i, rpod ? rpod : "?", name);
         json_t *pod = kube_informer_get(s->inf, s->ns, name);
@@ -133,8 +133,8 @@ int agent_init_record_trust(struct agent_session *s, int64_t max_age_ms, char **
     else if (check_header(s, rec, max_age_ms, why) == 0 && check_workers(s, rec, why) == 0)
         ok = 1;
     if (ok) {
-        s->phases.at_ms[AGENT_PHASE_WORKERS_READY] = kube_json_int(rec, "workersReadyMs", 0);
-        s->phases.at_ms[AGENT_PHASE_WORKERS_REACHABLE] = kube_json_int(rec, "workersReachableMs", 0);
+        s->phases.at_ms[AGENT_PHASE_WORKERS_READY] = kube_json_at_int(rec, 0, "workersReadyMs");
+        s->phases.at_ms[AGENT_PHASE_WORKERS_REACHABLE] = kube_json_at_int(rec, 0, "workersReachableMs");
     }
     json_decref(rec);
     return ok;

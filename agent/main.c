@@ -1,6 +1,6 @@
 /* main.c - mpi-agent: the launcher-side runtime of an MPIJob. Dispatches to the
  * subcommands: init (the launcher's init container), run (mpirun wrapper),
- * hostfile, discover-hosts and status (debugging). */
+ * hostfile, discover-hosts, status and logs (debugging). */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +29,9 @@ static const struct subcommand subcommands[] = {
     { "status", agent_cmd_status,
       "[-n NS] JOB: workers, reachability and hostfile (exit 0 only "
       "if all reachable)" },
+    { "logs", agent_cmd_logs,
+      "[-n NS] [-f] JOB: the launcher's output, kept in ConfigMap JOB-log after "
+      "its pods are gone (-f: follow a running launcher)" },
 };
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
 

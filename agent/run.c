@@ -2,7 +2,8 @@
  * Waits for the workers in-process unless init already did (--no-wait, or its
  * record DEST/init-ready.json still holds), composes the MPI
  * flavour's launch environment (never overriding the user), prints the rank map
- * and supervises CMD; exits with CMD's exit code. */
+ * and supervises CMD, keeping its output in the ConfigMap <job>-log (joblog.c);
+ * exits with CMD's exit code. */
 #include "commands.h"
 
 #include <errno.h>
@@ -16,10 +17,12 @@
 
 #include "hostfile.h"
 #include "initrecord.h"
+#include "joblog.h"
 #include "launch_env.h"
 #include "logx.h"
 #include "supervise.h"
 #include "holder.h"
+#include "prevrun.h"
 #include "wait.h"
 #include "kube/log.h"
 #include "kube/util.h"
@@ -54,7 +57,7 @@ static int ensure_hostfile(struct agent_session *s, int *wrote, char **err)
 {
     if (access(s->o->hostfile, R_OK) == 0)
         return 0;
-    char *text = agent_hostfile_format(&s->hosts, s->o->mpi, s->o->slots > 0 ? s->o->slots : 1);
+    char *text = agent_hostfile_format(&s->hosts, s->o->mpi, s->o->slots);
     char *path = NULL;
     int rc = text ? agent_hostfile_write(text, &path, err) : -1;
     if (!text)
@@ -73,7 +76,7 @@ static int ensure_hostfile(struct agent_session *s, int *wrote, char **err)
 static int set_launch_env(struct agent_session *s, char **err)
 {
     char *rsh = find_rsh(s->o);
-    struct agent_env_in in = { s->o->mpi, rsh, s->o->hostfile, (int)s->hosts.n, s->o->slots };
+    struct mpik8s_launch_in in = { s->o->mpi, rsh, s->o->hostfile, (long long)s->hosts.n, s->o->slots };
     struct agent_env_plan plan;
     int rc = agent_env_plan(&in, agent_getenv_process, NULL, &plan);
     if (rc == 0) {
@@ -145,6 +148,7 @@ int agent_cmd_run(struct agent_opts *o)
     s.o = o;
     s.allow_no_api = 1;
     char *err = NULL, *summary = NULL;
+    json_t *prev = agent_prev_run_load(o->dest); /* before this run saves its own */
     int code = 1, wrote_hostfile = 0;
     if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
         goto fail;
@@ -156,7 +160,11 @@ int agent_cmd_run(struct agent_opts *o)
         goto fail;
     agent_print_rank_map(&s);
     char **held = agent_holder_wrap(o, o->argv); /* NULL: the command runs as it is */
+    if (agent_outbuf_init(&s.output, AGENT_OUTBUF_MAX) < 0)
+        KLOG_WARN("not keeping the command's output: out of memory");
+    struct agent_joblog *jl = agent_joblog_start(&s);
     code = agent_supervise(&s, held ? held : o->argv, &summary);
+    agent_joblog_stop(jl);
     if (held)
         free(held[0]);
     free(held);
@@ -164,16 +172,22 @@ int agent_cmd_run(struct agent_opts *o)
         KLOG_INFO("%s", summary);
     else
         KLOG_ERROR("%s", summary);
+    if (code != 0) {
+        agent_prev_run_save(&s, summary); /* this run's own, for the next rerun */
+        summary = agent_prev_run_lead(&s, prev, summary);
+    }
     goto done;
 fail:
     agent_log_lines(KUBE_LOG_ERROR, err ? err : "failed");
-    summary = kube_strdup_printf("launcher failed before starting %s: %s", o->argv[0], err ? err : "unknown error");
+    summary = agent_prev_run_lead(
+        &s, prev, kube_strdup_printf("launcher failed before starting %s: %s", o->argv[0], err ? err : "unknown error"));
 done:
     if (wrote_hostfile && o->hostfile && unlink(o->hostfile) != 0)
         KLOG_DEBUG("removing %s: %s", o->hostfile, strerror(errno));
     agent_finish(&s, summary ? summary : "run");
     free(summary);
     free(err);
+    json_decref(prev);
     agent_session_close(&s);
     return code;
 }

@@ -132,6 +132,9 @@ void agent_session_close(struct agent_session *s)
     kube_client_free(s->client);
     s->client = NULL;
     agent_hostlist_free(&s->hosts);
+    agent_outbuf_free(&s->output);
+    json_decref(s->failure);
+    s->failure = NULL;
     free(s->ns);
     s->ns = NULL;
 }

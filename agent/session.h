@@ -6,6 +6,7 @@
 
 #include "agent.h"
 #include "hostfile.h"
+#include "outbuf.h"
 #include "termination.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -22,6 +23,9 @@ struct agent_session {
     struct agent_reach_early *early; /* checks started during the wait (or NULL) */
     int allow_no_api;                /* set by init and run before connecting: the no-API mode may be chosen */
     int no_api;                      /* no usable API credentials: client NULL, workers from the hostfile, SSH checks only */
+    struct agent_outbuf output;      /* run: the command's last output (zeroed = not kept) */
+    json_t *failure;                 /* run: which rank failed and why (agent/failure.h), or NULL */
+    int stopped_by_signal;           /* run: the command was stopped because we received a signal */
 };
 
 /* Connects: loads the config (flag, env, in-cluster, ~/.kube/config) and creates the client;

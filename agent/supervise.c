@@ -2,8 +2,11 @@
  * with stdout/stderr piped through the agent unchanged (to see first output and
  * silence). SIGTERM/SIGINT/SIGHUP are forwarded to the group and escalated to
  * SIGKILL after the grace period. A watcher thread follows the worker pods in
- * the informer: a worker deleted, failed or NotReady stops CMD, naming it. The
- * agent is a child subreaper, so nothing CMD started outlives it. */
+ * the informer: a worker deleted, failed or NotReady stops CMD, naming it (and,
+ * for a preempted worker, its preemptor once CMD is stopped: agent/preemptor.c); the
+ * pod-network watch (agent/netwatch.h) does the same for a worker silent over the pod
+ * network past the network timeout. The agent is a child subreaper, so nothing CMD
+ * started outlives it. */
 #include "supervise.h"
 
 #include <errno.h>
@@ -19,10 +22,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "failure.h"
+#include "netwatch.h"
 #include "podstate.h"
+#include "preemptor.h"
 #include "reach.h"
 #include "kube/json.h"
 #include "kube/log.h"
+#include "kube/poddisrupt.h"
 #include "kube/util.h"
 
 #define DRAIN_MS 2000 /* after CMD exits, wait this long for its pipes to close */
@@ -33,8 +40,34 @@ struct watcher {
     int notify_fd; /* write end: one byte when a worker goes bad */
     volatile int stop;
     pthread_mutex_t mu;
-    char *msg; /* "worker w-1: being deleted ..." */
+    char *msg;         /* "worker w-1: being deleted ..." (the first report; later ones dropped) */
+    size_t bad;        /* its index in s->hosts */
+    json_t *preempted; /* that worker's pod when the scheduler preempted it, or NULL */
 };
+
+/* Records the first bad worker (msg and preempted: taken) and wakes the supervisor; called
+ * from the pod watcher's thread and, through watcher_report, the pod-network watch's. */
+static void watcher_report_pod(struct watcher *w, char *msg, size_t idx, json_t *preempted)
+{
+    pthread_mutex_lock(&w->mu);
+    int first = !w->msg;
+    if (first) {
+        w->msg = msg;
+        w->bad = idx;
+        w->preempted = preempted;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (!first) {
+        free(msg);
+        json_decref(preempted);
+        return;
+    }
+    if (write(w->notify_fd, "!", 1) < 0)
+        KLOG_WARN("watcher: cannot notify: %s", strerror(errno));
+}
+
+/* The pod-network watch's report (agent/netwatch.h's callback). */
+static void watcher_report(void *ctx, char *msg, size_t idx) { watcher_report_pod(ctx, msg, idx, NULL); }
 
 struct sup {
     struct agent_session *s;
@@ -44,21 +77,36 @@ struct sup {
     int stopping;    /* we asked CMD to stop */
     int64_t kill_at; /* monotonic ms to SIGKILL the group, 0 = none */
     int64_t started, last_output, drain_until;
-    char *reason; /* why we stopped CMD, or NULL */
+    char *reason;      /* why we stopped CMD, or NULL */
+    long lost;         /* index of the worker whose failure stopped CMD, -1 none */
+    json_t *preempted; /* its pod when it was preempted (the preemptor is named at the end), or NULL */
 };
 
-/* Returns the first worker that is not ready, as "worker POD: reason", or NULL. */
-static char *bad_worker(struct agent_session *s)
+/* "worker POD: reason (phase P, node N)" for a worker that is not ready (by: its preemptor or
+ * NULL), or NULL when it is ready. */
+static char *worker_line(const char *name, const json_t *pod, const char *by)
+{
+    struct agent_pod_view v;
+    char *msg = NULL;
+    if (agent_pod_assess_by(pod, by, &v) == 0 && v.verdict != AGENT_POD_READY)
+        msg = v.verdict == AGENT_POD_MISSING
+                  ? kube_strdup_printf("worker %s: deleted", name)
+                  : kube_strdup_printf("worker %s: %s (phase %s, node %s)", name, v.reason, v.phase, v.node ? v.node : "-");
+    agent_pod_view_free(&v);
+    return msg;
+}
+
+/* Returns the first worker that is not ready, as "worker POD: reason" (its index in *idx), or
+ * NULL; *preempted (when not NULL) gets its pod (new reference) when the scheduler preempted it. */
+static char *bad_worker(struct agent_session *s, size_t *idx, json_t **preempted)
 {
     char *msg = NULL;
     for (size_t i = 0; i < s->hosts.n && !msg; i++) {
+        *idx = i;
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
-        struct agent_pod_view v;
-        if (agent_pod_assess(pod, &v) == 0 && v.verdict != AGENT_POD_READY)
-            msg = v.verdict == AGENT_POD_MISSING ? kube_strdup_printf("worker %s: deleted", s->hosts.v[i].pod)
-                                                 : kube_strdup_printf("worker %s: %s (phase %s, node %s)", s->hosts.v[i].pod,
-                                                                      v.reason, v.phase, v.node ? v.node : "-");
-        agent_pod_view_free(&v);
+        msg = worker_line(s->hosts.v[i].pod, pod, NULL);
+        if (msg && preempted && kube_pod_preempted(pod))
+            *preempted = json_incref(pod);
         json_decref(pod);
     }
     return msg;
@@ -69,13 +117,11 @@ static void *watcher_main(void *arg)
     struct watcher *w = arg;
     uint64_t gen = kube_informer_generation(w->s->inf);
     while (!w->stop) {
-        char *msg = bad_worker(w->s);
+        size_t idx;
+        json_t *preempted = NULL;
+        char *msg = bad_worker(w->s, &idx, &preempted);
         if (msg) {
-            pthread_mutex_lock(&w->mu);
-            w->msg = msg;
-            pthread_mutex_unlock(&w->mu);
-            if (write(w->notify_fd, "!", 1) < 0)
-                KLOG_WARN("watcher: cannot notify: %s", strerror(errno));
+            watcher_report_pod(w, msg, idx, preempted);
             return NULL;
         }
         gen = kube_informer_wait_change(w->s->inf, gen, 100); /* short: lets stop be quick */
@@ -112,6 +158,7 @@ static void pass_through(struct sup *u, int *fd, int out)
     }
     agent_phase_mark(&u->s->phases, AGENT_PHASE_FIRST_OUTPUT);
     u->last_output = kube_now_ms();
+    agent_outbuf_append(&u->s->output, buf, (size_t)r);
     /* our stdout gone (-1): keep draining so CMD never blocks */
     (void)kube_write_all(out, buf, (size_t)r);
 }
@@ -139,6 +186,7 @@ static void on_signal(struct sup *u)
             continue;
         KLOG_WARN("received %s: forwarding to %s (SIGKILL in %.0f s)", strsignal(sig),
                   u->child_done ? "leftovers" : "the command", u->s->o->grace_s);
+        u->s->stopped_by_signal = 1;
         sup_stop(u, sig, kube_strdup_printf("received %s", strsignal(sig)));
     }
     reap(u);
@@ -151,7 +199,8 @@ static void on_silence(struct sup *u)
     struct agent_reach_result *rr = NULL;
     int bad = agent_reach_all(s, 5.0, &rr);
     char *rep = rr ? agent_reach_report(s, rr) : NULL;
-    char *pods = bad_worker(s);
+    size_t idx;
+    char *pods = bad_worker(s, &idx, NULL);
     char *why = kube_strdup_printf("no progress for %.0f s (no output); workers: %s%s%s", s->o->progress_timeout_s,
                                    bad == 0 ? "all reachable" : "unreachable:",
                                    bad == 0 ? ""
@@ -209,15 +258,23 @@ static int sup_step(struct sup *u, struct watcher *w)
             KLOG_DEBUG("watcher pipe: %s", strerror(errno));
         pthread_mutex_lock(&w->mu);
         char *msg = w->msg ? strdup(w->msg) : NULL;
+        size_t bad = w->bad;
+        json_t *preempted = w->preempted;
+        w->preempted = NULL;
         pthread_mutex_unlock(&w->mu);
         close(u->note_fd);
         u->note_fd = -1;
         if (msg && !u->child_done) {
             KLOG_ERROR("%s: stopping the command", msg);
+            if (!u->reason) {
+                u->lost = (long)bad;
+                u->preempted = json_incref(preempted);
+            }
             sup_stop(u, SIGTERM, msg);
         } else {
             free(msg);
         }
+        json_decref(preempted);
     }
     reap(u);
     int64_t now = kube_now_ms();
@@ -298,8 +355,43 @@ static int sup_spawn(struct sup *u, char **argv, const sigset_t *old, char **err
     return 0;
 }
 
+/* After a failed run: s->failure and its human line (new string), or NULL when neither
+ * mpirun's text nor the supervisor names the failed process. */
+static char *attribute(struct sup *u, int code)
+{
+    struct agent_session *s = u->s;
+    size_t len = 0;
+    char *tail = agent_outbuf_copy(&s->output, &len, NULL), *phrase = NULL;
+    if (!tail)
+        return NULL;
+    if (u->lost >= 0)
+        s->failure = agent_failure_worker_lost(s, (size_t)u->lost, u->reason, tail, len);
+    else if (!u->reason)
+        s->failure = agent_failure_explain(s, tail, len, s->o->argv, WIFEXITED(u->status) ? code : -1, &phrase);
+    free(tail);
+    if (s->failure)
+        KLOG_ERROR("failed: %s", json_string_value(json_object_get(s->failure, MPIK8S_FAIL_MESSAGE)));
+    return phrase;
+}
+
+/* A preempted worker stopped CMD: its line again, naming the preemptor from the scheduler's
+ * Event (bounded wait; kept as it was when the Event does not come). */
+static void name_preemptor(struct sup *u)
+{
+    if (!u->preempted || u->lost < 0)
+        return;
+    char *by = agent_preemptor_find(u->s, u->preempted, AGENT_PREEMPTOR_WAIT_MS);
+    char *line = by ? worker_line(u->s->hosts.v[u->lost].pod, u->preempted, by) : NULL;
+    if (line) {
+        free(u->reason);
+        u->reason = line;
+    }
+    free(by);
+}
+
 static char *describe_exit(struct sup *u, int *code)
 {
+    name_preemptor(u);
     double secs = (kube_now_ms() - u->started) / 1000.0;
     const char *cmd = "command";
     char *how;
@@ -314,6 +406,13 @@ static char *describe_exit(struct sup *u, int *code)
     char *sum = u->reason ? kube_strdup_printf("%s; %s", u->reason, how)
                           : kube_strdup_printf("%s on %zu worker(s)", how, u->s->hosts.n);
     free(how);
+    char *who = *code != 0 ? attribute(u, *code) : NULL;
+    if (who) {
+        char *both = kube_strdup_printf("%s; %s", who, sum);
+        free(sum);
+        sum = both;
+    }
+    free(who);
     return sum;
 }
 
@@ -348,7 +447,7 @@ void agent_supervise_sigset(sigset_t *set)
 
 int agent_supervise(struct agent_session *s, char **argv, char **summary)
 {
-    struct sup u = { .s = s, .out_fd = -1, .err_fd = -1, .note_fd = -1 };
+    struct sup u = { .s = s, .out_fd = -1, .err_fd = -1, .note_fd = -1, .lost = -1 };
     struct watcher w = { .notify_fd = -1 };
     pthread_mutex_init(&w.mu, NULL);
     pthread_t th;
@@ -359,10 +458,16 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
     sigdelset(&old, SIGTERM), sigdelset(&old, SIGINT), sigdelset(&old, SIGHUP);
     sigdelset(&old, SIGCHLD);
     signal(SIGPIPE, SIG_IGN);
+    if (!s->output.buf && agent_outbuf_init(&s->output, AGENT_OUTBUF_MAX) < 0)
+        KLOG_WARN("not keeping the command's output: out of memory");
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         KLOG_DEBUG("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
     u.sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     int watching = start_watcher(s, &w, &th, &u.note_fd);
+    struct agent_netwatch *nw = NULL;
+    if (watching > 0 && s->o->network_timeout_s > 0 &&
+        agent_netwatch_start(s, s->o->network_timeout_s, watcher_report, &w, &nw) < 0)
+        KLOG_WARN("not watching the workers over the pod network: %s", strerror(errno));
     char *err = NULL;
     int code = 127;
     if (u.sig_fd < 0 || watching < 0 || sup_spawn(&u, argv, &old, &err) < 0) {
@@ -377,12 +482,15 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
         *summary = describe_exit(&u, &code);
     }
     agent_phase_mark(&s->phases, AGENT_PHASE_FINISHED);
+    agent_netwatch_stop(nw); /* before the watcher's pipe closes: it may still report */
     if (watching > 0) {
         w.stop = 1;
         pthread_join(th, NULL);
         close(w.notify_fd);
     }
     free(w.msg);
+    json_decref(w.preempted);
+    json_decref(u.preempted);
     pthread_mutex_destroy(&w.mu);
     int *fds[] = { &u.out_fd, &u.err_fd, &u.sig_fd, &u.note_fd };
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
@@ -395,12 +503,11 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
 void agent_print_rank_map(struct agent_session *s)
 {
     int rank = 0;
-    int dflt = s->o->slots > 0 ? s->o->slots : 1;
     for (size_t i = 0; i < s->hosts.n; i++) {
-        int n = s->hosts.v[i].slots > 0 ? s->hosts.v[i].slots : dflt;
+        int n = agent_host_slots(&s->hosts.v[i], s->o->slots);
         json_t *pod = s->inf ? kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod) : NULL;
-        const char *node = pod ? kube_json_str(pod, "spec.nodeName") : NULL;
-        const char *ip = pod ? kube_json_str(pod, "status.podIP") : NULL;
+        const char *node = pod ? kube_json_at_str(pod, "spec", "nodeName") : NULL;
+        const char *ip = pod ? kube_json_at_str(pod, "status", "podIP") : NULL;
         char *gpus = pod ? agent_pod_gpus(pod) : NULL;
         char r[48];
         if (n == 1)

@@ -53,16 +53,40 @@ static char *phases_json(const struct agent_phases *ph)
     return buf;
 }
 
+/* The failure object as one compact line that leaves at least 512 bytes for the rest. */
+static char *failure_json(const json_t *failure)
+{
+    json_t *f = failure ? json_deep_copy(failure) : NULL;
+    char *out = NULL;
+    for (int pass = 0; f && pass < 3; pass++) {
+        out = json_dumps(f, JSON_COMPACT);
+        if (!out || strlen(out) < AGENT_TERMINATION_MAX - 512 - 64)
+            break;
+        free(out);
+        out = NULL;
+        json_object_del(f, pass == 0 ? MPIK8S_FAIL_LAST_LINES : pass == 1 ? MPIK8S_FAIL_MESSAGE : MPIK8S_FAIL_HOST);
+    }
+    json_decref(f);
+    return out;
+}
+
 char *agent_termination_format(const char *summary, const struct agent_phases *ph)
+{
+    return agent_termination_format_failure(summary, ph, NULL);
+}
+
+char *agent_termination_format_failure(const char *summary, const struct agent_phases *ph, const json_t *failure)
 {
     char *pj = phases_json(ph);
     if (!pj)
         return NULL;
-    size_t room = AGENT_TERMINATION_MAX - strlen(pj) - 16;
+    char *fj = failure_json(failure);
+    size_t room = AGENT_TERMINATION_MAX - strlen(pj) - 16 - (fj ? strlen(fj) + sizeof MPIK8S_TERM_FAILURE + 1 : 0);
     size_t sl = strlen(summary);
     char *s = strndup(summary, sl < room ? sl : room);
     if (!s) {
         free(pj);
+        free(fj);
         return NULL;
     }
     for (char *p = s; *p; p++)
@@ -70,9 +94,11 @@ char *agent_termination_format(const char *summary, const struct agent_phases *p
             *p = ' ';
     if (sl > room && room > 3)
         memcpy(s + room - 3, "...", 3);
-    char *out = kube_strdup_printf("%s\n" MPIK8S_TERM_PHASES "%s\n", s, pj);
+    char *out = kube_strdup_printf("%s\n" MPIK8S_TERM_PHASES "%s\n%s%s%s", s, pj, fj ? MPIK8S_TERM_FAILURE : "",
+                                   fj ? fj : "", fj ? "\n" : "");
     free(s);
     free(pj);
+    free(fj);
     return out;
 }
 
@@ -94,13 +120,14 @@ int agent_phases_parse(const char *line, struct agent_phases *ph)
     return rc;
 }
 
-int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph, char **err)
+int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph, const json_t *failure,
+                            char **err)
 {
     if (!path)
         path = getenv("MPI_AGENT_TERMINATION_LOG");
     if (!path || !*path)
         path = "/dev/termination-log";
-    char *msg = agent_termination_format(summary, ph);
+    char *msg = agent_termination_format_failure(summary, ph, failure);
     if (!msg)
         return kube_set_err(err, "termination message: out of memory");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -27,15 +27,20 @@ char *agent_unready_report(struct agent_session *s, size_t *nready, int *any_fai
         return NULL;
     *nready = 0;
     *any_failed = 0;
+    int64_t now = kube_realtime_ms();
     for (size_t i = 0; i < s->hosts.n; i++) {
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
         struct agent_pod_view v;
         if (agent_pod_assess(pod, &v) == 0) {
+            /* a worker still being deleted (a restart, a user's kubectl delete) is replaced by
+             * the operator: wait for the new one; a deletion overdue (lost node) fails */
+            int going = v.verdict == AGENT_POD_FAILED && agent_pod_deletion_in_progress(pod, now);
             if (v.verdict == AGENT_POD_READY)
                 (*nready)++;
             else
-                fprintf(f, "  %s: phase %s: %s\n", s->hosts.v[i].pod, v.phase, v.reason);
-            if (v.verdict == AGENT_POD_FAILED)
+                fprintf(f, "  %s: phase %s: %s%s%s%s%s\n", s->hosts.v[i].pod, v.phase, v.reason,
+                        going ? ", to be replaced" : "", v.node ? " (node " : "", v.node ? v.node : "", v.node ? ")" : "");
+            if (v.verdict == AGENT_POD_FAILED && !going)
                 *any_failed = 1;
         }
         agent_pod_view_free(&v);
@@ -53,8 +58,8 @@ static void kick_running(struct agent_session *s)
 {
     for (size_t i = 0; s->early && i < s->hosts.n; i++) {
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
-        const char *ph = kube_json_str(pod, "status.phase");
-        if (ph && !strcmp(ph, "Running") && !kube_json_str(pod, "metadata.deletionTimestamp"))
+        const char *ph = kube_json_at_str(pod, "status", "phase");
+        if (ph && !strcmp(ph, "Running") && !kube_json_at_str(pod, "metadata", "deletionTimestamp"))
             agent_reach_early_kick(s->early, i);
         json_decref(pod);
     }

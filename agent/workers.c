@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@
 static char *pod_host(const json_t *pod, const char *ns)
 {
     const char *name = kube_obj_name(pod);
-    const char *sub = kube_json_str(pod, "spec.subdomain");
+    const char *sub = kube_json_at_str(pod, "spec", "subdomain");
     if (sub && *sub)
         return kube_strdup_printf("%s.%s.%s.svc", name, sub, ns);
     return strdup(name);
@@ -31,7 +32,8 @@ static long name_index(const char *n)
     const char *p = n + strlen(n);
     while (p > n && isdigit((unsigned char)p[-1]))
         p--;
-    return *p ? strtol(p, NULL, 10) : -1;
+    long long i;
+    return kube_parse_int(p, 0, LONG_MAX, &i) < 0 ? -1 : (long)i;
 }
 
 static int cmp_pods(const void *a, const void *b)
@@ -138,9 +140,7 @@ int agent_workers_find(struct agent_session *s, char **err)
         if (from_labels(s, err) < 0)
             return -1;
     } else {
-        return kube_set_err(err,
-                            "no workers: %s does not exist and no job name is set (MPI_JOB_NAME "
-                            "or --job)",
+        return kube_set_err(err, "no workers: %s does not exist and no job name is set (" MPIK8S_ENV_JOB_NAME " or --job)",
                             o->hostfile);
     }
     if (s->hosts.n == 0)

@@ -36,7 +36,7 @@ static int can(struct kube_client *c, const char *ns, const char *verb, const ch
     return ok;
 }
 
-char *access_describe(const struct access *a)
+char *access_describe(const struct access_rights *a)
 {
     if (a->launcher_rbac && a->patch_configmaps && a->patch_jobs)
         return strdup("RBAC: full mode: launchers get a Role for mpi-agent's API access; ConfigMaps and Jobs "
@@ -71,13 +71,21 @@ char *access_describe(const struct access *a)
     return buf;
 }
 
-int access_probe(struct kube_client *c, const char *ns, struct access *a)
+int access_probe(struct kube_client *c, const char *ns, struct access_rights *a)
 {
     a->launcher_rbac = can(c, ns, "create", "", "serviceaccounts") &
                        can(c, ns, "create", "rbac.authorization.k8s.io", "roles") &
                        can(c, ns, "create", "rbac.authorization.k8s.io", "rolebindings");
     a->patch_configmaps = can(c, ns, "patch", "", "configmaps");
     a->patch_jobs = can(c, ns, "patch", "batch", "jobs");
+    a->launcher_log = a->launcher_rbac && a->patch_configmaps && can(c, ns, "get", "", "configmaps") &&
+                      can(c, ns, "create", "", "configmaps");
+    a->launcher_events = a->launcher_rbac && can(c, ns, "list", "", "events");
+    if (a->launcher_rbac && !a->launcher_events)
+        KLOG_INFO("RBAC: no list on events: launcher Roles get none (a preempted worker's preemptor is not named)");
+    if (a->launcher_rbac && !a->launcher_log)
+        KLOG_INFO("RBAC: no get or create on configmaps: launcher Roles get no access to <job>-log (the "
+                  "launcher's output is not kept after its pods)");
     char *line = access_describe(a);
     KLOG_INFO("%s", line ? line : "RBAC: (out of memory describing the mode)");
     free(line);

@@ -7,18 +7,22 @@
 #include <jansson.h>
 #include "kube/client.h"
 
-struct access {
+struct access_rights {
     int launcher_rbac; /* may create serviceaccounts, roles and rolebindings */
     int patch_configmaps, patch_jobs;
+    int launcher_log;    /* may get, create and patch configmaps: the launcher Role may grant them for
+                       * <job>-log (RBAC escalation check); without, the Role leaves them out */
+    int launcher_events; /* may list events: the launcher Role may grant it (mpi-agent names a
+                          * preempted worker's preemptor from the scheduler's Event); else left out */
 };
 
 /* Asks the API server (SSARs in ns, NULL = all namespaces) and fills a; a review that cannot
  * be made counts as allowed (as before the probe). Logs one line naming what is missing and
  * the mode used. Returns the number of refused checks. */
-int access_probe(struct kube_client *c, const char *ns, struct access *a);
+int access_probe(struct kube_client *c, const char *ns, struct access_rights *a);
 
 /* The line access_probe logs for a (new string, NULL when out of memory). */
-char *access_describe(const struct access *a);
+char *access_describe(const struct access_rights *a);
 
 /* Applies merge patch (RFC 7386) to target in place. */
 void access_merge_patch(json_t *target, const json_t *patch);

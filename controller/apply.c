@@ -4,21 +4,24 @@
  * from: Conflict -> retry), deletes (NotFound is fine), the SSH key pair, and Events.
  * Independent writes run concurrently (a creating sync is ~10 round trips one
  * after the other otherwise): a run of consecutive creates of the job's
- * objects (ConfigMap, RBAC, Service, Secret, PodGroup), then a run of pod
+ * objects (ConfigMap, ServiceAccount, Role, Service, Secret, PodGroup), the launcher's
+ * RoleBinding alone once its Role exists (run_class), then a run of pod
  * creates/deletes, each on up to APPLY_PARALLEL threads; every object create
  * of a run is attempted, pod writes go in slow-start batches (4, 8, 16, ...:
  * a failed batch ends the run), every failure is logged, and the sync stops
  * after a run with a failure. The launcher Job, patches and the status stay sequential
  * and after the runs before them: the launcher Job is created only once its
  * ConfigMap, ServiceAccount and the workers exist. */
-#include "controller.h"
+#include "apply.h"
 #include "access.h"
 #include "crds.h"
 #include "kube/json.h"
 #include "kube/util.h"
-#include "kinds.h"
+#include "kind.h"
+#include "cond.h"
 #include "kube/log.h"
 #include "kube/sshkey.h"
+#include "status_pruned.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,7 +50,7 @@ static json_t *ssh_secret(struct kube_client *c, const json_t *job, const char *
     struct mpijob j;
     json_t *out = NULL;
     if (mpijob_normalize((json_t *)job, &j, NULL) == 0) {
-        json_t *s = obj_ssh_secret(&j, priv, pub);
+        json_t *s = objects_ssh_secret(&j, priv, pub);
         out = s ? kube_create(c, &KUBE_RES_SECRETS, j.ns, s, err) : NULL;
         json_decref(s);
     }
@@ -85,7 +88,11 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     switch (a->kind) {
     case ACT_EVENT: return 0; /* apply_plan records Events itself, once the writes went through */
     case ACT_CREATE: res = kube_create(c, r, ns, a->obj, &err); break;
-    case ACT_STATUS: res = kube_update_status(c, r, ns, a->name, a->obj, &err); break;
+    case ACT_STATUS:
+        res = kube_update_status(c, r, ns, a->name, a->obj, &err);
+        if (res && kube_obj_name(res))
+            status_pruned_note(json_object_get(a->obj, "status"), json_object_get(res, "status"));
+        break;
     case ACT_PATCH:
         res = a->by_update ? access_update_merge(c, r, ns, a->name, a->obj, &err)
                            : kube_patch(c, r, ns, a->name, NULL, KUBE_PATCH_MERGE, a->obj, &err);
@@ -102,7 +109,7 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
                  a->kind == ACT_CREATE   ? "create"
                  : a->kind == ACT_DELETE ? "delete"
                                          : "update",
-                 res_kind_name(a->res), a->name ? a->name : "", err.message ? err.message : kube_reason_name(err.reason));
+                 kind_name(a->res), a->name ? a->name : "", err.message ? err.message : kube_reason_name(err.reason));
         rc = -1;
     }
     json_decref(res);
@@ -110,11 +117,16 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     return rc;
 }
 
-/* Which concurrent run action a belongs to: 1 = the job's objects, 2 = pods, 0 = sequential. */
+/* Which concurrent run action a belongs to: 1 = the job's objects, 2 = pods, 0 = sequential.
+ * A RoleBinding is sequential, after the run that creates its Role: the API server checks that
+ * we hold every permission of the Role it binds (we have no "bind" verb), and a Role it does
+ * not know yet fails that check; created in the same run, every RoleBinding was refused once
+ * and the whole sync retried: "create rolebindings X-launcher: NotFound ... not found" on the
+ * real API server, 2,067 RoleBinding POSTs for 1,000 jobs (docs/controller.md). */
 static int run_class(const struct action *a)
 {
-    if (a->kind == ACT_SSH_SECRET ||
-        (a->kind == ACT_CREATE && a->res != RK_POD && a->res != RK_JOB && a->res != RK_MPIJOB && a->res != RK_EVENT))
+    if (a->kind == ACT_SSH_SECRET || (a->kind == ACT_CREATE && a->res != RK_POD && a->res != RK_JOB && a->res != RK_MPIJOB &&
+                                      a->res != RK_EVENT && a->res != RK_ROLEBINDING))
         return 1;
     if (a->res == RK_POD && (a->kind == ACT_CREATE || a->kind == ACT_DELETE))
         return 2;
@@ -227,7 +239,7 @@ int apply_plan(struct kube_client *c, struct events *ev, const json_t *job, cons
     }
     for (i = 0; i < p->n && rc == 0; i++) {
         if (p->a[i].kind == ACT_EVENT)
-            event_record(ev, c, job, p->a[i].ev_type, p->a[i].ev_reason, p->a[i].ev_msg);
+            events_record(ev, c, job, p->a[i].ev_type, p->a[i].ev_reason, p->a[i].ev_msg);
     }
     return rc;
 }

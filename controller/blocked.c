@@ -4,10 +4,14 @@
  * ...) become the condition Blocked and a Warning Event, written only when the pod or the
  * reason changes (never per pod event). A launcher blocked on itself for the job's worker
  * timeout fails the job with its reason (the agent inside it cannot enforce that bound). */
-#include "plan_int.h"
-#include "status.h"
+#include "plan.h"
+#include "cond.h"
 #include "kube/json.h"
+#include "kube/podstuck.h"
 #include "kube/util.h"
+#include "sync_ctx.h"
+#include "pod.h"
+#include "blocked.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,44 +25,6 @@ struct blocked {
     char *detail;
 };
 
-/* Container waiting reasons that keep a container from starting until something changes
- * (ContainerCreating, PodInitializing and CrashLoopBackOff are progress or the job's own
- * failure paths, not a blocked start). */
-static int blocking_wait(const char *r)
-{
-    static const char *const rs[] = { "ErrImagePull",
-                                      "ImagePullBackOff",
-                                      "InvalidImageName",
-                                      "ErrImageNeverPull",
-                                      "CreateContainerConfigError",
-                                      "CreateContainerError",
-                                      "RunContainerError",
-                                      NULL };
-    for (int i = 0; r && rs[i]; i++)
-        if (strcmp(r, rs[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* The pod's unschedulable reason (PodScheduled=False), as "reason: message"; NULL if none. */
-static char *sched_block(const json_t *pod, const char **reason)
-{
-    size_t i;
-    json_t *cd;
-    json_array_foreach(kube_json_at(pod, "status", "conditions"), i, cd) {
-        const char *t = json_string_value(json_object_get(cd, "type"));
-        const char *s = json_string_value(json_object_get(cd, "status"));
-        if (!t || !s || strcmp(t, "PodScheduled") != 0 || strcmp(s, "False") != 0)
-            continue;
-        const char *r = json_string_value(json_object_get(cd, "reason"));
-        const char *m = json_string_value(json_object_get(cd, "message"));
-        *reason = r && *r ? r : "Unschedulable";
-        char *out = NULL;
-        return asprintf(&out, "%s: %s", *reason, m && *m ? m : "waiting for the scheduler") < 0 ? NULL : out;
-    }
-    return NULL;
-}
-
 /* The first (init) container waiting for a blocking reason, as
  * "container C: reason: message" (the image named when the message does not). */
 static char *container_block(const json_t *pod, const char **reason)
@@ -69,7 +35,7 @@ static char *container_block(const json_t *pod, const char **reason)
         json_t *cs;
         json_array_foreach(kube_json_at(pod, "status", lists[l]), i, cs) {
             const char *r = kube_json_at_str(cs, "state", "waiting", "reason");
-            if (!blocking_wait(r))
+            if (!(kube_wait_class(r) & KUBE_WAIT_BLOCKED)) /* lib/podstuck.c, the agent's wait alike */
                 continue;
             const char *m = kube_json_at_str(cs, "state", "waiting", "message");
             const char *img = json_string_value(json_object_get(cs, "image"));
@@ -93,7 +59,7 @@ static int pod_blocked(const json_t *pod, const char *role, struct blocked *b)
     if (!pod || pod_terminating(pod) || strcmp(pod_phase(pod), "Pending") != 0)
         return 0;
     const char *reason = NULL;
-    char *d = sched_block(pod, &reason);
+    char *d = kube_pod_unschedulable(pod, &reason);
     if (!d)
         d = container_block(pod, &reason);
     if (!d)

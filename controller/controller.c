@@ -1,4 +1,4 @@
-/* controller.c - wires the informers (one per cached kind of kinds.c's table),
+/* controller.c - wires the informers (one per cached kind of kind.c's table),
  * the work queue and the worker threads: every change to an MPIJob or an object
  * it owns queues "ns/job" (the informers' group); a worker reads that job's
  * objects from the informers, computes the plan
@@ -7,7 +7,7 @@
 #include "controller.h"
 #include "crds.h"
 #include "health.h"
-#include "kinds.h"
+#include "kind.h"
 #include "launcher_memory.h"
 #include "metrics.h"
 #include "workqueue.h"
@@ -15,6 +15,9 @@
 #include "kube/util.h"
 #include "kube/informer.h"
 #include "kube/log.h"
+#include "apply.h"
+#include "events.h"
+#include "metrics_http.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -87,16 +90,16 @@ static void on_group(const char *group, void *ud)
     free(w->echo);
     w->echo = NULL;
     if (echo)
-        wq_add_after(w->ctl->q, group, POD_EVENT_BATCH_MS);
+        workqueue_add_after(w->ctl->q, group, POD_EVENT_BATCH_MS);
     else
-        wq_add(w->ctl->q, group);
+        workqueue_add(w->ctl->q, group);
 }
 
 /* A pod changed: sync its job once the batch period has passed (a job already due earlier,
  * e.g. after its own change, keeps that time). */
 static void on_pod_group(const char *group, void *ud)
 {
-    wq_add_after(((struct kind_watch *)ud)->ctl->q, group, POD_EVENT_BATCH_MS);
+    workqueue_add_after(((struct kind_watch *)ud)->ctl->q, group, POD_EVENT_BATCH_MS);
 }
 
 /* Every pod event: the launcher's termination record is kept (launcher_memory.c), and a pod
@@ -105,8 +108,8 @@ static void on_pod_group(const char *group, void *ud)
 static void on_pod(const char *group, const json_t *pod, void *ud)
 {
     struct controller *ctl = ((struct kind_watch *)ud)->ctl;
-    if (lmem_observe(ctl->lmem, group, pod))
-        wq_add(ctl->q, group);
+    if (launcher_memory_observe(ctl->lmem, group, pod))
+        workqueue_add(ctl->q, group);
 }
 
 /* The API resource an informer of kind r lists: the discovered MPIJob version, the gang
@@ -116,11 +119,11 @@ static const struct kube_resource *informer_resource(const struct options *o, en
     if (r == RK_MPIJOB)
         return o->mpijob_res ? o->mpijob_res : &MPIJOB_RES_V2BETA1;
     if (r == RK_PODGROUP)
-        return podgroup_resource_for_scheduler(o->build.gang);
+        return crds_podgroup_resource_for_scheduler(o->build.gang);
     return kind_of(r)->res;
 }
 
-/* Creates the informer of kind r (a row of kinds.c): compact, pruned, grouped by job. 0 ok
+/* Creates the informer of kind r (a row of kind.c): compact, pruned, grouped by job. 0 ok
  * (also when r is not cached), -1 on failure (logged). */
 static int new_informer(struct controller *ctl, struct kube_client *watch_c, enum res_kind r)
 {
@@ -167,10 +170,10 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
         controller_free(ctl);
         return NULL;
     }
-    ctl->q = wq_new();
+    ctl->q = workqueue_new();
     if (ctl->q)
-        wq_set_bucket(ctl->q, o->queue_rate_limit, o->queue_burst);
-    ctl->lmem = lmem_new();
+        workqueue_set_bucket(ctl->q, o->queue_rate_limit, o->queue_burst);
+    ctl->lmem = launcher_memory_new();
     if (!ctl->q || !ctl->lmem) {
         controller_free(ctl);
         return NULL;
@@ -186,8 +189,10 @@ static void record_metrics(struct metrics *m, const char *key, const char *ns, c
         metrics_inc(m, M_CREATED);
     if (p->succeeded)
         metrics_inc(m, M_SUCCEEDED);
-    if (p->failed)
+    if (p->failed) {
         metrics_inc(m, M_FAILED);
+        metrics_failure(m, p->fail_reason);
+    }
     if (p->restarted)
         metrics_inc(m, M_RESTARTED);
     if (p->launch_latency_s >= 0)
@@ -220,7 +225,7 @@ static void sink_gone(void *ud, enum res_kind r, const char *name)
 }
 
 /* Reads the objects of kind r the job named name (group key, v1alpha2 or not) owns into their
- * slot of ob (kinds.c's table). */
+ * slot of ob (kind.c's table). */
 static void read_kind(struct controller *ctl, enum res_kind r, const char *key, const char *name, int v1alpha2,
                       struct observed *ob)
 {
@@ -258,7 +263,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     struct observed ob = { 0 };
     ob.job = kube_informer_get_in(ctl->inf[RK_MPIJOB], key, name);
     if (!ob.job) {
-        lmem_forget(ctl->lmem, key);
+        launcher_memory_forget(ctl->lmem, key);
         metrics_job_info(ctl->metrics, key, ns, NULL);
         free(ns);
         return 0;
@@ -266,7 +271,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     int v1alpha2 = mpijob_object_is_v1alpha2(ob.job);
     for (int r = 0; r < RK__COUNT; r++)
         read_kind(ctl, (enum res_kind)r, key, name, v1alpha2, &ob);
-    ob.launcher_seen = lmem_get(ctl->lmem, key);
+    ob.launcher_seen = launcher_memory_get(ctl->lmem, key);
     struct plan p;
     reconcile_plan(&ob, &ctl->o.build, kube_realtime_ms(), &p);
     for (size_t i = 0; i < p.n; i++) /* patch not granted (access.h): list + PUT */
@@ -302,7 +307,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
 static void trim_when_idle(struct controller *ctl)
 {
     int64_t now = kube_now_ms(), prev = atomic_load(&ctl->trim_last_ms);
-    if (wq_len(ctl->q) == 0 && now - prev >= 2000 && atomic_compare_exchange_strong(&ctl->trim_last_ms, &prev, now))
+    if (workqueue_len(ctl->q) == 0 && now - prev >= 2000 && atomic_compare_exchange_strong(&ctl->trim_last_ms, &prev, now))
         malloc_trim(0);
 }
 
@@ -312,7 +317,7 @@ static void trim_when_idle(struct controller *ctl)
 
 void controller_beat(struct controller *ctl)
 {
-    if (ctl && wq_len(ctl->q) == 0)
+    if (ctl && workqueue_len(ctl->q) == 0)
         health_beat(H_WORKERS); /* nothing waiting: idle workers are alive */
 }
 
@@ -320,20 +325,20 @@ static void *worker(void *arg)
 {
     struct controller *ctl = arg;
     char *key;
-    while ((key = wq_get(ctl->q)) != NULL) {
+    while ((key = workqueue_get(ctl->q)) != NULL) {
         health_beat(H_WORKERS);
         double t0 = (kube_now_ms() / 1000.0);
         int64_t after = 0;
         int rc = sync_key(ctl, key, t0, &after);
         metrics_reconcile(ctl->metrics, (kube_now_ms() / 1000.0) - t0);
         if (rc < 0) {
-            wq_add_rate_limited(ctl->q, key);
+            workqueue_add_rate_limited(ctl->q, key);
         } else {
-            wq_forget(ctl->q, key);
+            workqueue_forget(ctl->q, key);
             if (after > 0)
-                wq_add_after(ctl->q, key, after);
+                workqueue_add_after(ctl->q, key, after);
         }
-        wq_done(ctl->q, key);
+        workqueue_done(ctl->q, key);
         free(key);
         health_beat(H_WORKERS);
         trim_when_idle(ctl);
@@ -390,7 +395,7 @@ int controller_serve(struct controller *ctl, char **err)
 {
     if (ctl->o.monitoring_port <= 0 || ctl->srv)
         return 0;
-    ctl->srv = metrics_serve(ctl->metrics, ctl->o.monitoring_port, err);
+    ctl->srv = metrics_http_serve(ctl->metrics, ctl->o.monitoring_port, err);
     return ctl->srv ? 0 : -1;
 }
 
@@ -399,7 +404,7 @@ struct metrics *controller_metrics(struct controller *ctl) { return ctl->metrics
 void controller_stop(struct controller *ctl)
 {
     if (ctl->q)
-        wq_shutdown(ctl->q);
+        workqueue_shutdown(ctl->q);
     for (int i = 0; i < ctl->nworkers; i++)
         pthread_join(ctl->workers[i], NULL);
     ctl->nworkers = 0;
@@ -416,9 +421,9 @@ void controller_free(struct controller *ctl)
     if (!ctl)
         return;
     controller_stop(ctl);
-    metrics_server_stop(ctl->srv);
-    wq_free(ctl->q);
-    lmem_free(ctl->lmem);
+    metrics_http_stop(ctl->srv);
+    workqueue_free(ctl->q);
+    launcher_memory_free(ctl->lmem);
     for (int r = 0; r < RK__COUNT; r++)
         free(ctl->kw[r].echo);
     events_free(ctl->events);

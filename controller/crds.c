@@ -17,21 +17,21 @@ const struct kube_resource PODGROUP_RES_SCHED_PLUGINS = { "scheduling.x-k8s.io",
 /* Preference order when the cluster serves several versions. */
 static const struct kube_resource *const mpijob_versions[] = { &MPIJOB_RES_V2BETA1, &MPIJOB_RES_V1ALPHA2 };
 
-const struct kube_resource *mpijob_resource_of(const char *api_version)
+const struct kube_resource *crds_mpijob_resource(const char *api_version)
 {
     if (api_version && strcmp(api_version, "kubeflow.org/v1alpha2") == 0)
         return &MPIJOB_RES_V1ALPHA2;
     return &MPIJOB_RES_V2BETA1;
 }
 
-const struct kube_resource *podgroup_resource_of(const char *api_version)
+const struct kube_resource *crds_podgroup_resource(const char *api_version)
 {
     if (api_version && strncmp(api_version, "scheduling.x-k8s.io/", 20) == 0)
         return &PODGROUP_RES_SCHED_PLUGINS;
     return &PODGROUP_RES_VOLCANO;
 }
 
-const struct kube_resource *podgroup_resource_for_scheduler(const char *gang)
+const struct kube_resource *crds_podgroup_resource_for_scheduler(const char *gang)
 {
     return gang && strcmp(gang, "volcano") != 0 ? &PODGROUP_RES_SCHED_PLUGINS : &PODGROUP_RES_VOLCANO;
 }
@@ -48,7 +48,7 @@ static json_t *discovery_get(struct kube_client *c, const char *path, int *absen
     return doc;
 }
 
-int mpijob_discover(struct kube_client *c, const struct kube_resource **out, char **err)
+int crds_mpijob_discover(struct kube_client *c, const struct kube_resource **out, char **err)
 {
     int absent = 0;
     json_t *group = discovery_get(c, MPIJOB_GROUP_PATH, &absent, err);

@@ -4,7 +4,7 @@
  * Events are posted by one background thread from a bounded queue (as
  * client-go's recorder does), so a sync does not wait for its Events' round
  * trips; otherwise (tools, tests) they are posted at once. */
-#include "controller.h"
+#include "events.h"
 #include "kube/json.h"
 #include "kube/util.h"
 #include "kube/log.h"
@@ -171,8 +171,8 @@ static int enqueue(struct events *q, json_t *ev)
     return 0;
 }
 
-void event_record(struct events *q, struct kube_client *c, const json_t *job, const char *type, const char *reason,
-                  const char *msg)
+void events_record(struct events *q, struct kube_client *c, const json_t *job, const char *type, const char *reason,
+                   const char *msg)
 {
     const char *ns = kube_json_at_str(job, "metadata", "namespace"), *name = kube_obj_name(job);
     char now[40], gen[300];

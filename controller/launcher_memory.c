@@ -1,9 +1,10 @@
 /* launcher_memory.c - remembered launcher termination records (see launcher_memory.h). */
 #include "launcher_memory.h"
-#include "kinds.h"
+#include "kind.h"
 #include "kube/json.h"
 #include "kube/util.h"
 #include "mpijob.h"
+#include "prune.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ struct launcher_memory {
     json_t *pods; /* "ns/job" -> pruned launcher pod */
 };
 
-struct launcher_memory *lmem_new(void)
+struct launcher_memory *launcher_memory_new(void)
 {
     struct launcher_memory *m = calloc(1, sizeof *m);
     if (!m)
@@ -44,7 +45,7 @@ static int has_termination(const json_t *statuses, int any_exit)
     return 0;
 }
 
-int lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
+int launcher_memory_observe(struct launcher_memory *m, const char *key, const json_t *pod)
 {
     const char *role = kube_json_at_str(pod, "metadata", "labels", LBL_T_ROLE);
     if (!m || !key || !role || strcmp(role, "launcher") != 0 || !kube_obj_name(pod))
@@ -69,7 +70,7 @@ int lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod)
     return 1;
 }
 
-json_t *lmem_get(struct launcher_memory *m, const char *key)
+json_t *launcher_memory_get(struct launcher_memory *m, const char *key)
 {
     if (!m)
         return NULL;
@@ -79,7 +80,7 @@ json_t *lmem_get(struct launcher_memory *m, const char *key)
     return p;
 }
 
-void lmem_forget(struct launcher_memory *m, const char *key)
+void launcher_memory_forget(struct launcher_memory *m, const char *key)
 {
     if (!m)
         return;
@@ -88,7 +89,7 @@ void lmem_forget(struct launcher_memory *m, const char *key)
     pthread_mutex_unlock(&m->mu);
 }
 
-void lmem_free(struct launcher_memory *m)
+void launcher_memory_free(struct launcher_memory *m)
 {
     if (!m)
         return;

@@ -11,17 +11,17 @@
 struct launcher_memory;
 
 /* A new, empty memory (NULL on allocation failure). */
-struct launcher_memory *lmem_new(void);
+struct launcher_memory *launcher_memory_new(void);
 /* Looks at one pod as the informer received it (group key "ns/job"); a launcher pod with a
  * terminated container (a failed init container, or any main container) is remembered
  * (pruned) when it is the newest such pod of its job. Returns 1 when pod is a launcher pod
  * with such a record (remembered or not), else 0. Thread-safe. */
-int lmem_observe(struct launcher_memory *m, const char *key, const json_t *pod);
+int launcher_memory_observe(struct launcher_memory *m, const char *key, const json_t *pod);
 /* The remembered pod of key (new reference) or NULL. Thread-safe. */
-json_t *lmem_get(struct launcher_memory *m, const char *key);
+json_t *launcher_memory_get(struct launcher_memory *m, const char *key);
 /* Forgets key (the MPIJob is gone). Thread-safe. */
-void lmem_forget(struct launcher_memory *m, const char *key);
+void launcher_memory_forget(struct launcher_memory *m, const char *key);
 /* Frees the memory (NULL is fine). */
-void lmem_free(struct launcher_memory *m);
+void launcher_memory_free(struct launcher_memory *m);
 
 #endif

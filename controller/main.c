@@ -107,7 +107,7 @@ static int discover_mpijob(struct kube_client *c, struct options *o)
 {
     for (int tries = 0;; tries++) {
         char *err = NULL;
-        int rc = mpijob_discover(c, &o->mpijob_res, &err);
+        int rc = crds_mpijob_discover(c, &o->mpijob_res, &err);
         if (rc == 1) {
             KLOG_INFO("MPIJobs at kubeflow.org/%s (API discovery)", o->mpijob_res->version);
             return 0;
@@ -153,7 +153,7 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc,
     metrics_set_leader(m, 1);
     /* discovery and the RBAC probe go through wc, which SIGTERM cancels: an API server that
      * stalls mid-reply must not hold the operator past its termination grace period */
-    struct access acc;
+    struct access_rights acc;
     int found = discover_mpijob(wc, o) == 0;
     if (found)
         access_probe(wc, o->ns, &acc);
@@ -166,6 +166,8 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc,
     o->build.no_launcher_rbac = !acc.launcher_rbac;
     o->build.no_patch_configmaps = !acc.patch_configmaps;
     o->build.no_patch_jobs = !acc.patch_jobs;
+    o->build.no_launcher_log = !acc.launcher_log;
+    o->build.no_launcher_events = !acc.launcher_events;
     controller_learned(ctl, o);
     char *err = NULL;
     int rc = 0;

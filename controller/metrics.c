@@ -20,9 +20,14 @@ struct histo {
     uint64_t n;
 };
 
+/* The failure counter's reasons (mpik8s/contract.h's MPIK8S_FAIL_R_*), "unknown" last. */
+static const char *const fail_reasons[] = { "exit_code", "signal", "oom", "worker_lost", "unknown" };
+#define NREASONS (sizeof fail_reasons / sizeof fail_reasons[0])
+
 struct metrics {
     pthread_mutex_t mu;
     uint64_t counters[M__COUNT];
+    uint64_t failures[NREASONS];
     int leader, ready;
     json_t *jobs; /* key -> [ns, launcher] */
     struct histo latency;
@@ -63,6 +68,16 @@ void metrics_inc(struct metrics *m, enum metric_counter c)
 {
     pthread_mutex_lock(&m->mu);
     m->counters[c]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_failure(struct metrics *m, const char *reason)
+{
+    size_t i = 0;
+    while (i + 1 < NREASONS && (!reason || strcmp(reason, fail_reasons[i]) != 0))
+        i++;
+    pthread_mutex_lock(&m->mu);
+    m->failures[i]++;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -189,6 +204,12 @@ static void put_counters(struct metrics *m, FILE *f)
     for (int i = 0; i < M__COUNT; i++)
         fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", names[i][0], names[i][1], names[i][0], names[i][0],
                 (unsigned long long)m->counters[i]);
+    fputs("# HELP mpi_operator_job_failures_total Counts MPI jobs failed, by what failed them (the failed rank's "
+          "exit code, signal or OOM kill, a lost worker, or unknown).\n# TYPE mpi_operator_job_failures_total counter\n",
+          f);
+    for (size_t i = 0; i < NREASONS; i++)
+        fprintf(f, "mpi_operator_job_failures_total{reason=\"%s\"} %llu\n", fail_reasons[i],
+                (unsigned long long)m->failures[i]);
 }
 
 static void put_job_info(struct metrics *m, FILE *f, const char *name, const char *help)

@@ -32,17 +32,12 @@ void metrics_job_info(struct metrics *m, const char *key, const char *ns, const 
 void metrics_launch_latency(struct metrics *m, double seconds);
 /* Observes one launch phase (seconds since the MPIJob was created). */
 void metrics_launch_phase(struct metrics *m, const char *phase, double seconds);
+/* Adds 1 to mpi_operator_job_failures_total{reason} (reason: exit_code, signal, oom,
+ * worker_lost; anything else or NULL counts as unknown). */
+void metrics_failure(struct metrics *m, const char *reason);
 /* Observes one reconcile's duration in seconds. */
 void metrics_reconcile(struct metrics *m, double seconds);
 /* The exposition text (new string). */
 char *metrics_render(struct metrics *m);
-
-/* The HTTP endpoint serving one registry (controller/metrics_http.c). */
-struct metrics_server;
-/* Serves m (borrowed; it must outlive the server) on port (1-65535) from a background
- * thread. The server, or NULL with *err. */
-struct metrics_server *metrics_serve(struct metrics *m, int port, char **err);
-/* Stops the server and frees it (NULL is fine). */
-void metrics_server_stop(struct metrics_server *s);
 
 #endif

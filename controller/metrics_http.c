@@ -9,6 +9,7 @@
 #include "kube/json.h"
 #include "kube/util.h"
 #include "kube/log.h"
+#include "metrics_http.h"
 
 #include <microhttpd.h>
 #include <errno.h>
@@ -112,7 +113,7 @@ static struct MHD_Daemon *start(struct metrics *m, int port, unsigned family_fla
                             mhd_log, NULL, MHD_OPTION_END);
 }
 
-struct metrics_server *metrics_serve(struct metrics *m, int port, char **err)
+struct metrics_server *metrics_http_serve(struct metrics *m, int port, char **err)
 {
     if (port <= 0 || port > 65535) {
         kube_set_err(err, "--monitoring-port %d: not a port (1-65535)", port);
@@ -137,7 +138,7 @@ struct metrics_server *metrics_serve(struct metrics *m, int port, char **err)
     return s;
 }
 
-void metrics_server_stop(struct metrics_server *s)
+void metrics_http_stop(struct metrics_server *s)
 {
     if (!s)
         return;

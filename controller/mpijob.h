@@ -33,7 +33,6 @@
 #define MPIJOB_UNSET (-1LL - 0x7fffffffffffffffLL)
 
 enum mpijob_version { MPIJOB_V1ALPHA2, MPIJOB_V2BETA1 };
-enum mpi_impl { MPI_IMPL_OPENMPI, MPI_IMPL_INTEL, MPI_IMPL_MPICH };
 enum clean_pod_policy { CLEAN_NONE, CLEAN_RUNNING, CLEAN_ALL };
 enum launcher_creation { LAUNCH_AT_STARTUP, LAUNCH_WAIT_FOR_WORKERS_READY };
 
@@ -49,14 +48,17 @@ struct mpijob {
     const char *name, *ns, *uid; /* borrowed from obj */
     const char *api_version;     /* as read (kubeflow.org/v2beta1 ...) */
     json_t *obj;                 /* the whole object (borrowed) */
-    long long slots_per_worker;  /* default 1 */
+    long long slots_per_worker;  /* default MPIK8S_DEFAULT_SLOTS */
     enum clean_pod_policy clean_policy;
     long long backoff_limit;        /* MPIJOB_UNSET, or given (v1alpha2 defaults 6) */
+    long long worker_restart_limit; /* lost workers re-created at most this often: a v2beta1 job's
+                                     * runPolicy.backoffLimit when given, else 0 (worker_restart.h) */
     long long active_deadline_s;    /* MPIJOB_UNSET or given */
     long long ttl_after_finished_s; /* MPIJOB_UNSET or given */
     int suspend;
-    const char *managed_by; /* NULL = us */
-    enum mpi_impl impl;
+    const char *managed_by;          /* NULL = us */
+    const char *pod_failure_policy;  /* annotation mpi-k8s.io/pod-failure-policy (borrowed), or NULL */
+    enum mpik8s_mpi impl;            /* mpik8s/contract.h */
     const char *ssh_auth_mount_path; /* default /root/.ssh */
     enum launcher_creation launcher_creation;
     int run_launcher_as_worker;
@@ -66,6 +68,7 @@ struct mpijob {
     int agent_run;                /* wrap the launcher command in mpi-agent run */
     long long agent_timeout_s;    /* MPI_AGENT_TIMEOUT (default 900) */
     long long progress_timeout_s; /* MPI_AGENT_PROGRESS_TIMEOUT (default 0 = off) */
+    long long network_timeout_s;  /* MPI_AGENT_NETWORK_TIMEOUT (default 60; 0 = off) */
     long long ssh_port;           /* default 2222 */
 };
 
@@ -85,8 +88,8 @@ int mpijob_fqdn_hosts(const struct mpijob *j);
 /* Whether a raw MPIJob object (not normalised) is of the v1alpha2 shape. */
 int mpijob_object_is_v1alpha2(const json_t *obj);
 
-/* The API's spelling of each enum value (for messages, labels and env). */
-const char *mpi_impl_name(enum mpi_impl i);
-const char *clean_policy_name(enum clean_pod_policy p);
+/* The API's spelling of each enum value (for messages, labels and env; the MPI implementation's
+ * is mpik8s_mpi_name, contract.h). */
+const char *mpijob_clean_policy_name(enum clean_pod_policy p);
 
 #endif

@@ -133,7 +133,7 @@ static int read_policies(json_t *spec, struct mpijob *j, char **err)
 
 static int read_flavour(json_t *spec, struct mpijob *j, char **err)
 {
-    int e = MPI_IMPL_OPENMPI;
+    int e = MPIK8S_MPI_DEFAULT;
     if (read_enum(spec, "mpiDistribution", "spec", dist_names, "OpenMPI, IntelMPI, MPICH", &e, err) < 0 ||
         read_enum(spec, "mpiImplementation", "spec", impl_names, "OpenMPI, Intel, MPICH", &e, err) < 0)
         return -1;
@@ -156,9 +156,8 @@ static int ann_int(json_t *ann, const char *key, long long min, long long max, l
     const char *s = json_string_value(json_object_get(ann, key));
     if (!json_object_get(ann, key))
         return 0;
-    char *end = NULL;
-    long long v = s ? strtoll(s, &end, 10) : 0;
-    if (!s || !*s || *end || v < min || v > max)
+    long long v;
+    if (kube_parse_int(s, min, max, &v) < 0)
         return kube_set_err(err, "metadata.annotations[%s]: expected an integer string from %lld to %lld", key, min, max);
     *out = v;
     return 0;
@@ -187,8 +186,13 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
         else
             return kube_set_err(err, "metadata.annotations[%s]: expected \"true\" or \"false\"", MPIK8S_ANN_AGENT_RUN);
     }
+    json_t *pfp = json_object_get(ann, MPIK8S_ANN_POD_FAILURE_POLICY);
+    if (pfp && !json_is_string(pfp))
+        return kube_set_err(err, "metadata.annotations[%s]: expected a string (JSON)", MPIK8S_ANN_POD_FAILURE_POLICY);
+    j->pod_failure_policy = json_string_value(pfp);
     if (ann_int(ann, MPIK8S_ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, err) < 0 ||
         ann_int(ann, MPIK8S_ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, err) < 0 ||
+        ann_int(ann, MPIK8S_ANN_NETWORK_TIMEOUT, 0, 86400 * 7, &j->network_timeout_s, err) < 0 ||
         ann_int(ann, MPIK8S_ANN_SSH_PORT, 1, 65535, &j->ssh_port, err) < 0)
         return -1;
     return 0;
@@ -196,17 +200,18 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
 
 static void set_defaults(struct mpijob *j)
 {
-    j->slots_per_worker = 1;
+    j->slots_per_worker = MPIK8S_DEFAULT_SLOTS;
     j->clean_policy = CLEAN_NONE;
     j->backoff_limit = MPIJOB_UNSET;
     j->active_deadline_s = MPIJOB_UNSET;
     j->ttl_after_finished_s = MPIJOB_UNSET;
-    j->impl = MPI_IMPL_OPENMPI;
+    j->impl = MPIK8S_MPI_DEFAULT;
     j->ssh_auth_mount_path = ROOT_SSH_PATH;
     j->launcher_creation = LAUNCH_AT_STARTUP;
     j->agent_run = 1;
     j->agent_timeout_s = 900;
     j->progress_timeout_s = 0;
+    j->network_timeout_s = MPIK8S_NETWORK_TIMEOUT_DEFAULT;
     j->ssh_port = 2222;
 }
 
@@ -240,6 +245,8 @@ int mpijob_normalize(json_t *obj, struct mpijob *j, char **err)
     if (read_policies(spec, j, err) < 0 || read_flavour(spec, j, err) < 0 || read_replicas(spec, j, err) < 0 ||
         read_annotations(meta, j, err) < 0)
         return -1;
+    j->worker_restart_limit =
+        j->version == MPIJOB_V2BETA1 && j->backoff_limit != MPIJOB_UNSET && j->backoff_limit > 0 ? j->backoff_limit : 0;
     return 0;
 }
 
@@ -269,9 +276,4 @@ int mpijob_fqdn_hosts(const struct mpijob *j)
     return j->version == MPIJOB_V2BETA1 || j->transport == MPIK8S_TRANSPORT_SSH;
 }
 
-const char *mpi_impl_name(enum mpi_impl i)
-{
-    return i == MPI_IMPL_INTEL ? "Intel" : i == MPI_IMPL_MPICH ? "MPICH" : "OpenMPI";
-}
-
-const char *clean_policy_name(enum clean_pod_policy p) { return clean_names[p]; }
+const char *mpijob_clean_policy_name(enum clean_pod_policy p) { return clean_names[p]; }

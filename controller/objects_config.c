@@ -10,10 +10,10 @@
 /* The host name of worker i (i < 0: the launcher), from the name helpers; new string or NULL. */
 static char *host_name(const struct mpijob *j, const struct build_opts *o, long long i)
 {
-    char *pod = i < 0 ? name_launcher(j) : name_worker(j, i);
+    char *pod = i < 0 ? objects_name_launcher(j) : objects_name_worker(j, i);
     if (!pod || !mpijob_fqdn_hosts(j))
         return pod;
-    char *svc = name_service(j);
+    char *svc = objects_name_service(j);
     int dom = o->cluster_domain && *o->cluster_domain;
     char *h =
         svc ? kube_strdup_printf("%s.%s.%s.svc%s%s", pod, svc, j->ns, dom ? "." : "", dom ? o->cluster_domain : "") : NULL;
@@ -29,8 +29,7 @@ static int put_line(FILE *f, const struct mpijob *j, const struct build_opts *o,
     char *h = host_name(j, o, i);
     if (!h)
         return -1;
-    enum mpik8s_hostfile_syntax syn =
-        j->impl == MPI_IMPL_OPENMPI && !echo ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON;
+    enum mpik8s_hostfile_syntax syn = echo ? MPIK8S_HOSTFILE_COLON : mpik8s_hostfile_syntax_for(j->impl);
     if (echo)
         fputs("echo ", f);
     mpik8s_hostfile_line(f, syn, h, j->slots_per_worker);
@@ -49,7 +48,7 @@ static char *close_stream(FILE *f, char **buf, int failed)
     return *buf;
 }
 
-char *obj_hostfile(const struct mpijob *j, const struct build_opts *o)
+char *objects_hostfile(const struct mpijob *j, const struct build_opts *o)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -64,7 +63,7 @@ char *obj_hostfile(const struct mpijob *j, const struct build_opts *o)
     return close_stream(f, &buf, failed);
 }
 
-char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)
+char *objects_discover_hosts(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -81,15 +80,15 @@ char *obj_discover_hosts(const struct mpijob *j, const struct build_opts *o, con
     return close_stream(f, &buf, failed);
 }
 
-json_t *obj_configmap(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)
+json_t *objects_configmap(const struct mpijob *j, const struct build_opts *o, const unsigned char *running)
 {
-    char *name = name_config(j);
-    char *hf = obj_hostfile(j, o);
-    char *dh = obj_discover_hosts(j, o, running);
+    char *name = objects_name_config(j);
+    char *hf = objects_hostfile(j, o);
+    char *dh = objects_discover_hosts(j, o, running);
     json_t *cm = NULL;
     if (name && hf && dh)
         cm = json_pack("{s:s, s:s, s:o, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
-                       obj_meta(j, name), "data", "hostfile", hf, "discover_hosts.sh", dh);
+                       objects_meta(j, name), "data", "hostfile", hf, "discover_hosts.sh", dh);
     free(name);
     free(hf);
     free(dh);

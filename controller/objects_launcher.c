@@ -4,8 +4,10 @@
  * transport's credentials, the MPI flavour's environment, and the user's
  * command wrapped in `mpi-agent run --` so the agent supervises mpirun. */
 #include "objects_pods.h"
+#include "pod_failure_policy.h"
 #include "kube/json.h"
 #include "kube/util.h"
+#include "mpik8s/launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,61 +19,44 @@
 /* The variables mpi-agent and mpi-rsh read (mpik8s/contract.h). */
 static void agent_env(const struct mpijob *j, json_t *c)
 {
-    env_add(c, MPIK8S_ENV_JOB_NAME, j->name);
-    env_add(c, MPIK8S_ENV_JOB_NAMESPACE, j->ns);
-    env_add(c, MPIK8S_ENV_TRANSPORT, mpik8s_transport_name(j->transport));
-    env_add(c, MPIK8S_ENV_MPI_IMPLEMENTATION, mpi_impl_name(j->impl)); /* hostfile format, launch env */
+    objects_env_add(c, MPIK8S_ENV_JOB_NAME, j->name);
+    objects_env_add(c, MPIK8S_ENV_JOB_NAMESPACE, j->ns);
+    objects_env_add(c, MPIK8S_ENV_TRANSPORT, mpik8s_transport_name(j->transport));
+    objects_env_add(c, MPIK8S_ENV_MPI_IMPLEMENTATION, mpik8s_mpi_name(j->impl)); /* hostfile format, launch env */
     const char *wc = mpijob_worker_container(j);
     if (wc)
-        env_add(c, MPIK8S_ENV_WORKER_CONTAINER, wc);
-    env_add_int(c, MPIK8S_ENV_WORKERS, j->worker.replicas);
-    env_add_int(c, MPIK8S_ENV_SLOTS, j->slots_per_worker);
-    env_add_int(c, MPIK8S_ENV_AGENT_TIMEOUT, j->agent_timeout_s);
-    env_add_int(c, MPIK8S_ENV_PROGRESS_TIMEOUT, j->progress_timeout_s);
+        objects_env_add(c, MPIK8S_ENV_WORKER_CONTAINER, wc);
+    objects_env_add_int(c, MPIK8S_ENV_WORKERS, j->worker.replicas);
+    objects_env_add_int(c, MPIK8S_ENV_SLOTS, j->slots_per_worker);
+    objects_env_add_int(c, MPIK8S_ENV_AGENT_TIMEOUT, j->agent_timeout_s);
+    objects_env_add_int(c, MPIK8S_ENV_PROGRESS_TIMEOUT, j->progress_timeout_s);
+    objects_env_add_int(c, MPIK8S_ENV_NETWORK_TIMEOUT, j->network_timeout_s);
     if (j->transport == MPIK8S_TRANSPORT_SSH) {
-        env_add(c, MPIK8S_ENV_SSH_DIR, j->ssh_auth_mount_path);
-        env_add_int(c, MPIK8S_ENV_SSH_PORT, j->ssh_port);
+        objects_env_add(c, MPIK8S_ENV_SSH_DIR, j->ssh_auth_mount_path);
+        objects_env_add_int(c, MPIK8S_ENV_SSH_PORT, j->ssh_port);
     }
 }
 
-/* The MPI flavour's own launch settings (see docs/controller.md for why each). */
-static void flavour_env(const struct mpijob *j, json_t *c)
+/* The MPI implementation's launch environment (mpik8s/launch.h, the one mpi-agent run sets too):
+ * in the pod spec, so a launcher without the agent (agent-run "false", upstream's SSH images) has
+ * it. The worker count is the spec's; the user's own variables win (objects_env_add). */
+static int flavour_env(const struct mpijob *j, json_t *c)
 {
-    long long conc = j->worker.replicas > 128 ? j->worker.replicas : 128;
-    switch (j->impl) {
-    case MPI_IMPL_OPENMPI:
-        /* ": false": mpirun hands this to every orted, whose rsh component insists the agent
-         * exists even though it never launches (no tree spawn); workers fall back to `false`. */
-        env_add(c, "OMPI_MCA_plm_rsh_agent", MPIK8S_AGENT_DIR "/mpi-rsh : false");
-        env_add(c, "OMPI_MCA_orte_default_hostfile", MPIK8S_CONFIG_DIR "/hostfile");
-        env_add(c, "OMPI_MCA_plm_rsh_no_tree_spawn", "1");
-        env_add(c, "OMPI_MCA_orte_leave_session_attached", "1");
-        env_add_int(c, "OMPI_MCA_plm_rsh_num_concurrent", conc);
-        env_add_int(c, "OMPI_MCA_orte_set_default_slots", j->slots_per_worker);
-        if (mpijob_fqdn_hosts(j))
-            env_add(c, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
-        /* Open MPI 4 and 5 read the launcher's shell from passwd, else $SHELL (contract.h) */
-        env_add(c, "SHELL", MPIK8S_LAUNCH_SHELL);
-        break;
-    case MPI_IMPL_MPICH:
-        env_add(c, "HYDRA_LAUNCHER", "rsh");
-        env_add(c, "HYDRA_LAUNCHER_EXEC", MPIK8S_AGENT_DIR "/mpi-rsh");
-        env_add(c, "HYDRA_HOST_FILE", MPIK8S_CONFIG_DIR "/hostfile");
-        break;
-    case MPI_IMPL_INTEL:
-        env_add(c, "I_MPI_HYDRA_BOOTSTRAP", "rsh");
-        env_add(c, "I_MPI_HYDRA_BOOTSTRAP_EXEC", MPIK8S_AGENT_DIR "/mpi-rsh");
-        env_add(c, "I_MPI_HYDRA_HOST_FILE", MPIK8S_CONFIG_DIR "/hostfile");
-        env_add_int(c, "I_MPI_PERHOST", j->slots_per_worker);
-        break;
-    }
+    struct mpik8s_launch_in in = { j->impl, MPIK8S_RSH, MPIK8S_HOSTFILE, j->worker.replicas, j->slots_per_worker };
+    struct mpik8s_launch_env e;
+    if (mpik8s_launch_env(&in, &e) < 0)
+        return -1;
+    for (size_t i = 0; i < e.n; i++)
+        objects_env_add(c, e.v[i].name, e.v[i].value);
+    mpik8s_launch_env_free(&e);
+    return 0;
 }
 
 /* runAsUser of the launcher's main container (its own, else the pod's), or -1. */
 static long long launcher_uid(const struct mpijob *j)
 {
     json_t *spec = json_object_get(j->launcher.template, "spec");
-    json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
+    json_t *c = json_array_get(json_object_get(spec, "containers"), objects_main_container_index(j, spec));
     json_t *u = kube_json_at(c, "securityContext", "runAsUser");
     if (!json_is_integer(u))
         u = kube_json_at(spec, "securityContext", "runAsUser");
@@ -112,17 +97,17 @@ static json_t *init_container(const struct mpijob *j, const struct build_opts *o
     agent_env(j, c);
     long long uid = launcher_uid(j);
     if (j->transport == MPIK8S_TRANSPORT_SSH && uid >= 0)
-        env_add_int(c, MPIK8S_ENV_LAUNCHER_UID, uid); /* SSH login names are the launcher image's */
+        objects_env_add_int(c, MPIK8S_ENV_LAUNCHER_UID, uid); /* SSH login names are the launcher image's */
     json_t *sc = init_security_context(j, uid);
     if (!sc) {
         json_decref(c);
         return NULL;
     }
     json_object_set_new(c, "securityContext", sc);
-    mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
-    mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
+    objects_mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
+    objects_mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
     if (j->transport == MPIK8S_TRANSPORT_SSH)
-        mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
+        objects_mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
     return c;
 }
 
@@ -141,31 +126,34 @@ static void wrap_command(json_t *c)
     json_object_del(c, "args");
 }
 
-static void edit_containers(const struct mpijob *j, json_t *spec)
+/* 0 ok, -1 out of memory. */
+static int edit_containers(const struct mpijob *j, json_t *spec)
 {
     json_t *cs = json_object_get(spec, "containers");
-    size_t main = main_container_index(j, spec), i;
+    size_t main = objects_main_container_index(j, spec), i;
     json_t *c;
     json_array_foreach(cs, i, c) {
         agent_env(j, c);
-        env_add(c, "K_MPI_JOB_ROLE", "launcher");
-        flavour_env(j, c);
+        objects_env_add(c, "K_MPI_JOB_ROLE", "launcher");
+        if (flavour_env(j, c) < 0)
+            return -1;
         if (!j->run_launcher_as_worker) {
-            env_add(c, "NVIDIA_VISIBLE_DEVICES", "");
-            env_add(c, "NVIDIA_DRIVER_CAPABILITIES", "");
+            objects_env_add(c, "NVIDIA_VISIBLE_DEVICES", "");
+            objects_env_add(c, "NVIDIA_DRIVER_CAPABILITIES", "");
         }
-        mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
-        mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
+        objects_mount_add(c, VOL_AGENT, MPIK8S_AGENT_DIR, 0);
+        objects_mount_add(c, VOL_CONFIG, MPIK8S_CONFIG_DIR, 1);
         if (j->transport == MPIK8S_TRANSPORT_SSH)
-            mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
+            objects_mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
         if (i == main && j->agent_run)
             wrap_command(c);
     }
+    return 0;
 }
 
 static void add_volumes(const struct mpijob *j, json_t *spec)
 {
-    char *cm = name_config(j);
+    char *cm = objects_name_config(j);
     json_t *vols = kube_json_arr(spec, "volumes");
     json_array_append_new(vols, json_pack("{s:s, s:{}}", "name", VOL_AGENT, "emptyDir"));
     json_array_append_new(vols,
@@ -173,14 +161,14 @@ static void add_volumes(const struct mpijob *j, json_t *spec)
                                     "name", cm ? cm : "", "items", "key", "hostfile", "path", "hostfile", "mode", 0444,
                                     "key", "discover_hosts.sh", "path", "discover_hosts.sh", "mode", 0555));
     if (j->transport == MPIK8S_TRANSPORT_SSH)
-        json_array_append_new(vols, ssh_volume(j));
+        json_array_append_new(vols, objects_ssh_volume(j));
     free(cm);
 }
 
 static json_t *launcher_template(const struct mpijob *j, const struct build_opts *o)
 {
-    json_t *pod = pod_from_template(j, &j->launcher, obj_pod_labels(j, "launcher", -1));
-    char *name = name_launcher(j), *svc = name_service(j);
+    json_t *pod = objects_pod_from_template(j, &j->launcher, objects_pod_labels(j, "launcher", -1));
+    char *name = objects_name_launcher(j), *svc = objects_name_service(j);
     if (!pod || !name || !svc) {
         json_decref(pod);
         free(name);
@@ -190,33 +178,36 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     json_t *spec = json_object_get(pod, "spec");
     kube_json_set_str(spec, "hostname", name);
     kube_json_set_str(spec, "subdomain", svc);
-    if (!launcher_user_sa(j) && !o->no_launcher_rbac)        /* limited mode: no such account */
-        kube_json_set_str(spec, "serviceAccountName", name); /* the user's own account is kept */
+    if (!objects_launcher_user_sa(j) && !o->no_launcher_rbac) /* limited mode: no such account */
+        kube_json_set_str(spec, "serviceAccountName", name);  /* the user's own account is kept */
+    free(name);
+    free(svc);
     kube_json_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));
     json_t *user_inits = json_object_get(spec, "initContainers");
     if (json_is_array(user_inits))
         json_array_extend(inits, user_inits);
     json_object_set_new(spec, "initContainers", inits);
-    edit_containers(j, spec);
+    if (edit_containers(j, spec) < 0) {
+        json_decref(pod);
+        return NULL;
+    }
     add_volumes(j, spec);
-    pod_gang(j, o, pod);
+    objects_pod_gang(j, o, pod);
     /* `kubectl logs` on the launcher shows the MPI program without naming a container */
     const char *main_name =
-        kube_json_at_str(json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec)), "name");
+        kube_json_at_str(json_array_get(json_object_get(spec, "containers"), objects_main_container_index(j, spec)), "name");
     json_t *meta = json_object_get(pod, "metadata");
     if (main_name && json_is_object(meta))
         kube_json_set_str(kube_json_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
-    free(name);
-    free(svc);
     return pod;
 }
 
-json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o)
+json_t *objects_launcher_job(const struct mpijob *j, const struct build_opts *o)
 {
-    char *name = name_launcher(j);
+    char *name = objects_name_launcher(j);
     json_t *tmpl = launcher_template(j, o);
-    json_t *meta = name ? obj_meta(j, name) : NULL;
+    json_t *meta = name ? objects_meta(j, name) : NULL;
     free(name);
     if (!tmpl || !meta) {
         json_decref(tmpl);
@@ -231,5 +222,9 @@ json_t *obj_launcher_job(const struct mpijob *j, const struct build_opts *o)
         json_object_set_new(spec, "backoffLimit", json_integer(j->backoff_limit));
     if (j->active_deadline_s != MPIJOB_UNSET)
         json_object_set_new(spec, "activeDeadlineSeconds", json_integer(j->active_deadline_s));
+    if (j->ttl_after_finished_s != MPIJOB_UNSET) /* as upstream: the Job controller deletes it */
+        json_object_set_new(spec, "ttlSecondsAfterFinished", json_integer(j->ttl_after_finished_s));
+    if (j->pod_failure_policy) /* checked by mpijob_validate; NULL here only out of memory */
+        json_object_set_new(spec, "podFailurePolicy", pod_failure_policy_parse(j->pod_failure_policy, "Never", NULL));
     return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", "batch/v1", "kind", "Job", "metadata", meta, "spec", spec);
 }

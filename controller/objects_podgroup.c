@@ -105,7 +105,7 @@ static const char *priority_class(const struct mpijob *j)
     return p ? p : kube_json_at_str(j->worker.template, "spec", "priorityClassName");
 }
 
-json_t *obj_podgroup(const struct mpijob *j, const struct build_opts *o)
+json_t *objects_podgroup(const struct mpijob *j, const struct build_opts *o)
 {
     if (!o->gang || !*o->gang)
         return NULL;
@@ -137,5 +137,5 @@ json_t *obj_podgroup(const struct mpijob *j, const struct build_opts *o)
     }
     return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion",
                      volcano ? "scheduling.volcano.sh/v1beta1" : "scheduling.x-k8s.io/v1alpha1", "kind", "PodGroup",
-                     "metadata", obj_meta(j, j->name), "spec", spec);
+                     "metadata", objects_meta(j, j->name), "spec", spec);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void env_add(json_t *c, const char *name, const char *value)
+void objects_env_add(json_t *c, const char *name, const char *value)
 {
     json_t *env = kube_json_arr(c, "env");
     if (kube_json_find(env, "name", name))
@@ -17,14 +17,14 @@ void env_add(json_t *c, const char *name, const char *value)
     json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
 }
 
-void env_add_int(json_t *c, const char *name, long long value)
+void objects_env_add_int(json_t *c, const char *name, long long value)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", value);
-    env_add(c, name, buf);
+    objects_env_add(c, name, buf);
 }
 
-void mount_add(json_t *c, const char *name, const char *path, int read_only)
+void objects_mount_add(json_t *c, const char *name, const char *path, int read_only)
 {
     json_t *m = json_pack("{s:s, s:s}", "name", name, "mountPath", path);
     if (m && read_only)
@@ -34,9 +34,9 @@ void mount_add(json_t *c, const char *name, const char *path, int read_only)
 
 /* Upstream's file names (id_rsa, id_rsa.pub, authorized_keys) and ours; mode 0600
  * only at /root/.ssh (as upstream: elsewhere a non-root user must read the files). */
-json_t *ssh_volume(const struct mpijob *j)
+json_t *objects_ssh_volume(const struct mpijob *j)
 {
-    char *secret = name_secret(j);
+    char *secret = objects_name_secret(j);
     json_t *v =
         secret
             ? json_pack("{s:s, s:{s:s, s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s}]}}", "name",
@@ -51,7 +51,7 @@ json_t *ssh_volume(const struct mpijob *j)
     return v;
 }
 
-json_t *pod_from_template(const struct mpijob *j, const struct replica_spec *r, json_t *labels)
+json_t *objects_pod_from_template(const struct mpijob *j, const struct replica_spec *r, json_t *labels)
 {
     json_t *t = r->template;
     json_t *spec = json_deep_copy(json_object_get(t, "spec"));
@@ -74,7 +74,7 @@ json_t *pod_from_template(const struct mpijob *j, const struct replica_spec *r, 
     return json_pack("{s:o, s:o}", "metadata", meta, "spec", spec);
 }
 
-void pod_gang(const struct mpijob *j, const struct build_opts *o, json_t *pod)
+void objects_pod_gang(const struct mpijob *j, const struct build_opts *o, json_t *pod)
 {
     if (!o->gang || !*o->gang)
         return;
@@ -89,7 +89,7 @@ void pod_gang(const struct mpijob *j, const struct build_opts *o, json_t *pod)
     }
 }
 
-size_t main_container_index(const struct mpijob *j, json_t *spec)
+size_t objects_main_container_index(const struct mpijob *j, json_t *spec)
 {
     json_t *cs = json_object_get(spec, "containers");
     size_t i;

@@ -7,19 +7,19 @@
 #include "objects.h"
 
 /* Adds {name, value} to container c's env unless a variable of that name is already there. */
-void env_add(json_t *c, const char *name, const char *value);
-/* env_add with a decimal value. */
-void env_add_int(json_t *c, const char *name, long long value);
+void objects_env_add(json_t *c, const char *name, const char *value);
+/* objects_env_add with a decimal value. */
+void objects_env_add_int(json_t *c, const char *name, long long value);
 /* Appends a volumeMount {name, mountPath[, readOnly]} to container c. */
-void mount_add(json_t *c, const char *name, const char *path, int read_only);
+void objects_mount_add(json_t *c, const char *name, const char *path, int read_only);
 /* The ssh-auth volume (Secret <job>-ssh as id_rsa, id_rsa.pub, authorized_keys and
  * our names; defaultMode 0600 only at ROOT_SSH_PATH). */
-json_t *ssh_volume(const struct mpijob *j);
+json_t *objects_ssh_volume(const struct mpijob *j);
 /* Builds {metadata: {labels, annotations}, spec} from a replica's template plus our labels. */
-json_t *pod_from_template(const struct mpijob *j, const struct replica_spec *r, json_t *labels);
+json_t *objects_pod_from_template(const struct mpijob *j, const struct replica_spec *r, json_t *labels);
 /* Marks a pod (spec+metadata) for o->gang scheduling; no-op without gang. */
-void pod_gang(const struct mpijob *j, const struct build_opts *o, json_t *pod);
+void objects_pod_gang(const struct mpijob *j, const struct build_opts *o, json_t *pod);
 /* Index of the main container (mainContainer or 0) in a pod spec's containers. */
-size_t main_container_index(const struct mpijob *j, json_t *spec);
+size_t objects_main_container_index(const struct mpijob *j, json_t *spec);
 
 #endif

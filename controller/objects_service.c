@@ -8,20 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *obj_service(const struct mpijob *j)
+json_t *objects_service(const struct mpijob *j)
 {
-    char *name = name_service(j);
+    char *name = objects_name_service(j);
     json_t *o = name ? json_pack("{s:s, s:s, s:o, s:{s:s, s:b, s:{s:s, s:s}}}", "apiVersion", "v1", "kind", "Service",
-                                 "metadata", obj_meta(j, name), "spec", "clusterIP", "None", "publishNotReadyAddresses", 1,
-                                 "selector", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name)
+                                 "metadata", objects_meta(j, name), "spec", "clusterIP", "None", "publishNotReadyAddresses",
+                                 1, "selector", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name)
                      : NULL;
     free(name);
     return o;
 }
 
-json_t *obj_ssh_secret(const struct mpijob *j, const char *private_pem, const char *public_line)
+json_t *objects_ssh_secret(const struct mpijob *j, const char *private_pem, const char *public_line)
 {
-    char *name = name_secret(j);
+    char *name = objects_name_secret(j);
     char *priv = NULL, *pub = NULL;
     json_t *o = NULL;
     /* Secret data is base64; stringData would be echoed back in every read. */
@@ -29,8 +29,8 @@ json_t *obj_ssh_secret(const struct mpijob *j, const char *private_pem, const ch
     pub = kube_base64_encode(public_line, strlen(public_line));
     if (name && priv && pub)
         o = json_pack("{s:s, s:s, s:o, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "Secret", "metadata",
-                      obj_meta(j, name), "type", "kubernetes.io/ssh-auth", "data", "ssh-privatekey", priv, "ssh-publickey",
-                      pub, "authorized_keys", pub);
+                      objects_meta(j, name), "type", "kubernetes.io/ssh-auth", "data", "ssh-privatekey", priv,
+                      "ssh-publickey", pub, "authorized_keys", pub);
     free(name);
     free(priv);
     free(pub);

@@ -72,11 +72,11 @@ static void default_command(const struct mpijob *j, json_t *c)
     }
 }
 
-json_t *obj_worker_pod(const struct mpijob *j, const struct build_opts *o, long long i)
+json_t *objects_worker_pod(const struct mpijob *j, const struct build_opts *o, long long i)
 {
-    char *name = name_worker(j, i);
-    char *svc = name_service(j);
-    json_t *pod = name && svc ? pod_from_template(j, &j->worker, obj_pod_labels(j, "worker", i)) : NULL;
+    char *name = objects_name_worker(j, i);
+    char *svc = objects_name_service(j);
+    json_t *pod = name && svc ? objects_pod_from_template(j, &j->worker, objects_pod_labels(j, "worker", i)) : NULL;
     if (!pod) {
         free(name);
         free(svc);
@@ -86,20 +86,20 @@ json_t *obj_worker_pod(const struct mpijob *j, const struct build_opts *o, long 
     json_t *spec = json_object_get(pod, "spec");
     json_object_set_new(meta, "name", json_string(name));
     json_object_set_new(meta, "namespace", json_string(j->ns));
-    json_object_set_new(meta, "ownerReferences", json_pack("[o]", obj_owner_ref(j)));
+    json_object_set_new(meta, "ownerReferences", json_pack("[o]", objects_owner_ref(j)));
     kube_json_set_str(spec, "hostname", name);
     kube_json_set_str(spec, "subdomain", svc);
     kube_json_set_str(spec, "restartPolicy", j->worker.restart_policy);
     if (json_is_true(json_object_get(spec, "hostNetwork")))
         kube_json_set_str(spec, "dnsPolicy", "ClusterFirstWithHostNet");
-    json_t *c = json_array_get(json_object_get(spec, "containers"), main_container_index(j, spec));
+    json_t *c = json_array_get(json_object_get(spec, "containers"), objects_main_container_index(j, spec));
     default_command(j, c);
-    env_add(c, "K_MPI_JOB_ROLE", "worker");
+    objects_env_add(c, "K_MPI_JOB_ROLE", "worker");
     if (j->transport == MPIK8S_TRANSPORT_SSH) {
-        mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
-        json_array_append_new(kube_json_arr(spec, "volumes"), ssh_volume(j));
+        objects_mount_add(c, "ssh-auth", j->ssh_auth_mount_path, 1);
+        json_array_append_new(kube_json_arr(spec, "volumes"), objects_ssh_volume(j));
     }
-    pod_gang(j, o, pod);
+    objects_pod_gang(j, o, pod);
     json_t *out = json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "v1", "kind", "Pod", "metadata", meta, "spec", spec);
     json_decref(pod);
     free(name);

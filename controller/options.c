@@ -6,7 +6,7 @@
  * --controller-queue-rate-limit, --controller-queue-burst, --version), klog's
  * usual ones (-v, -alsologtostderr, -logtostderr, -stderrthreshold) and ours
  * (--kubeconfig, --context, --agent-image, leader election). */
-#include "controller.h"
+#include "options.h"
 #include "kube/json.h"
 #include "kube/util.h"
 
@@ -84,7 +84,7 @@ static const struct flag flags[] = {
 static void defaults(struct options *o)
 {
     memset(o, 0, sizeof *o);
-    build_opts_default(&o->build);
+    objects_build_opts_default(&o->build);
     o->ns = getenv("KUBEFLOW_NAMESPACE");
     if (o->ns && !*o->ns)
         o->ns = NULL;

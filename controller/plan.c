@@ -1,13 +1,11 @@
 /* plan.c - building and freeing reconcile plans. */
-#include "plan_int.h"
+#include "plan.h"
 #include "kube/json.h"
 #include "kube/util.h"
-#include "kinds.h"
+#include "kind.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const char *res_kind_name(enum res_kind r) { return r < RK__COUNT ? kind_of(r)->resource : "?"; }
 
 static struct action *plan_push(struct plan *p, enum act_kind k, enum res_kind r)
 {

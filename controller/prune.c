@@ -1,15 +1,16 @@
 /* prune.c - what the caches keep of each object: only the fields the
  * reconcile reads, so 1,000 jobs fit in a few MB. Owned objects keep of their
  * metadata only name, namespace, resourceVersion, deletionTimestamp and the
- * controller ownerReference's kind and uid (obj_owned_by); pods also their
+ * controller ownerReference's kind and uid (objects_owned_by); pods also their
  * creationTimestamp and the two labels the reconcile reads (role, replica index). Labels, annotations, uids,
  * finalizers and managedFields (~470 of a typical object's ~600 bytes) go.
  * Nothing is written back from a pruned copy: updates are built from the
  * desired object (reconcile.c ensure()). */
-#include "kinds.h"
+#include "kind.h"
 #include "kube/json.h"
 #include "kube/util.h"
 #include "mpijob.h"
+#include "prune.h"
 
 #include <string.h>
 
@@ -84,7 +85,7 @@ void prune_meta_only(json_t *obj)
 
 void prune_compared(json_t *obj)
 {
-    static const char *const compared[] = { "rules", "data", NULL }; /* the compared fields of kinds.c */
+    static const char *const compared[] = { "rules", "data", NULL }; /* the compared fields of kind.c */
     keep_top_level(obj, compared);
 }
 
@@ -144,7 +145,10 @@ void prune_pod(json_t *obj)
         json_t *o = json_pack("{s:O*, s:O*, s:O*}", "type", json_object_get(c, "type"), "status",
                               json_object_get(c, "status"), "lastTransitionTime", json_object_get(c, "lastTransitionTime"));
         const char *cs = json_string_value(json_object_get(c, "status"));
-        if (cs && strcmp(cs, "False") == 0 && json_object_get(c, "reason")) { /* why not scheduled */
+        const char *ct = json_string_value(json_object_get(c, "type"));
+        int disrupted = ct && cs && strcmp(ct, "DisruptionTarget") == 0 && strcmp(cs, "True") == 0;
+        if (cs && (strcmp(cs, "False") == 0 || disrupted) &&
+            json_object_get(c, "reason")) { /* why not scheduled; who took it */
             json_object_set(o, "reason", json_object_get(c, "reason"));
             if (json_object_get(c, "message"))
                 json_object_set(o, "message", json_object_get(c, "message"));

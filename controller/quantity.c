@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/util.h"
+
 #define NANO ((qty_t)1000000000)
 
 static const char *const BIN_SFX[] = { "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
@@ -30,10 +32,9 @@ static int suffix_scale(const char *s, int *exp10, qty_t *bin_mult, int *binary)
                 *bin_mult *= 1024;
             return 0;
         }
-    if ((s[0] == 'e' || s[0] == 'E') && s[1]) {
-        char *end = NULL;
-        long e = strtol(s + 1, &end, 10);
-        if (*end || e < -9 || e > 18)
+    if ((s[0] == 'e' || s[0] == 'E') && s[1]) { /* a signed exponent, as apimachinery's ParseInt reads it */
+        long long e;
+        if ((s[1] == '+' && s[2] == '-') || kube_parse_int(s + 1 + (s[1] == '+'), -9, 18, &e) < 0)
             return -1;
         *exp10 = (int)e;
         return 0;

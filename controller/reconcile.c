@@ -2,40 +2,20 @@
  * validation, Created, finished-job cleanup and TTL, suspend/resume, the owned
  * objects (ConfigMap, RBAC, Secret, Service, PodGroup, workers, launcher Job),
  * activeDeadlineSeconds, then the status update when anything changed. */
-#include "plan_int.h"
-#include "status.h"
+#include "plan.h"
+#include "cond.h"
 #include "kube/json.h"
 #include "kube/util.h"
-#include "kinds.h"
+#include "kind.h"
+#include "status_pruned.h"
+#include "sync_ctx.h"
+#include "pod.h"
+#include "reconcile_status.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int pod_terminating(const json_t *pod) { return kube_json_at(pod, "metadata", "deletionTimestamp") != NULL; }
-
-const char *pod_phase(const json_t *pod)
-{
-    const char *s = kube_json_at_str(pod, "status", "phase");
-    return s ? s : "";
-}
-
-int pod_ready(const json_t *pod)
-{
-    json_t *c = kube_json_find(kube_json_at(pod, "status", "conditions"), "type", "Ready");
-    const char *s = json_string_value(json_object_get(c, "status"));
-    return s && strcmp(s, "True") == 0;
-}
-
-int ctx_cond(struct sync_ctx *c, const char *type, const char *st, const char *reason, const char *what, const char *ev_type)
-{
-    char *msg = what && strncmp(what, "MPIJob ", 7) == 0 ? strdup(what) : cond_msg(c->j->ns, c->j->name, what);
-    int changed = cond_set(c->status, type, st, reason, msg, c->now);
-    if (changed && ev_type)
-        plan_event(c->p, ev_type, reason, msg);
-    free(msg);
-    return changed;
-}
 
 /* A merge patch that makes have's field (data, rules) want's, at the cached resourceVersion
  * (Conflict -> retry). Only that field changes: labels, annotations and the rest of the live
@@ -60,7 +40,7 @@ static json_t *field_patch(const json_t *have, const json_t *want, const char *f
 }
 
 /* Creates obj when absent, refuses a same-named object we don't own, patches when
- * the field that matters (the kind's compared field, kinds.c) differs. Returns -1 to stop
+ * the field that matters (the kind's compared field, kind.c) differs. Returns -1 to stop
  * the sync (foreign object). */
 static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *want)
 {
@@ -73,9 +53,9 @@ static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *wan
         plan_obj(c->p, ACT_CREATE, r, want);
         return 0;
     }
-    if (!obj_owned_by(have, c->j)) {
+    if (!objects_owned_by(have, c->j)) {
         char msg[512];
-        snprintf(msg, sizeof msg, "%s %s/%s already exists and is not controlled by MPIJob %s", res_kind_name(r), c->j->ns,
+        snprintf(msg, sizeof msg, "%s %s/%s already exists and is not controlled by MPIJob %s", kind_name(r), c->j->ns,
                  kube_json_at_str(want, "metadata", "name"), c->j->name);
         plan_event(c->p, "Warning", "ErrResourceExists", msg);
         c->p->retry = 1;
@@ -98,9 +78,8 @@ static long long worker_index(const json_t *pod)
     const char *idx = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_INDEX));
     if (!role || strcmp(role, "worker") != 0 || !idx)
         return -1;
-    char *end;
-    long long i = strtoll(idx, &end, 10);
-    return *end || i < 0 ? -1 : i;
+    long long i;
+    return kube_parse_int(idx, 0, LLONG_MAX, &i) < 0 ? -1 : i;
 }
 
 /* Sorts the observed pods into workers[index] and the newest launcher pod; plans the
@@ -123,7 +102,7 @@ static void classify_pods(struct sync_ctx *c)
             continue;
         }
         long long idx = worker_index(pod);
-        if (idx < 0 || !obj_owned_by(pod, c->j))
+        if (idx < 0 || !objects_owned_by(pod, c->j))
             continue;
         if (idx >= c->j->worker.replicas) {
             if (!pod_terminating(pod))
@@ -139,7 +118,7 @@ static void classify_pods(struct sync_ctx *c)
 static void delete_podgroup(struct sync_ctx *c)
 {
     json_t *pg = c->obs->podgroup;
-    if (!pg || !obj_owned_by(pg, c->j) || kube_json_at(pg, "metadata", "deletionTimestamp"))
+    if (!pg || !objects_owned_by(pg, c->j) || kube_json_at(pg, "metadata", "deletionTimestamp"))
         return;
     int volcano = c->o->gang && strcmp(c->o->gang, "volcano") == 0;
     plan_named(c->p, ACT_DELETE, RK_PODGROUP, kube_obj_name(pg),
@@ -162,20 +141,26 @@ static void cleanup_finished(struct sync_ctx *c)
     /* Failed for a reason of ours (a worker, the deadline) while the launcher still runs:
      * suspending its Job stops the launcher pod and keeps the Job for inspection. */
     json_t *lj = c->obs->launcher_job;
-    if (c->j->clean_policy != CLEAN_NONE && lj && obj_owned_by(lj, c->j) && !job_finished(lj) &&
+    if (c->j->clean_policy != CLEAN_NONE && lj && objects_owned_by(lj, c->j) && !reconcile_job_finished(lj) &&
         !json_is_true(kube_json_at(lj, "spec", "suspend")))
         plan_named(c->p, ACT_PATCH, RK_JOB, kube_obj_name(lj), json_pack("{s:{s:b}}", "spec", "suspend", 1));
 }
 
+/* ttlSecondsAfterFinished, as upstream: the MPIJob stays (with its status and its log
+ * ConfigMap); the launcher Job carries the TTL and the Job controller deletes it, with its
+ * pod, that long after it finished. A launcher Job the operator suspended when the MPIJob
+ * failed for a reason of its own never finishes, so the operator deletes that one itself,
+ * the same time after the MPIJob's completionTime. */
 static void ttl_after_finished(struct sync_ctx *c)
 {
     int64_t done;
-    if (c->j->ttl_after_finished_s == MPIJOB_UNSET ||
+    const json_t *lj = c->obs->launcher_job;
+    if (c->j->ttl_after_finished_s == MPIJOB_UNSET || !lj || !objects_owned_by(lj, c->j) || reconcile_job_finished(lj) ||
         kube_time_parse_ms(json_string_value(json_object_get(c->status, "completionTime")), &done) < 0)
         return;
     int64_t due = done + c->j->ttl_after_finished_s * 1000;
     if (due <= c->now_ms)
-        plan_named(c->p, ACT_DELETE, RK_MPIJOB, c->j->name, NULL);
+        plan_named(c->p, ACT_DELETE, RK_JOB, kube_obj_name(lj), NULL);
     else
         plan_requeue(c->p, due - c->now_ms);
 }
@@ -188,7 +173,7 @@ static void ttl_after_finished(struct sync_ctx *c)
  * the change (upstream also clears it itself through jobs/status). */
 static json_t *resume_patch(const struct sync_ctx *c)
 {
-    json_t *want = obj_launcher_job(c->j, c->o);
+    json_t *want = objects_launcher_job(c->j, c->o);
     json_t *wt = kube_json_at(want, "spec", "template");
     if (!json_is_object(wt)) {
         json_decref(want);
@@ -220,20 +205,20 @@ static json_t *resume_patch(const struct sync_ctx *c)
 static void suspend_resume(struct sync_ctx *c)
 {
     if (c->j->suspend) {
-        ctx_cond(c, COND_SUSPENDED, "True", R_SUSPENDED, "is suspended.", "Normal");
-        ctx_cond(c, COND_RUNNING, "False", R_SUSPENDED, "is suspended.", NULL);
+        sync_ctx_cond(c, COND_SUSPENDED, "True", R_SUSPENDED, "is suspended.", "Normal");
+        sync_ctx_cond(c, COND_RUNNING, "False", R_SUSPENDED, "is suspended.", NULL);
         for (long long i = 0; i < c->j->worker.replicas; i++)
             if (c->workers[i] && !pod_terminating(c->workers[i]))
                 plan_named(c->p, ACT_DELETE, RK_POD, kube_obj_name(c->workers[i]), NULL);
         /* as upstream: the gang goes with its pods, and is created anew on resume */
         delete_podgroup(c);
     } else if (cond_true(c->status, COND_SUSPENDED)) {
-        ctx_cond(c, COND_SUSPENDED, "False", R_RESUMED, "is resumed.", "Normal");
+        sync_ctx_cond(c, COND_SUSPENDED, "False", R_RESUMED, "is resumed.", "Normal");
         json_object_set_new(c->status, "startTime", json_string(c->now));
         json_object_del(c->status, ST_LAUNCHER_FAILURE); /* a resumed run fails on its own */
     }
     json_t *lj = c->obs->launcher_job;
-    if (lj && obj_owned_by(lj, c->j) && json_is_true(kube_json_at(lj, "spec", "suspend")) != c->j->suspend) {
+    if (lj && objects_owned_by(lj, c->j) && json_is_true(kube_json_at(lj, "spec", "suspend")) != c->j->suspend) {
         json_t *patch = c->j->suspend ? json_pack("{s:{s:b}}", "spec", "suspend", 1) : resume_patch(c);
         if (!patch) {
             c->p->retry = 1;
@@ -243,34 +228,37 @@ static void suspend_resume(struct sync_ctx *c)
     }
 }
 
-/* ConfigMap, launcher identity, SSH Secret, Service, PodGroup. -1 stops the sync. */
+/* ConfigMap, launcher identity, Service, SSH Secret, PodGroup, and last the launcher's
+ * RoleBinding: apply.c creates it after the others, once its Role exists. -1 stops the sync. */
 static int ensure_objects(struct sync_ctx *c)
 {
     const struct observed *ob = c->obs;
     unsigned char *running = calloc(c->j->worker.replicas + 1, 1);
     for (long long i = 0; running && i < c->j->worker.replicas; i++)
         running[i] = c->workers[i] && !pod_terminating(c->workers[i]) && strcmp(pod_phase(c->workers[i]), "Running") == 0;
-    int rc = ensure(c, RK_CONFIGMAP, ob->configmap, obj_configmap(c->j, c->o, running));
+    int rc = ensure(c, RK_CONFIGMAP, ob->configmap, objects_configmap(c->j, c->o, running));
     free(running);
     /* the launcher's identity, unless RBAC grants it not (access.h's limited mode) */
     int rbac = !c->o->no_launcher_rbac;
-    if (rc < 0 || (rbac && ensure(c, RK_SERVICEACCOUNT, ob->sa, obj_service_account(c->j)) < 0) ||
-        (rbac && ensure(c, RK_ROLE, ob->role, obj_role(c->j)) < 0) ||
-        (rbac && ensure(c, RK_ROLEBINDING, ob->rolebinding, obj_role_binding(c->j)) < 0) ||
-        ensure(c, RK_SERVICE, ob->service, obj_service(c->j)) < 0)
+    if (rc < 0 || (rbac && ensure(c, RK_SERVICEACCOUNT, ob->sa, objects_service_account(c->j)) < 0) ||
+        (rbac && ensure(c, RK_ROLE, ob->role, objects_role(c->j, !c->o->no_launcher_log, !c->o->no_launcher_events)) < 0) ||
+        ensure(c, RK_SERVICE, ob->service, objects_service(c->j)) < 0)
         return -1;
     if (c->j->transport == MPIK8S_TRANSPORT_SSH) {
-        char *sn = name_secret(c->j);
+        char *sn = objects_name_secret(c->j);
         if (!ob->secret && sn)
             plan_named(c->p, ACT_SSH_SECRET, RK_SECRET, sn, NULL);
         free(sn);
-        if (ob->secret && !obj_owned_by(ob->secret, c->j)) {
+        if (ob->secret && !objects_owned_by(ob->secret, c->j)) {
             plan_event(c->p, "Warning", "ErrResourceExists", "the SSH Secret exists and is not controlled by this MPIJob");
             c->p->retry = 1;
             return -1;
         }
     }
-    if (c->o->gang && *c->o->gang && !c->j->suspend && ensure(c, RK_PODGROUP, ob->podgroup, obj_podgroup(c->j, c->o)) < 0)
+    if (c->o->gang && *c->o->gang && !c->j->suspend &&
+        ensure(c, RK_PODGROUP, ob->podgroup, objects_podgroup(c->j, c->o)) < 0)
+        return -1;
+    if (rbac && ensure(c, RK_ROLEBINDING, ob->rolebinding, objects_role_binding(c->j)) < 0)
         return -1;
     return 0;
 }
@@ -285,7 +273,7 @@ static long long ensure_workers(struct sync_ctx *c)
             ready += pod_ready(w) && !pod_terminating(w);
             continue;
         }
-        plan_obj(c->p, ACT_CREATE, RK_POD, obj_worker_pod(c->j, c->o, i));
+        plan_obj(c->p, ACT_CREATE, RK_POD, objects_worker_pod(c->j, c->o, i));
     }
     return ready;
 }
@@ -294,7 +282,7 @@ static void ensure_launcher(struct sync_ctx *c, long long ready)
 {
     json_t *lj = c->obs->launcher_job;
     if (lj) {
-        if (!obj_owned_by(lj, c->j)) {
+        if (!objects_owned_by(lj, c->j)) {
             plan_event(c->p, "Warning", "ErrResourceExists", "the launcher Job exists and is not controlled by this MPIJob");
             c->p->retry = 1;
         }
@@ -305,13 +293,13 @@ static void ensure_launcher(struct sync_ctx *c, long long ready)
     if ((c->j->launcher_creation == LAUNCH_WAIT_FOR_WORKERS_READY || c->o->no_launcher_rbac) &&
         ready < c->j->worker.replicas)
         return; /* a worker pod update will sync again */
-    plan_obj(c->p, ACT_CREATE, RK_JOB, obj_launcher_job(c->j, c->o));
+    plan_obj(c->p, ACT_CREATE, RK_JOB, objects_launcher_job(c->j, c->o));
 }
 
 static void active_deadline(struct sync_ctx *c)
 {
     int64_t start;
-    if (c->j->active_deadline_s == MPIJOB_UNSET || c->j->suspend || status_finished(c->status) ||
+    if (c->j->active_deadline_s == MPIJOB_UNSET || c->j->suspend || cond_finished(c->status) ||
         kube_time_parse_ms(json_string_value(json_object_get(c->status, "startTime")), &start) < 0)
         return;
     int64_t due = start + c->j->active_deadline_s * 1000;
@@ -322,7 +310,7 @@ static void active_deadline(struct sync_ctx *c)
     char what[160];
     snprintf(what, sizeof what, "has failed: it was active longer than activeDeadlineSeconds (%llds).",
              c->j->active_deadline_s);
-    if (ctx_cond(c, COND_FAILED, "True", R_DEADLINE, what, "Warning")) {
+    if (sync_ctx_cond(c, COND_FAILED, "True", R_DEADLINE, what, "Warning")) {
         c->p->failed = 1;
         json_object_set_new(c->status, "completionTime", json_string(c->now));
     }
@@ -334,7 +322,7 @@ static void invalid_job(struct sync_ctx *c, const char *ns, const char *name, co
     c->p->invalid = 1;
     if (asprintf(&what, "MPIJob %s/%s is invalid: %s", ns, name, err) < 0)
         return;
-    if (!json_object_get(c->status, "conditions") && ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", NULL))
+    if (!json_object_get(c->status, "conditions") && sync_ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", NULL))
         c->p->created = 1;
     if (cond_set(c->status, COND_FAILED, "True", R_VALIDATION, what, c->now)) {
         plan_event(c->p, "Warning", R_VALIDATION, what);
@@ -346,7 +334,10 @@ static void invalid_job(struct sync_ctx *c, const char *ns, const char *name, co
 static void update_status(struct sync_ctx *c)
 {
     json_t *old = json_object_get(c->obs->job, "status");
-    if (old ? kube_json_equal(old, c->status) : json_object_size(c->status) == 0)
+    json_t *cmp = status_pruned_strip(c->status); /* keys the CRD prunes are never stored */
+    int same = old ? kube_json_equal(old, cmp) : json_object_size(cmp) == 0;
+    json_decref(cmp);
+    if (same)
         return;
     json_t *upd = json_deep_copy(c->obs->job);
     json_object_set(upd, "status", c->status);
@@ -357,13 +348,13 @@ static void sync_valid(struct sync_ctx *c)
 {
     struct mpijob *j = (struct mpijob *)c->j;
     if (!json_object_get(c->status, "conditions") || json_array_size(json_object_get(c->status, "conditions")) == 0) {
-        ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", "Normal");
+        sync_ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", "Normal");
         c->p->created = 1;
     }
     classify_pods(c);
-    if (status_finished(c->status)) {
+    if (cond_finished(c->status)) {
         cleanup_finished(c);
-        status_from_observed(c);
+        reconcile_status(c);
         ttl_after_finished(c);
         return;
     }
@@ -376,7 +367,7 @@ static void sync_valid(struct sync_ctx *c)
      * its launcherCreationPolicy (there are no workers to wait for), as upstream does */
     long long ready = j->suspend ? j->worker.replicas : ensure_workers(c);
     ensure_launcher(c, ready);
-    status_from_observed(c);
+    reconcile_status(c);
     active_deadline(c);
 }
 

@@ -8,21 +8,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "objects.h"
-
-enum res_kind {
-    RK_CONFIGMAP,
-    RK_SERVICEACCOUNT,
-    RK_ROLE,
-    RK_ROLEBINDING,
-    RK_SECRET,
-    RK_SERVICE,
-    RK_POD,
-    RK_JOB,
-    RK_PODGROUP,
-    RK_MPIJOB,
-    RK_EVENT,
-    RK__COUNT,
-};
+#include "res_kind.h"
 
 enum act_kind {
     ACT_CREATE,     /* POST obj */
@@ -61,13 +47,12 @@ struct plan {
     json_t *new_phases;      /* {phase: seconds since creation} first recorded now (owned) */
     char *launcher_pod;      /* current launcher pod name, for mpi_operator_job_info */
     int invalid;             /* the job failed validation */
+    const char *fail_reason; /* with failed: the failure metric's reason (static; NULL = "unknown") */
 };
 
 /* Computes the plan for one sync at now_ms (epoch). The plan must be freed with plan_free. */
 void reconcile_plan(const struct observed *obs, const struct build_opts *o, int64_t now_ms, struct plan *p);
 /* Frees everything a plan owns and zeroes it. */
 void plan_free(struct plan *p);
-/* Name of a resource kind ("configmaps", "pods", ...), for logs. */
-const char *res_kind_name(enum res_kind r);
 
 #endif

@@ -2,10 +2,17 @@
  * counts, Succeeded/Failed from the launcher Job (with the agent's termination
  * message), failed or evicted workers, Running, Restarting, and the launch
  * phase timeline (status.launchPhases). */
-#include "plan_int.h"
-#include "status.h"
+#include "plan.h"
+#include "rank_failure.h"
+#include "cond.h"
+#include "worker_restart.h"
 #include "kube/json.h"
+#include "kube/poddisrupt.h"
 #include "kube/util.h"
+#include "sync_ctx.h"
+#include "pod.h"
+#include "blocked.h"
+#include "reconcile_status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,14 +37,24 @@ static int job_cond(const json_t *job, const char *type, const char **reason, co
     return 1;
 }
 
-int job_finished(const json_t *job) { return job_cond(job, "Complete", NULL, NULL) || job_cond(job, "Failed", NULL, NULL); }
+int reconcile_job_finished(const json_t *job)
+{
+    return job_cond(job, "Complete", NULL, NULL) || job_cond(job, "Failed", NULL, NULL);
+}
 
+/* replicaStatuses from the launcher Job and the worker pods. Once the job has finished and
+ * the launcher Job is gone (ttlSecondsAfterFinished), the Launcher counts stay as they were. */
 static void replica_statuses(struct sync_ctx *c, const json_t *lj)
 {
     json_t *l = json_object(), *w = json_object();
-    set_count(l, "active", c->launchers_running);
-    set_count(l, "succeeded", json_integer_value(kube_json_at(lj, "status", "succeeded")));
-    set_count(l, "failed", json_integer_value(kube_json_at(lj, "status", "failed")));
+    json_t *kept = kube_json_at(c->status, "replicaStatuses", "Launcher");
+    if (!lj && cond_finished(c->status) && json_is_object(kept)) {
+        json_object_update(l, kept);
+    } else {
+        set_count(l, "active", c->launchers_running);
+        set_count(l, "succeeded", json_integer_value(kube_json_at(lj, "status", "succeeded")));
+        set_count(l, "failed", json_integer_value(kube_json_at(lj, "status", "failed")));
+    }
     long long run = 0, ok = 0, bad = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++) {
         json_t *p = c->workers[i];
@@ -63,7 +80,13 @@ static json_t *terminated(json_t *statuses, const char *name)
             pick = s;
     }
     json_t *t = kube_json_at(pick, "state", "terminated");
-    return t ? t : kube_json_at(pick, "lastState", "terminated");
+    json_t *l = kube_json_at(pick, "lastState", "terminated");
+    /* A rerun killed without a record (OnFailure: the kubelet restarted the container, then
+     * the Job gave up and killed it: 137, no message) keeps the failed run's reason. */
+    if (t && l && !json_string_value(json_object_get(t, "message")) && json_string_value(json_object_get(l, "message")) &&
+        json_integer_value(json_object_get(l, "exitCode")) != 0)
+        return l;
+    return t ? t : l;
 }
 
 /* pod's termination record: the init container's when it failed, else the main one's
@@ -129,11 +152,36 @@ static json_t *launcher_terminated(struct sync_ctx *c)
     return launcher_terminated_pod(c, &pod);
 }
 
-/* "launcher pod P: <agent summary | exit code N (reason)>" or NULL. */
-static char *launcher_detail(struct sync_ctx *c)
+/* The newest launcher pod (cached, or remembered after the Job deleted it) whose record says
+ * it failed (an exit code other than 0), and that record; NULL when none. Not the newest pod's
+ * record alone: a quick rerun can start, and even end, before a sync has seen the attempt that
+ * failed before it (the real Job controller replaces a launcher within a second; seen with
+ * pod_failure_policy's Ignore case, whose rerun ends in a few seconds). */
+static json_t *launcher_failed_pod(struct sync_ctx *c, json_t **pod)
 {
-    json_t *pod = NULL;
-    json_t *t = launcher_terminated_pod(c, &pod);
+    json_t *t = NULL, *gone = launcher_gone(c);
+    const char *best = NULL;
+    size_t n = json_array_size(c->obs->pods);
+    *pod = NULL;
+    for (size_t i = 0; i <= n; i++) {
+        json_t *p = i < n ? json_array_get(c->obs->pods, i) : gone, *pt;
+        const char *role = json_string_value(kube_json_at(p, "metadata", "labels", LBL_T_ROLE));
+        const char *ct = kube_json_at_str(p, "metadata", "creationTimestamp");
+        if (!p || !role || strcmp(role, "launcher") != 0 || !(pt = pod_terminated(c, p)) ||
+            json_integer_value(json_object_get(pt, "exitCode")) == 0)
+            continue;
+        if (!*pod || (ct && best && strcmp(ct, best) >= 0)) {
+            best = ct;
+            t = pt;
+            *pod = p;
+        }
+    }
+    return t;
+}
+
+/* "launcher pod P: <agent summary | exit code N (reason)>" from pod's record t, or NULL. */
+static char *record_detail(const json_t *pod, const json_t *t)
+{
     if (!t)
         return NULL;
     char *summary = NULL, *out = NULL;
@@ -151,28 +199,40 @@ static char *launcher_detail(struct sync_ctx *c)
     return rc < 0 ? NULL : out;
 }
 
-static void finish(struct sync_ctx *c, const char *type, const char *reason, const char *what, const char *completion)
+/* The newest launcher record's detail (record_detail), or NULL. */
+static char *launcher_detail(struct sync_ctx *c)
+{
+    json_t *pod = NULL;
+    json_t *t = launcher_terminated_pod(c, &pod);
+    return record_detail(pod, t);
+}
+
+/* Sets Succeeded or Failed (and its Event); 1 when it changed now. */
+static int finish(struct sync_ctx *c, const char *type, const char *reason, const char *what, const char *completion)
 {
     const char *ev = strcmp(type, COND_SUCCEEDED) == 0 ? "Normal" : "Warning";
-    if (!ctx_cond(c, type, "True", reason, what, ev))
-        return;
+    if (!sync_ctx_cond(c, type, "True", reason, what, ev))
+        return 0;
     if (strcmp(type, COND_SUCCEEDED) == 0)
         c->p->succeeded = 1;
     else
         c->p->failed = 1;
     json_object_set_new(c->status, "completionTime", json_string(completion ? completion : c->now));
+    return 1;
 }
 
-/* Keeps the newest failed launcher record's detail in status.launcherFailure. The record
- * lives in the launcher pod, which the Job deletes when it gives up; the operator's memory
- * of it (launcher_memory) does not survive a restart, the MPIJob's status does. */
+/* Keeps the newest failed launcher record's detail in status.launcherFailure, and its rank in
+ * status.rankFailure. The record lives in the launcher pod, which the Job deletes when it gives
+ * up; the operator's memory of it (launcher_memory) does not survive a restart, the MPIJob's
+ * status does. */
 static void remember_launcher_failure(struct sync_ctx *c)
 {
     json_t *pod = NULL;
-    json_t *t = launcher_terminated_pod(c, &pod);
-    if (!t || json_integer_value(json_object_get(t, "exitCode")) == 0)
+    json_t *t = launcher_failed_pod(c, &pod);
+    if (!t)
         return;
-    char *detail = launcher_detail(c);
+    rank_failure_remember(c, t);
+    char *detail = record_detail(pod, t);
     const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
     if (detail && (!kept || strcmp(kept, detail) != 0))
         json_object_set_new(c->status, ST_LAUNCHER_FAILURE, json_string(detail));
@@ -185,6 +245,20 @@ static char *launcher_failure_detail(struct sync_ctx *c)
     char *detail = launcher_detail(c);
     const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
     return detail || !kept ? detail : strdup(kept);
+}
+
+/* 1 (and a requeue in at most poll_ms asked) while the RFC 3339 time since (a condition's
+ * lastTransitionTime) is younger than wait_ms; 0 once older, or when since is missing or bad. */
+static int still_waiting(struct sync_ctx *c, const char *since, int64_t wait_ms, int64_t poll_ms)
+{
+    int64_t at;
+    if (kube_time_parse_ms(since, &at) < 0)
+        return 0;
+    int64_t left = at + wait_ms - c->now_ms;
+    if (left <= 0)
+        return 0;
+    plan_requeue(c->p, left < poll_ms ? left : poll_ms);
+    return 1;
 }
 
 /* How long after its Job failed the operator waits for the launcher pod's terminated state. */
@@ -201,14 +275,7 @@ static int launcher_record_pending(struct sync_ctx *c, const json_t *lj, const c
     if ((reason && strcmp(reason, "DeadlineExceeded") == 0) || launcher_terminated(c))
         return 0;
     json_t *cd = kube_json_find(kube_json_at(lj, "status", "conditions"), "type", "Failed");
-    int64_t at;
-    if (kube_time_parse_ms(json_string_value(json_object_get(cd, "lastTransitionTime")), &at) < 0)
-        return 0;
-    int64_t left = at + LAUNCHER_RECORD_WAIT_MS - c->now_ms;
-    if (left <= 0)
-        return 0;
-    plan_requeue(c->p, left < 200 ? left : 200);
-    return 1;
+    return still_waiting(c, json_string_value(json_object_get(cd, "lastTransitionTime")), LAUNCHER_RECORD_WAIT_MS, 200);
 }
 
 static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *reason, const char *jmsg)
@@ -218,9 +285,10 @@ static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *re
     char *detail = launcher_failure_detail(c);
     char *what = NULL;
     if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed", jmsg ? ": " : "",
-                 jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0)
+                 jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0 &&
         finish(c, COND_FAILED, reason ? reason : R_FAILED, what,
-               json_string_value(kube_json_at(lj, "status", "completionTime")));
+               json_string_value(kube_json_at(lj, "status", "completionTime"))))
+        rank_failure_report(c);
     free(what);
     free(detail);
 }
@@ -234,14 +302,32 @@ static int workers_not_ready(struct sync_ctx *c)
     json_t *pod = NULL;
     json_t *t = launcher_terminated_pod(c, &pod);
     json_t *it = pod ? terminated(kube_json_at(pod, "status", "initContainerStatuses"), "mpi-agent-init") : NULL;
-    if (!t || t != it || json_integer_value(json_object_get(t, "exitCode")) != AGENT_EXIT_WORKERS_NOT_READY)
-        return 0;
+    if (!t || t != it || json_integer_value(json_object_get(t, "exitCode")) != AGENT_EXIT_WORKERS_NOT_READY ||
+        worker_restart_after(c, pod))
+        return 0; /* after a worker restart: the Job's next launcher waits for the new worker */
     char *detail = launcher_detail(c), *what = NULL;
     if (asprintf(&what, "has failed: the workers did not become ready; %s", detail ? detail : "") >= 0)
         finish(c, COND_FAILED, R_FAILED, what, NULL);
     free(what);
     free(detail);
     return 1;
+}
+
+/* How long after a worker's DisruptionTarget condition the operator leaves the job's failure to
+ * its launcher, whose agent names the disruption's cause (a preemptor: agent/preemptor.c). */
+#define DISRUPTED_WAIT_MS 20000
+
+/* 1 (and a requeue asked) while worker p, taken away by Kubernetes (DisruptionTarget), is
+ * younger than DISRUPTED_WAIT_MS in that state and the job has a launcher pod: its agent stops
+ * mpirun and reports the worker with the preemptor's name, which the operator's cache does not
+ * have. The launcher pod may be terminating meanwhile: since Kubernetes 1.31 a Job is Failed
+ * only once its pods are gone (FailureTarget first), and the Job deletes the launcher when it
+ * gives up (measured: the operator's own words came 13 s after the condition when it waited
+ * only for a running launcher). */
+static int disrupted_pending(struct sync_ctx *c, const json_t *p)
+{
+    const json_t *cd = kube_pod_disruption_cond(p);
+    return cd && c->launcher_pod && still_waiting(c, kube_json_at_str(cd, "lastTransitionTime"), DISRUPTED_WAIT_MS, 1000);
 }
 
 /* A worker that failed (restartPolicy Never) or was evicted fails the job. Returns 1 if so. */
@@ -251,8 +337,10 @@ static int workers_failed(struct sync_ctx *c)
     json_t *failed = NULL;
     for (long long i = 0; i < n; i++) {
         json_t *p = c->workers[i];
-        if (!p || strcmp(pod_phase(p), "Failed") != 0)
+        if (!p || strcmp(pod_phase(p), "Failed") != 0 || worker_restart_recorded(c, p))
             continue;
+        if (disrupted_pending(c, p))
+            return 1; /* not yet: the launcher's report comes */
         const char *r = kube_json_at_str(p, "status", "reason");
         if (r && strcmp(r, "Evicted") == 0)
             evicted++;
@@ -263,21 +351,28 @@ static int workers_failed(struct sync_ctx *c)
     if (evicted) {
         snprintf(what, sizeof what, "MPIJob %s/%s has failed: %lld/%lld workers are evicted", c->j->ns, c->j->name, evicted,
                  n);
-        finish(c, COND_FAILED, R_EVICTED, what, NULL);
+        if (finish(c, COND_FAILED, R_EVICTED, what, NULL))
+            c->p->fail_reason = MPIK8S_FAIL_R_WORKER_LOST;
         return 1;
     }
     if (!failed)
         return 0;
     json_t *t = terminated(kube_json_at(failed, "status", "containerStatuses"), mpijob_worker_container(c->j));
     const char *why = kube_json_at_str(failed, "status", "message");
-    char tmp[128];
-    if (!why && t) {
+    char tmp[384];
+    char *dis = kube_pod_disruption_text(failed, NULL); /* preempted, evicted, ...: who took it */
+    if (dis) {
+        snprintf(tmp, sizeof tmp, "%s", dis);
+        why = tmp;
+    } else if (!why && t) {
         snprintf(tmp, sizeof tmp, "exit code %lld (%s)", (long long)json_integer_value(json_object_get(t, "exitCode")),
                  json_string_value(json_object_get(t, "reason")) ?: "no reason");
         why = tmp;
     }
     snprintf(what, sizeof what, "has failed: worker pod %s failed: %s", kube_obj_name(failed), why ? why : "phase Failed");
-    finish(c, COND_FAILED, R_FAILED, what, NULL);
+    free(dis);
+    if (finish(c, COND_FAILED, R_FAILED, what, NULL))
+        c->p->fail_reason = MPIK8S_FAIL_R_WORKER_LOST;
     return 1;
 }
 
@@ -366,13 +461,15 @@ static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
      * launcher pod is already running by the time we look */
     long long was = json_integer_value(kube_json_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
     long long now = json_integer_value(kube_json_at(lj, "status", "failed"));
-    if (now > was && ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, "is restarting.", "Warning"))
+    if (now > was)
+        worker_restart_note_launcher(c, now);
+    if (now > was && sync_ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, "is restarting.", "Warning"))
         c->p->restarted = 1;
     long long running = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++)
         running += c->workers[i] && !pod_terminating(c->workers[i]) && strcmp(pod_phase(c->workers[i]), "Running") == 0;
     if (c->launchers_running > 0 && running == c->j->worker.replicas &&
-        ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") &&
+        sync_ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") &&
         !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
         int64_t created;
         if (kube_time_parse_ms(kube_json_at_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
@@ -380,19 +477,21 @@ static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
     }
 }
 
-void status_from_observed(struct sync_ctx *c)
+void reconcile_status(struct sync_ctx *c)
 {
     const json_t *lj = c->obs->launcher_job;
-    if (lj && !obj_owned_by(lj, c->j))
+    if (lj && !objects_owned_by(lj, c->j))
         lj = NULL;
     replica_statuses(c, lj);
     if (c->launcher_pod)
         c->p->launcher_pod = strdup(kube_obj_name(c->launcher_pod));
     launch_phases(c);
-    if (status_finished(c->status))
+    if (cond_finished(c->status))
         return;
     const char *reason = NULL, *msg = NULL;
     remember_launcher_failure(c);
+    worker_restart_fill_launcher(c);
+    worker_restart_lost(c);
     if (workers_not_ready(c))
         return;
     if (lj && job_cond(lj, "Complete", NULL, NULL)) {

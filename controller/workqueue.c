@@ -32,7 +32,7 @@ struct workqueue {
     int64_t refilled_ms;
 };
 
-struct workqueue *wq_new(void)
+struct workqueue *workqueue_new(void)
 {
     struct workqueue *q = calloc(1, sizeof *q);
     if (!q)
@@ -84,17 +84,17 @@ static void add_locked(struct workqueue *q, const char *key)
         pthread_cond_signal(&q->cv);
 }
 
-void wq_add(struct workqueue *q, const char *key)
+void workqueue_add(struct workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
     add_locked(q, key);
     pthread_mutex_unlock(&q->mu);
 }
 
-void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms)
+void workqueue_add_after(struct workqueue *q, const char *key, int64_t delay_ms)
 {
     if (delay_ms <= 0) {
-        wq_add(q, key);
+        workqueue_add(q, key);
         return;
     }
     pthread_mutex_lock(&q->mu);
@@ -125,7 +125,7 @@ out:
     pthread_mutex_unlock(&q->mu);
 }
 
-int wq_retries(struct workqueue *q, const char *key)
+int workqueue_retries(struct workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
     int n = (int)json_integer_value(json_object_get(q->failures, key));
@@ -133,7 +133,7 @@ int wq_retries(struct workqueue *q, const char *key)
     return n;
 }
 
-void wq_set_bucket(struct workqueue *q, double qps, int burst)
+void workqueue_set_bucket(struct workqueue *q, double qps, int burst)
 {
     pthread_mutex_lock(&q->mu);
     q->qps = qps;
@@ -157,7 +157,7 @@ static int64_t bucket_delay_locked(struct workqueue *q)
     return q->tokens >= 0 ? 0 : (int64_t)(-q->tokens * 1000.0 / q->qps + 0.999);
 }
 
-void wq_add_rate_limited(struct workqueue *q, const char *key)
+void workqueue_add_rate_limited(struct workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
     int n = (int)json_integer_value(json_object_get(q->failures, key));
@@ -169,10 +169,10 @@ void wq_add_rate_limited(struct workqueue *q, const char *key)
         d *= 2;
     if (d > 300000)
         d = 300000;
-    wq_add_after(q, key, d > bucket ? d : bucket);
+    workqueue_add_after(q, key, d > bucket ? d : bucket);
 }
 
-void wq_forget(struct workqueue *q, const char *key)
+void workqueue_forget(struct workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
     json_object_del(q->failures, key);
@@ -197,7 +197,7 @@ static int64_t promote_locked(struct workqueue *q)
     return next;
 }
 
-char *wq_get(struct workqueue *q)
+char *workqueue_get(struct workqueue *q)
 {
     pthread_mutex_lock(&q->mu);
     for (;;) {
@@ -220,7 +220,7 @@ char *wq_get(struct workqueue *q)
     return key;
 }
 
-void wq_done(struct workqueue *q, const char *key)
+void workqueue_done(struct workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
     json_object_del(q->processing, key);
@@ -229,7 +229,7 @@ void wq_done(struct workqueue *q, const char *key)
     pthread_mutex_unlock(&q->mu);
 }
 
-size_t wq_len(struct workqueue *q)
+size_t workqueue_len(struct workqueue *q)
 {
     pthread_mutex_lock(&q->mu);
     size_t n = q->len;
@@ -237,7 +237,7 @@ size_t wq_len(struct workqueue *q)
     return n;
 }
 
-void wq_shutdown(struct workqueue *q)
+void workqueue_shutdown(struct workqueue *q)
 {
     pthread_mutex_lock(&q->mu);
     q->shutdown = 1;
@@ -245,7 +245,7 @@ void wq_shutdown(struct workqueue *q)
     pthread_mutex_unlock(&q->mu);
 }
 
-void wq_free(struct workqueue *q)
+void workqueue_free(struct workqueue *q)
 {
     if (!q)
         return;

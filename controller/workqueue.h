@@ -11,32 +11,32 @@
 struct workqueue;
 
 /* Creates an empty queue (NULL on allocation failure). */
-struct workqueue *wq_new(void);
+struct workqueue *workqueue_new(void);
 /* Adds key now (no-op if already waiting). */
-void wq_add(struct workqueue *q, const char *key);
+void workqueue_add(struct workqueue *q, const char *key);
 /* Adds key after delay_ms. */
-void wq_add_after(struct workqueue *q, const char *key, int64_t delay_ms);
+void workqueue_add_after(struct workqueue *q, const char *key, int64_t delay_ms);
 /* Adds key after its next backoff delay (5 ms, 10 ms, ... capped at 5 min), or later when
- * the overall bucket (wq_set_bucket) has no token yet: the larger of the two, as upstream's
+ * the overall bucket (workqueue_set_bucket) has no token yet: the larger of the two, as upstream's
  * MaxOfRateLimiter(per-item exponential, bucket). */
-void wq_add_rate_limited(struct workqueue *q, const char *key);
+void workqueue_add_rate_limited(struct workqueue *q, const char *key);
 /* Sets the overall bucket of rate-limited adds: qps tokens per second, burst at most
  * (--controller-queue-rate-limit, --controller-queue-burst); qps <= 0 = none (the default). */
-void wq_set_bucket(struct workqueue *q, double qps, int burst);
+void workqueue_set_bucket(struct workqueue *q, double qps, int burst);
 /* Resets key's backoff after a successful sync. */
-void wq_forget(struct workqueue *q, const char *key);
+void workqueue_forget(struct workqueue *q, const char *key);
 /* Number of failed retries recorded for key. */
-int wq_retries(struct workqueue *q, const char *key);
-/* Blocks until a key is ready (returns a new string the caller frees and must wq_done) or the
+int workqueue_retries(struct workqueue *q, const char *key);
+/* Blocks until a key is ready (returns a new string the caller frees and must workqueue_done) or the
  * queue is shut down (NULL). */
-char *wq_get(struct workqueue *q);
+char *workqueue_get(struct workqueue *q);
 /* Marks key processed; if it was re-added meanwhile it is queued again. */
-void wq_done(struct workqueue *q, const char *key);
+void workqueue_done(struct workqueue *q, const char *key);
 /* Keys waiting now (not counting delayed ones). */
-size_t wq_len(struct workqueue *q);
-/* Wakes every wq_get with NULL; later adds are ignored. */
-void wq_shutdown(struct workqueue *q);
+size_t workqueue_len(struct workqueue *q);
+/* Wakes every workqueue_get with NULL; later adds are ignored. */
+void workqueue_shutdown(struct workqueue *q);
 /* Frees the queue (after every worker returned). */
-void wq_free(struct workqueue *q);
+void workqueue_free(struct workqueue *q);
 
 #endif

@@ -224,7 +224,10 @@ static size_t on_header(char *data, size_t sz, size_t n, void *ud)
     size_t len = sz * n;
     if (len > 5 && !strncmp(data, "HTTP/", 5)) {
         const char *sp = memchr(data, ' ', len);
-        call->code = sp ? strtol(sp + 1, NULL, 10) : 0;
+        long long code = 0; /* "HTTP/1.1 200 OK": three digits after the first space */
+        if (!sp || (size_t)(sp - data) + 4 > len || kube_parse_int_n(sp + 1, 3, 100, 599, &code) < 0)
+            code = 0;
+        call->code = code;
         call->retry_after = -1;
     } else if (len > 12 && !strncasecmp(data, "Retry-After:", 12)) {
         char *v = strndup(data + 12, len - 12);

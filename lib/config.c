@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config_int.h"
+#include "config_check.h"
 #include "credplugin.h"
 #include "kube/util.h"
 #include "yamljson.h"
@@ -290,21 +291,6 @@ static int check_file(const char *path, const char *tag, const char *key, char *
     return 0;
 }
 
-/* Refuses a key client-go does not know either (a typo would otherwise be silently ignored). */
-int Kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)in, k, v) {
-        int ok = 0;
-        for (const char *const *q = keys; *q && !ok; q++)
-            ok = !strcmp(k, *q);
-        if (!ok)
-            return kube_set_err(errmsg, "%s.%s: unknown field", tag, k);
-    }
-    return 0;
-}
-
 /* proxy-url: http, https or socks5 URL, as client-go accepts. */
 static int check_proxy_url(const char *url, const char *tag, char **errmsg)
 {
@@ -579,16 +565,6 @@ fail:
     free(user);
     kube_config_free(cfg);
     return -1;
-}
-
-/* Messages quote names and values from the file or a plugin: keep them on one line. */
-int Kube_config_one_line(int rc, char **errmsg)
-{
-    if (rc && errmsg && *errmsg)
-        for (char *p = *errmsg; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                *p = ' ';
-    return rc;
 }
 
 int kube_config_parse(const char *data, size_t len, const char *origin, const char *dir, const char *context,

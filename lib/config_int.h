@@ -14,10 +14,4 @@ struct kube_token_state *Kube_token_state_new(void);
 /* Frees the token cache, wiping the cached token. */
 void Kube_token_state_free(struct kube_token_state *t);
 
-/* Refuses (-1, *errmsg "TAG.KEY: unknown field") a key of the mapping in not in keys (NULL-ended). */
-int Kube_config_known_keys(const json_t *in, const char *tag, const char *const *keys, char **errmsg);
-/* Replaces control characters in *errmsg by spaces when rc is nonzero (messages quote file and
- * plugin contents); returns rc. */
-int Kube_config_one_line(int rc, char **errmsg);
-
 #endif

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config_int.h"
+#include "config_check.h"
 #include "kube/log.h"
 #include "kube/util.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tls_conn.h"
+#include "url_int.h"
 #include "kube/util.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -57,7 +58,7 @@ char *Kube_curl_url(const struct kube_config *cfg, const char *path, const char 
         return kube_strdup_printf("%s%s%s%s", cfg->server, path, q, qs);
     char *scheme, *host, *prefix;
     long port;
-    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix))
+    if (Kube_url_split_server(cfg->server, &scheme, &host, &port, &prefix))
         return NULL;
     char *url = kube_strdup_printf("%s://%s:%ld%s%s%s%s", scheme, cfg->tls_server_name, port, prefix, path, q, qs);
     free(scheme);
@@ -84,7 +85,7 @@ static int apply_connect_to(CURL *h, const struct kube_config *cfg, struct kube_
 {
     char *scheme, *host, *prefix;
     long port;
-    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix))
+    if (Kube_url_split_server(cfg->server, &scheme, &host, &port, &prefix))
         return kube_set_err(errmsg, "%s: server URL \"%s\" is not scheme://host[:port][/path]", cfg->origin, cfg->server);
     char *map = kube_strdup_printf("%s:%ld:%s:%ld", cfg->tls_server_name, port, host, port);
     free(scheme);

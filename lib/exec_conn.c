@@ -11,6 +11,7 @@
 
 #include "kube/util.h"
 #include "kube/ws.h"
+#include "url_int.h"
 
 #define HEAD_MAX (64 * 1024)
 #define BODY_MAX (64 * 1024)
@@ -75,7 +76,7 @@ static char *build_request(const struct kube_config *cfg, const struct kube_cred
         kube_set_err(errmsg, "exec: namespace, pod and command are required");
         return NULL;
     }
-    if (Kube_conn_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
+    if (Kube_url_split_server(cfg->server, &scheme, &host, &port, &prefix) < 0) {
         kube_set_err(errmsg, "exec: cannot parse server URL \"%s\"", cfg->server);
         goto out;
     }

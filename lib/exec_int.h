@@ -7,7 +7,7 @@
 
 #include "kube/config.h"
 #include "kube/exec.h"
-#include "kube/status.h"
+#include "kube/error.h"
 #include "tls_conn.h"
 
 struct exec_conn {

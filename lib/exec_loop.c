@@ -96,6 +96,7 @@ static int flush(struct sess *s)
         if (n == 0)
             return 0;
         if (n < 0) {
+            s->r->cut = !s->status_seen;
             if (!s->status_seen && !s->r->message)
                 kube_set_err(&s->r->message, "exec: sending to the API server failed: %s", Kube_conn_error(s->c->k));
             return -1;
@@ -233,6 +234,7 @@ static void on_close(struct sess *s, const struct kube_ws_event *ev)
     queue_close(s, ev->close_code == KUBE_WS_CLOSE_NO_STATUS ? 0 : ev->close_code, NULL);
     s->done = 1;
     if (!s->status_seen) {
+        s->r->cut = 1;
         char *d = kube_strdup_printf("%d %s%s%.*s", ev->close_code, kube_ws_close_code_name(ev->close_code),
                                      ev->len ? ": " : "", (int)ev->len, (const char *)ev->data);
         kube_set_err(&s->r->message, "exec: the server closed the stream (%s) without an exit status", d ? d : "");
@@ -277,6 +279,7 @@ static int drain(struct sess *s, uint8_t *rbuf)
             return 0;
         if (n <= 0) {
             s->done = 1;
+            s->r->cut = !s->status_seen;
             if (!s->status_seen)
                 kube_set_err(&s->r->message, "exec: connection to the API server %s without an exit status",
                              n == 0 ? "closed" : "failed");
@@ -349,6 +352,7 @@ static void timers(struct sess *s, int64_t now)
         if (s->idle_limit && now - s->last_rx > s->idle_limit && !s->status_seen) {
             kube_set_err(&s->r->message, "exec: no data or pong from the API server for %lld ms; connection presumed dead",
                          (long long)(now - s->last_rx));
+            s->r->cut = 1;
             s->done = s->broken = 1;
         }
     }
@@ -465,6 +469,8 @@ void Kube_exec_session(struct exec_conn *c, const struct kube_exec_opts *o, stru
     }
     if (r->outcome == KUBE_EXEC_CANCELLED || r->outcome == KUBE_EXEC_TIMEOUT)
         r->exit_code = 255;
+    if (r->outcome != KUBE_EXEC_STREAM_ERROR)
+        r->cut = 0;
 out:
     free(rbuf);
     free(ibuf);

@@ -135,7 +135,7 @@ static int list_pages(struct kube_informer *inf, struct store *fresh, char **rv,
             break;
         }
         add_items(inf, fresh, json_object_get(page, "items"), apiv);
-        const char *c = kube_json_str(page, "metadata.continue");
+        const char *c = kube_json_at_str(page, "metadata", "continue");
         cont = c && *c ? strdup(c) : NULL;
         json_decref(page);
         if (!cont) {

@@ -12,7 +12,7 @@
 
 #include "kube/config.h"
 #include "kube/util.h"
-#include "tls_conn.h"
+#include "url_int.h"
 
 static const char *env2(const char *upper, const char *lower)
 {
@@ -23,12 +23,12 @@ static const char *env2(const char *upper, const char *lower)
 }
 
 /* cfg->server's host, lowercased and without IPv6 brackets, and its port as text (the URL
- * split as the exec connection splits it, tls_conn.c). 0 ok. */
+ * split as the exec connection splits it, url.c). 0 ok. */
 static int server_host_port(const char *server, char *host, size_t hn, char *port, size_t pn)
 {
     char *scheme, *h, *prefix;
     long p;
-    if (Kube_conn_split_server(server, &scheme, &h, &p, &prefix) < 0)
+    if (Kube_url_split_server(server, &scheme, &h, &p, &prefix) < 0)
         return -1;
     const char *b = h[0] == '[' ? h + 1 : h;
     size_t l = strlen(b) - (h[0] == '[');
@@ -76,16 +76,15 @@ static int cidr_match(const char *entry, const unsigned char ip[16])
     memcpy(addr, entry, l);
     addr[l] = '\0';
     unsigned char net[16];
-    char *end;
-    long bits = strtol(slash + 1, &end, 10);
-    if (*end || !parse_ip(addr, net))
+    long long bits;
+    if (kube_parse_int(slash + 1, 0, 128, &bits) < 0 || !parse_ip(addr, net))
         return 0;
     int v4 = strchr(addr, ':') == NULL;
     if (v4)
         bits += 96;
     if (bits < 0 || bits > 128)
         return 0;
-    for (long b = 0; b < bits; b++) {
+    for (long long b = 0; b < bits; b++) {
         unsigned char m = (unsigned char)(0x80 >> (b % 8));
         if ((net[b / 8] & m) != (ip[b / 8] & m))
             return 0;

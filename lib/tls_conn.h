@@ -1,7 +1,8 @@
 /* tls_conn.h - private interface of tls_conn.c: one non-blocking client connection to the
- * API server for the exec WebSocket (plain TCP for http://, OpenSSL for https://, through
- * an http:// CONNECT proxy when kube_config_proxy names one), configured from a kube_config;
- * tls_ctx.c builds the OpenSSL context, tls_session.c remembers sessions to resume. */
+ * API server for the exec WebSocket (plain TCP for http://, OpenSSL for https://; the TCP
+ * connect is tcp_conn.c's, the http:// CONNECT proxy's tunnel proxy_tunnel.c's), configured
+ * from a kube_config; tls_ctx.c builds the OpenSSL context, tls_session.c remembers sessions
+ * to resume. */
 #ifndef KUBE_TLS_CONN_H
 #define KUBE_TLS_CONN_H
 
@@ -13,6 +14,7 @@
 
 #include "kube/config.h"
 #include "kube/exec.h"
+#include "tcp_conn.h"
 
 struct kube_conn;
 
@@ -27,9 +29,6 @@ struct kube_conn *Kube_conn_open(const struct kube_config *cfg, const struct kub
 ssize_t Kube_conn_send(struct kube_conn *c, const void *buf, size_t len);
 /* Receives up to len bytes: >0 read, 0 orderly EOF, -2 would block, -1 broken. */
 ssize_t Kube_conn_recv(struct kube_conn *c, void *buf, size_t len);
-/* Waits until fd has events or deadline (monotonic ms; 0 = no bound) passes, riding out
- * EINTR: 1 ready, 0 timed out, -1 poll error. */
-int Kube_wait_fd(int fd, short events, int64_t deadline);
 /* The socket, for poll(). */
 int Kube_conn_fd(const struct kube_conn *c);
 /* POLLIN/POLLOUT the last would-block result waits for (TLS may read to write and back). */
@@ -42,14 +41,20 @@ int Kube_conn_tls_failed(const struct kube_conn *c);
 /* Closes the connection (no TLS close_notify wait) and frees c (NULL is fine). */
 void Kube_conn_close(struct kube_conn *c);
 
-/* Splits "scheme://host[:port][/prefix]": host keeps IPv6 brackets, port defaults to 443
- * (80 for http), prefix has no trailing slash. 0 ok, -1 malformed. Strings are malloc'd. */
-int Kube_conn_split_server(const char *server, char **scheme, char **host, long *port, char **prefix);
-
-/* tls_ctx.c: an OpenSSL client context for cfg (TLS 1.2 and 1.3; trust anchors; the
- * client certificate and key from the config, or from cred when it carries an exec
- * plugin's). NULL with a one-line *errmsg naming the file or field that could not be used. */
-SSL_CTX *Kube_tls_ctx_new(const struct kube_config *cfg, const struct kube_credential *cred, char **errmsg);
+/* tls_ctx.c: what the handshake's callbacks read on demand, for one connection: cfg's trust
+ * anchors when the server presents a certificate, the client certificate and key (cfg's, or
+ * cred's when it carries an exec plugin's) when the server asks for one. A resumed session
+ * does neither. cfg and cred are borrowed for the handshake only: tls_start clears them
+ * after it, and a callback that runs later fails. */
+struct kube_tls_lazy {
+    const struct kube_config *cfg;
+    const struct kube_credential *cred;
+    int trust_loaded;
+    char *err; /* the load that failed, one line naming the file or field (owned) */
+};
+/* An OpenSSL client context (TLS 1.2 and 1.3) whose callbacks load from z, which must outlive
+ * it. NULL with a one-line *errmsg when OpenSSL cannot make one. */
+SSL_CTX *Kube_tls_ctx_new(struct kube_tls_lazy *z, char **errmsg);
 /* Initialises OpenSSL once for the exec connection, without the system's openssl.cnf (before
  * anything else in the process uses OpenSSL, so that nothing loads it). */
 void Kube_openssl_init(void);

@@ -1,5 +1,8 @@
-/* url.c - percent-encoding and the query-string builder. */
+/* url.c - URLs: percent-encoding, the query-string builder, and splitting a server URL
+ * (scheme, host, port, path prefix) for the connections that do not go through libcurl. */
 #include "kube/url.h"
+#include "kube/parse_int.h"
+#include "url_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,4 +160,43 @@ int kube_query_add_list_opts(struct kube_query *q, const struct kube_list_opts *
         (o->allow_bookmarks && kube_query_add(q, "allowWatchBookmarks", "true")))
         return -1;
     return 0;
+}
+
+int Kube_url_split_server(const char *server, char **scheme, char **host, long *port, char **prefix)
+{
+    *scheme = *host = *prefix = NULL;
+    const char *p = server ? strstr(server, "://") : NULL;
+    if (!p)
+        return -1;
+    *scheme = strndup(server, (size_t)(p - server));
+    p += 3;
+    const char *hend = *p == '[' ? strchr(p, ']') : p + strcspn(p, ":/?#");
+    if (!hend)
+        goto bad;
+    if (*p == '[')
+        hend++;
+    *host = strndup(p, (size_t)(hend - p));
+    *port = *scheme && !strcmp(*scheme, "http") ? 80 : 443;
+    if (*hend == ':') {
+        size_t digits = strspn(hend + 1, "0123456789");
+        long long v;
+        if (kube_parse_int_n(hend + 1, digits, 0, 65535, &v) < 0)
+            goto bad;
+        *port = (long)v;
+        hend += 1 + digits;
+    }
+    size_t pl = strlen(hend);
+    while (pl > 0 && hend[pl - 1] == '/')
+        pl--;
+    *prefix = strndup(hend, pl);
+    if (!*scheme || !*host || !**host || !*prefix || *port <= 0 || *port > 65535 || (pl && *hend != '/') ||
+        (strcmp(*scheme, "https") && strcmp(*scheme, "http")))
+        goto bad;
+    return 0;
+bad:
+    free(*scheme);
+    free(*host);
+    free(*prefix);
+    *scheme = *host = *prefix = NULL;
+    return -1;
 }

@@ -134,7 +134,7 @@ static json_t *list_pages(struct kube_client *c, const struct kube_resource *r, 
     char *cont = NULL;
     for (int pages = 1; all; pages++) {
         free(cont);
-        const char *ct = kube_json_str(all, "metadata.continue");
+        const char *ct = kube_json_at_str(all, "metadata", "continue");
         cont = ct && *ct ? strdup(ct) : NULL;
         if (!cont)
             break;

@@ -61,6 +61,8 @@ static int run_exec(struct rsh_opts *o, const char *pod)
     x.user_agent = "mpi-rsh/0.1";
     x.tls_session_dir = o->tls_dir;
     int outcome = kube_exec_run(cfg, &x, &r);
+    if (outcome == KUBE_EXEC_STREAM_ERROR && r.cut && tagged && o->reattach_s > 0)
+        outcome = rsh_reattach(cfg, &x, tag, o->reattach_s, 2, &r);
     code = r.exit_code;
     if (outcome == KUBE_EXEC_CANCELLED) {
         if (tagged)

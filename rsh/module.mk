@@ -8,9 +8,9 @@ BUNDLE_DIR      := build/bundle
 BUNDLE_LAUNCHER := build/launcher/mpi-bundle-launcher
 # mpi-rsh's SSH transport is its own program (rsh/ssh/main.c), so the exec transport's
 # process never loads libssh2 and libcrypto; mpi-rsh execs it (rsh/ssh_handoff.c)
-# (exec_kill.o is the exec client's: left out, so libssl stays out of it)
+# (exec_kill.o and reattach.o are the exec client's: left out, so libssl stays out of it)
 RSH_SSH_PROG := $(BINDIR)/mpi-rsh-ssh
-RSH_SSH_OBJS = $(filter-out %/exec_kill.o,$(call comp_lib_objs,rsh))
+RSH_SSH_OBJS = $(filter-out %/exec_kill.o %/reattach.o,$(call comp_lib_objs,rsh))
 $(RSH_SSH_PROG): $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBKUBE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBKUBE) $(PROG_LDLIBS)

@@ -26,6 +26,7 @@ struct rsh_opts {
     int ping_ms;           /* MPI_RSH_PING_MS: client ping interval (0 = 30000) */
     char *tls_dir;         /* MPI_RSH_TLS_CACHE_DIR (set but empty: NULL, no files); owned */
     int tls_dir_set;       /* MPI_RSH_TLS_CACHE_DIR was set (else main.c uses the default) */
+    int reattach_s;        /* MPI_RSH_REATTACH_S: bound on reattaching to a cut stream (0 = never) */
     /* ours (long options, or the environment the agent sets) */
     const char *namespace;  /* --namespace / MPI_JOB_NAMESPACE */
     const char *container;  /* --container / MPI_JOB_WORKER_CONTAINER */
@@ -67,8 +68,30 @@ char *rsh_host_namespace(const char *host);
 
 /* Makes a random session tag (16 hex chars) into tag (>= 17 bytes). 0/-1. */
 int rsh_session_tag(char tag[17]);
-/* The command sent to /bin/sh -c: "export MPI_RSH_SESSION=TAG; COMMAND" (tag NULL: COMMAND). */
+/* The command sent to /bin/sh -c (tag NULL: COMMAND alone); with a tag
+ * "export MPI_RSH_SESSION=TAG; /bin/sh -c '/bin/sh -c '\''COMMAND'\''; r=$?; echo $r >/tmp/.mpi-rsh-TAG.rc ...;
+ * exit $r'; exit $?": the session's processes carry the tag, and the middle shell, which outlives
+ * a killed exec'd shell, leaves the exit code for a reattach. */
 char *rsh_remote_command(const char *command, const char *tag);
+
+/* Reattach (reattach.c, docs/rsh.md "Reattach"): after a stream cut without a status. */
+#define RSH_RC_DIR "/tmp"                     /* where the tagged command leaves its exit code */
+#define RSH_REATTACH_ENV "MPI_RSH_REATTACH_S" /* bound in seconds, 0 = no reattach */
+#define RSH_REATTACH_DEFAULT_S 60
+#define RSH_WAIT_ATTACHED "mpi-rsh-attached" /* the wait script's lines */
+#define RSH_WAIT_EXIT "mpi-rsh-exit"
+#define RSH_WAIT_GONE "mpi-rsh-gone"
+/* *secs from $MPI_RSH_REATTACH_S (0-86400), else RSH_REATTACH_DEFAULT_S. 0, or -1 with *errmsg. */
+int rsh_reattach_env(int *secs, char **errmsg);
+/* The script a reattach runs in the pod: prints RSH_WAIT_ATTACHED when the session's processes
+ * run (and then exits 0 unless follow), waits until they are gone, then prints "RSH_WAIT_EXIT N"
+ * (the code the session left; the file removed) or RSH_WAIT_GONE (no process, no code). New
+ * string, NULL when out of memory. */
+char *rsh_wait_script(const char *tag, int follow);
+/* Reads the wait script's output: RSH_WAITED_EXIT with *code, RSH_WAITED_GONE, or
+ * RSH_WAITED_NOTHING (no final line yet); *attached when it said the session runs. */
+enum { RSH_WAITED_NOTHING = 0, RSH_WAITED_EXIT, RSH_WAITED_GONE };
+int rsh_wait_parse(const char *out, int *attached, int *code);
 /* The shell script that signals every process in the pod carrying MPI_RSH_SESSION=TAG
  * (TERM, then KILL after grace_s seconds). */
 char *rsh_kill_script(const char *tag, int grace_s);
@@ -78,6 +101,15 @@ char *rsh_kill_script(const char *tag, int grace_s);
 struct kube_config;
 struct kube_exec_opts;
 void rsh_remote_kill(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag);
+/* reattach.c: base's stream ended cut (r->cut) while its tagged command may still run: reconnects
+ * to the pod with the wait script (base's settings; bound_s seconds to get each answer, renewed
+ * whenever the session is found running) and rewrites r as if the first stream had ended: EXITED
+ * with the command's exit code, STREAM_ERROR (255, r->message says the stream was cut and why the
+ * reattach failed) or CANCELLED (base->cancel_fd fired: the caller stops the session). Returns the
+ * new outcome. Tells fd_err, one line each, that it reattaches and when it found the session. */
+struct kube_exec_result;
+int rsh_reattach(const struct kube_config *cfg, const struct kube_exec_opts *base, const char *tag, int bound_s, int fd_err,
+                 struct kube_exec_result *r);
 
 /* sigpipe.c (libc only): SIGTERM/SIGINT/SIGHUP write their number to rsh_sig_pipe[1] (the
  * transports poll rsh_sig_pipe[0]) and the first sets rsh_got_signal; SIGPIPE is ignored.

@@ -109,11 +109,19 @@ int rsh_apply_env(struct rsh_opts *o, char **errmsg)
         return -1;
     if (env_int("MPI_RSH_PING_MS", 10, 3600000, &o->ping_ms, errmsg) < 0)
         return -1;
+    if (rsh_reattach_env(&o->reattach_s, errmsg) < 0)
+        return -1;
     const char *tls = getenv(MPIK8S_RSH_ENV_TLS_CACHE_DIR);
     o->tls_dir_set = tls != NULL;
     if (tls && *tls && !(o->tls_dir = strdup(tls)))
         return kube_set_err(errmsg, "MPI_RSH_TLS_CACHE_DIR: out of memory");
     return 0;
+}
+
+int rsh_reattach_env(int *secs, char **errmsg)
+{
+    *secs = RSH_REATTACH_DEFAULT_S;
+    return env_int(RSH_REATTACH_ENV, 0, 86400, secs, errmsg);
 }
 
 int rsh_session_tag(char tag[17])
@@ -126,12 +134,98 @@ int rsh_session_tag(char tag[17])
     return 0;
 }
 
+/* command in single quotes for sh ('\'' for each '); new string or NULL. */
+static char *sh_quote(const char *command)
+{
+    size_t n = 3;
+    for (const char *p = command; *p; p++)
+        n += *p == '\'' ? 4 : 1;
+    char *q = malloc(n), *o = q;
+    if (!q)
+        return NULL;
+    *o++ = '\'';
+    for (const char *p = command; *p; p++) {
+        if (*p == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o++ = '\'';
+    *o = 0;
+    return q;
+}
+
 char *rsh_remote_command(const char *command, const char *tag)
 {
     if (!tag)
         return kube_strdup_printf("%s", command);
-    /* same line, so the command's line numbers in shell errors do not move */
-    return kube_strdup_printf("export MPI_RSH_SESSION=%s; %s", tag, command);
+    /* three shells (docs/rsh.md "Reattach"): the exec'd one, which a runtime kills when its stream
+     * is cut (containerd after a kubelet restart); its child, which lives on, runs COMMAND and leaves
+     * its exit code for a reattach; and COMMAND's own, started as the exec API starts it (/bin/sh -c:
+     * $0, line numbers and syntax errors read the same; exit and exec are its own) */
+    char *q = sh_quote(command), *mid = NULL, *qmid = NULL, *line = NULL;
+    if (q)
+        mid = kube_strdup_printf("/bin/sh -c %s; r=$?; echo $r >" RSH_RC_DIR "/.mpi-rsh-%s.rc 2>/dev/null; exit $r", q, tag);
+    if (mid)
+        qmid = sh_quote(mid);
+    if (qmid)
+        line = kube_strdup_printf("export MPI_RSH_SESSION=%s; /bin/sh -c %s; exit $?", tag, qmid);
+    free(q);
+    free(mid);
+    free(qmid);
+    return line;
+}
+
+char *rsh_wait_script(const char *tag, int follow)
+{
+    /* the grep pattern brackets the tag's first character, as rsh_kill_script's: neither this
+     * script nor grep carries MPI_RSH_SESSION=TAG. The processes first, then the file: the
+     * session's shell writes it before it exits. */
+    if (!tag[0])
+        return NULL;
+    return kube_strdup_printf("f=" RSH_RC_DIR "/.mpi-rsh-%s.rc; a() { grep -q -s -e 'MPI_RSH_SESSION=[%c]%s' "
+                              "/proc/[0-9]*/cmdline /proc/[0-9]*/environ; }; if a; then echo " RSH_WAIT_ATTACHED "; "
+                              "%s fi; if [ -f $f ]; then echo \"" RSH_WAIT_EXIT " $(cat $f)\"; "
+                              "rm -f $f; else echo " RSH_WAIT_GONE "; fi",
+                              tag, tag[0], tag + 1, follow ? "while a; do sleep 1; done;" : "exit 0;");
+}
+
+/* The number after "RSH_WAIT_EXIT " in a line of n bytes: 0..255, or -1. */
+static int exit_line_code(const char *l, size_t n)
+{
+    size_t ne = strlen(RSH_WAIT_EXIT " ");
+    char num[8];
+    long long v;
+    if (n <= ne || n - ne >= sizeof num)
+        return -1;
+    memcpy(num, l + ne, n - ne);
+    num[n - ne] = 0;
+    return kube_parse_int(num, 0, 255, &v) < 0 ? -1 : (int)v;
+}
+
+static int line_is(const char *l, size_t n, const char *word) { return n == strlen(word) && !strncmp(l, word, n); }
+
+int rsh_wait_parse(const char *out, int *attached, int *code)
+{
+    int result = RSH_WAITED_NOTHING;
+    *attached = 0;
+    for (const char *l = out; l && *l;) {
+        size_t n = strcspn(l, "\n");
+        if (line_is(l, n, RSH_WAIT_ATTACHED)) {
+            *attached = 1;
+        } else if (line_is(l, n, RSH_WAIT_GONE)) {
+            result = RSH_WAITED_GONE;
+        } else if (!strncmp(l, RSH_WAIT_EXIT " ", strlen(RSH_WAIT_EXIT " "))) {
+            int c = exit_line_code(l, n); /* an unreadable code is no code */
+            result = c < 0 ? RSH_WAITED_GONE : RSH_WAITED_EXIT;
+            if (c >= 0)
+                *code = c;
+        }
+        l += n + (l[n] == '\n');
+    }
+    return result;
 }
 
 char *rsh_kill_script(const char *tag, int grace_s)

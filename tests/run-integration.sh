@@ -14,6 +14,9 @@ logdir=$PWD/build/test-logs${SUITE:+/$SUITE}
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 failed=()
 suite=${SUITE:-integration}
+# failed.txt: one line per failed test with its reason (the log's last "FAIL:" line), which
+# `make test` prints again as its very last lines (a CI report may keep only the ends)
+: >"$logdir/failed.txt"
 for t in ${TESTS:-tests/integration/*.sh}; do
   [ -e "$t" ] || continue
   name=$(basename "$t" .sh)
@@ -31,6 +34,10 @@ for t in ${TESTS:-tests/integration/*.sh}; do
     *)  echo "FAIL $name (rc $rc, ${secs}s)"; fail=$((fail+1)); failed+=("$name") ;;
   esac
 done
-for n in "${failed[@]}"; do echo "---- last lines of $n.log"; tail -n 60 "$logdir/$n.log"; done
+for n in "${failed[@]}"; do
+  echo "---- last lines of $n.log"; tail -n 60 "$logdir/$n.log"
+  why=$(grep -a '^FAIL:' "$logdir/$n.log" | tail -n 1 | cut -c 1-400)
+  echo "$suite $n: ${why:-no FAIL: line (timed out or crashed; see $logdir/$n.log)}" >>"$logdir/failed.txt"
+done
 echo "$suite: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -2,7 +2,12 @@
 # TEST_PROGS: small MPI programs the integration tests run inside kubesim pods;
 # `make test-progs` builds them (the top-level `integration` target depends on it).
 MPICC ?= mpicc
-TEST_PROGS += $(BUILD)/tests/mpi/allreduce_check
+TEST_PROGS += $(BUILD)/tests/mpi/allreduce_check $(BUILD)/tests/mpi/rank_fail
+# The same programs built against MPICH (Debian's mpicc.mpich), where it is installed.
+MPICC_MPICH ?= mpicc.mpich
+ifneq ($(shell command -v $(MPICC_MPICH) 2>/dev/null),)
+TEST_PROGS += $(BUILD)/tests/mpi/rank_fail_mpich
+endif
 
 .PHONY: test-progs
 test-progs: $(TEST_PROGS)
@@ -12,3 +17,7 @@ test-progs: $(TEST_PROGS)
 $(BUILD)/tests/mpi/%: tests/mpi/%.c images/nccl-benchmarks/src/wl_asan.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CSTD) $(WARN) $(OPT) -o $@ $^
+
+$(BUILD)/tests/mpi/%_mpich: tests/mpi/%.c images/nccl-benchmarks/src/wl_asan.c
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(CSTD) $(WARN) $(OPT) -o $@ $^

@@ -5,7 +5,7 @@
 #define KUBE_BACKOFF_H
 
 #include <stdint.h>
-#include "kube/status.h"
+#include "kube/error.h"
 
 struct kube_retry_policy {
     int max_attempts;  /* total tries including the first (default 5) */

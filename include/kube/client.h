@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "kube/config.h"
-#include "kube/status.h"
+#include "kube/error.h"
 #include "kube/url.h"
 #include "kube/resource.h"
 #include "kube/backoff.h"

@@ -61,6 +61,10 @@ struct kube_exec_result {
     char *out, *err; /* captured output (NUL-terminated), capture mode only */
     size_t out_len, err_len;
     int out_truncated, err_truncated;
+    int cut; /* KUBE_EXEC_STREAM_ERROR because the connection was lost, not by our own choice: EOF or
+              * an error on the socket, a close frame from the server, or no data and no pong for 4
+              * ping intervals. The command may still be running (Kubernetes does not stop an exec'd
+              * process when its stream ends: a kubelet restart cuts every stream through it). */
 };
 
 /* Fills o with the defaults (fds 0/1/2, proto AUTO, everything else 0 = default). */

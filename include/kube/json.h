@@ -1,23 +1,13 @@
-/* json.h - small helpers over jansson for Kubernetes objects: dotted-path and
- * key-list lookups, metadata accessors, typed field reads whose errors name the
- * field, and object building. All getters borrow (no incref). */
+/* json.h - small helpers over jansson for Kubernetes objects: key-list lookups
+ * (kube_json_at and its typed forms: the one way the library, the operator and the agent
+ * read a field), metadata accessors, typed field reads whose errors name the field, and
+ * object building. All getters borrow (no incref). */
 #ifndef KUBE_JSON_H
 #define KUBE_JSON_H
 
 #include <stddef.h>
 #include <jansson.h>
 
-/* Returns the value at a dotted path ("metadata.labels.app", "spec.containers.0.name": numeric
- * parts index arrays; a key containing '.' can't be reached this way) or NULL; borrowed. */
-json_t *kube_json_path(const json_t *obj, const char *path);
-/* Returns the string at path or NULL (not a string / missing); borrowed. */
-const char *kube_json_str(const json_t *obj, const char *path);
-/* Returns the integer at path, or dflt when missing or not an integer. */
-long long kube_json_int(const json_t *obj, const char *path, long long dflt);
-/* Returns 1/0 for a JSON true/false at path, dflt otherwise. */
-int kube_json_bool(const json_t *obj, const char *path, int dflt);
-/* Sets value at a dotted path, creating intermediate objects; steals value. 0 ok, -1 error. */
-int kube_json_set_path(json_t *obj, const char *path, json_t *value);
 /* metadata.name, or NULL. */
 const char *kube_obj_name(const json_t *obj);
 /* metadata.namespace, or NULL. */
@@ -33,6 +23,14 @@ json_t *kube_json_at_(const json_t *obj, ...);
 #define kube_json_at(o, ...) kube_json_at_((o), __VA_ARGS__, (const char *)NULL)
 /* The string at a key list, or NULL. */
 #define kube_json_at_str(o, ...) json_string_value(kube_json_at((o), __VA_ARGS__))
+/* The integer at a key list, or dflt when it is missing or not an integer. */
+#define kube_json_at_int(o, dflt, ...) kube_json_int_or(kube_json_at((o), __VA_ARGS__), (dflt))
+/* 1/0 for a JSON true/false at a key list, dflt otherwise. */
+#define kube_json_at_bool(o, dflt, ...) kube_json_bool_or(kube_json_at((o), __VA_ARGS__), (dflt))
+/* v's integer, or dflt when v is NULL or not an integer. */
+long long kube_json_int_or(const json_t *v, long long dflt);
+/* 1/0 when v is true/false, dflt otherwise. */
+int kube_json_bool_or(const json_t *v, int dflt);
 /* The first object in array arr whose string member key equals value, or NULL; borrowed. */
 json_t *kube_json_find(const json_t *arr, const char *key, const char *value);
 /* Returns 1 if a and b are equal JSON (NULL equals only NULL). */

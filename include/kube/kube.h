@@ -7,7 +7,7 @@
 #include "kube/util.h"
 #include "kube/config.h"
 #include "kube/url.h"
-#include "kube/status.h"
+#include "kube/error.h"
 #include "kube/resource.h"
 #include "kube/json.h"
 #include "kube/selector.h"
@@ -16,5 +16,6 @@
 #include "kube/client.h"
 #include "kube/watch.h"
 #include "kube/informer.h"
+#include "kube/podstuck.h"
 
 #endif

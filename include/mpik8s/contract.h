@@ -1,7 +1,8 @@
 /* contract.h - what the operator (controller/), mpi-agent (agent/) and mpi-rsh (rsh/)
  * agree on, in one place: the environment the operator sets on the launcher, the
  * MPIJob annotations behind it, the pod labels the agent selects workers by, the
- * shared paths, the transport, the hostfile line and the termination message.
+ * shared paths, the transport, the MPI implementation, the slot default, the hostfile
+ * line and the termination message (the launch policy: mpik8s/launch.h).
  * Not under include/kube/: lib/ knows no MPIJob. docs/agent.md's table of
  * variables is checked against the MPIK8S_ENV_* names here (test_agent_contract). */
 #ifndef MPIK8S_CONTRACT_H
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <jansson.h>
 
 /* ---- environment the operator sets on the launcher's containers (init and main) ---- */
@@ -22,11 +24,57 @@
 #define MPIK8S_ENV_SLOTS "MPI_JOB_SLOTS"                           /* slotsPerWorker */
 #define MPIK8S_ENV_AGENT_TIMEOUT "MPI_AGENT_TIMEOUT"               /* seconds the agent waits for workers */
 #define MPIK8S_ENV_PROGRESS_TIMEOUT "MPI_AGENT_PROGRESS_TIMEOUT"   /* seconds of silence = hang */
+#define MPIK8S_ENV_NETWORK_TIMEOUT "MPI_AGENT_NETWORK_TIMEOUT"     /* seconds a worker may not answer over the pod network */
 #define MPIK8S_ENV_SSH_DIR "MPI_JOB_SSH_DIR"                       /* ssh: the job's key directory */
 #define MPIK8S_ENV_SSH_PORT "MPI_JOB_SSH_PORT"                     /* ssh: the workers' sshd port */
 #define MPIK8S_ENV_LAUNCHER_UID "MPI_JOB_LAUNCHER_UID"             /* init only: the main container's uid */
 
-/* ---- launch environment the operator (flavour_env) and mpi-agent run (launch_env.c) both set ---- */
+/* ---- the MPI implementation (spec.mpiImplementation; MPI_JOB_MPI_IMPLEMENTATION; --mpi) ----
+ * Decides the hostfile syntax and the launch environment (mpik8s/launch.h). Open MPI 4 and 5 are
+ * one implementation: its launch environment carries both versions' names (OMPI_MCA_* for 4's
+ * ORTE, PRTE_MCA_* for 5's PRRTE; neither reads the other's), so nothing has to tell them apart
+ * (docs/controller.md, "Open MPI 4 and 5"). The values are the API's order (the operator reads
+ * the enum by index). */
+enum mpik8s_mpi { MPIK8S_MPI_OPENMPI = 0, MPIK8S_MPI_INTEL = 1, MPIK8S_MPI_MPICH = 2 };
+#define MPIK8S_MPI_DEFAULT MPIK8S_MPI_OPENMPI /* the API's default, and the agent's */
+
+/* The API's spelling, which the operator writes into MPI_JOB_MPI_IMPLEMENTATION: OpenMPI | Intel | MPICH. */
+static inline const char *mpik8s_mpi_name(enum mpik8s_mpi m)
+{
+    return m == MPIK8S_MPI_INTEL ? "Intel" : m == MPIK8S_MPI_MPICH ? "MPICH" : "OpenMPI";
+}
+
+/* The spelling of mpi-agent's --mpi and of what it prints: openmpi | intel | mpich. */
+static inline const char *mpik8s_mpi_flag(enum mpik8s_mpi m)
+{
+    return m == MPIK8S_MPI_INTEL ? "intel" : m == MPIK8S_MPI_MPICH ? "mpich" : "openmpi";
+}
+
+/* Parses MPI_JOB_MPI_IMPLEMENTATION or --mpi, in any case: the API's names, the flag's, and the
+ * aliases openmpi4, openmpi5, ompi, prte, prrte (Open MPI), hydra (MPICH), intelmpi (Intel).
+ * 0 ok; -1 unknown or NULL (*m unchanged). */
+static inline int mpik8s_mpi_parse(const char *s, enum mpik8s_mpi *m)
+{
+    static const char *const names[] = { "openmpi", "openmpi4", "openmpi5", "ompi",  "prte", "prrte",
+                                         "intel",   "intelmpi", "mpich",    "hydra", NULL };
+    static const enum mpik8s_mpi of[] = { MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI,
+                                          MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI, MPIK8S_MPI_INTEL,   MPIK8S_MPI_INTEL,
+                                          MPIK8S_MPI_MPICH,   MPIK8S_MPI_MPICH };
+    for (int i = 0; s && names[i]; i++)
+        if (strcasecmp(s, names[i]) == 0) {
+            *m = of[i];
+            return 0;
+        }
+    return -1;
+}
+
+/* ---- slots per worker (spec.slotsPerWorker; MPI_JOB_SLOTS; --slots) ---- */
+#define MPIK8S_DEFAULT_SLOTS 1 /* the API's default; also what an unknown (<= 0) count means */
+
+/* The slots a worker offers: slots, or MPIK8S_DEFAULT_SLOTS when slots <= 0 (not known). */
+static inline long long mpik8s_slots(long long slots) { return slots > 0 ? slots : MPIK8S_DEFAULT_SLOTS; }
+
+/* ---- launch environment (mpik8s/launch.h: the operator's pod spec and mpi-agent run both use it) ---- */
 /* SHELL for Open MPI's rsh launcher (4.x: plm rsh; 5.x: prte's plm ssh), unless already set: it
  * takes its local shell from getpwuid(getuid())->pw_shell, else from $SHELL, else it prints
  * "WARNING: local probe returned unhandled shell:unknown assuming bash" — every job under a UID
@@ -34,16 +82,25 @@
  * transport runs the daemons' command with. No MCA parameter skips that probe (plm_rsh_assume_same_shell
  * only spares the remote one, and is already 1 by default). */
 #define MPIK8S_LAUNCH_SHELL "/bin/sh"
+/* Open MPI's own default of plm_rsh_num_concurrent; the launch environment raises it to the worker
+ * count when that is larger (an attached launch with fewer deadlocks: mpik8s/launch.h). */
+#define MPIK8S_NUM_CONCURRENT_DEFAULT 128
 
 /* ---- environment mpi-rsh (and the agent's reach check, the stream holder) read ---- */
 #define MPIK8S_RSH_ENV_TLS_CACHE_DIR "MPI_RSH_TLS_CACHE_DIR" /* TLS session cache directory */
 
 /* ---- MPIJob annotations (metadata.annotations) the operator turns into the above ---- */
-#define MPIK8S_ANN_TRANSPORT "mpi-k8s.io/transport"               /* exec | ssh */
-#define MPIK8S_ANN_AGENT_RUN "mpi-k8s.io/agent-run"               /* "false" = don't wrap the command */
-#define MPIK8S_ANN_AGENT_TIMEOUT "mpi-k8s.io/worker-timeout"      /* -> MPI_AGENT_TIMEOUT */
-#define MPIK8S_ANN_PROGRESS_TIMEOUT "mpi-k8s.io/progress-timeout" /* -> MPI_AGENT_PROGRESS_TIMEOUT */
-#define MPIK8S_ANN_SSH_PORT "mpi-k8s.io/ssh-port"                 /* -> MPI_JOB_SSH_PORT (default 2222) */
+#define MPIK8S_ANN_TRANSPORT "mpi-k8s.io/transport"                   /* exec | ssh */
+#define MPIK8S_ANN_AGENT_RUN "mpi-k8s.io/agent-run"                   /* "false" = don't wrap the command */
+#define MPIK8S_ANN_AGENT_TIMEOUT "mpi-k8s.io/worker-timeout"          /* -> MPI_AGENT_TIMEOUT */
+#define MPIK8S_ANN_PROGRESS_TIMEOUT "mpi-k8s.io/progress-timeout"     /* -> MPI_AGENT_PROGRESS_TIMEOUT */
+#define MPIK8S_ANN_NETWORK_TIMEOUT "mpi-k8s.io/network-timeout"       /* -> MPI_AGENT_NETWORK_TIMEOUT (0 = off) */
+#define MPIK8S_ANN_SSH_PORT "mpi-k8s.io/ssh-port"                     /* -> MPI_JOB_SSH_PORT (default 2222) */
+#define MPIK8S_ANN_POD_FAILURE_POLICY "mpi-k8s.io/pod-failure-policy" /* -> the launcher Job's podFailurePolicy */
+
+/* The network timeout when neither the annotation nor the variable gives one: a worker that has not
+ * answered over the pod network for this long stops mpirun (agent/netwatch.h). Seconds. */
+#define MPIK8S_NETWORK_TIMEOUT_DEFAULT 60
 
 /* ---- pod labels (upstream's): the agent finds the job's workers by them ---- */
 #define MPIK8S_LABEL_JOB_NAME "mpi_job_name" /* = the MPIJob's name */
@@ -55,6 +112,7 @@
 #define MPIK8S_AGENT_DIR "/opt/kube" /* the bundle (mpi-agent, mpi-rsh), shared by init and main */
 #define MPIK8S_CONFIG_DIR "/etc/mpi" /* the ConfigMap <job>-config */
 #define MPIK8S_HOSTFILE MPIK8S_CONFIG_DIR "/hostfile"
+#define MPIK8S_RSH MPIK8S_AGENT_DIR "/mpi-rsh" /* the rsh agent mpirun calls (mpik8s/launch.h) */
 
 /* ---- the transport from the launcher to the workers ---- */
 enum mpik8s_transport { MPIK8S_TRANSPORT_EXEC = 0, MPIK8S_TRANSPORT_SSH = 1 };
@@ -83,6 +141,12 @@ enum mpik8s_hostfile_syntax {
     MPIK8S_HOSTFILE_COLON,    /* MPICH and Intel MPI Hydra: "host:N" */
 };
 
+/* The syntax implementation m reads. */
+static inline enum mpik8s_hostfile_syntax mpik8s_hostfile_syntax_for(enum mpik8s_mpi m)
+{
+    return m == MPIK8S_MPI_OPENMPI ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON;
+}
+
 /* Writes one hostfile line for host: "host slots=N\n" or "host:N\n", or "host\n" when
  * slots <= 0. Returns fprintf's result. */
 static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn, const char *host, long long slots)
@@ -101,6 +165,34 @@ static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn,
 #define MPIK8S_PHASE_MPIRUN_STARTED "mpirunStarted"
 #define MPIK8S_PHASE_FIRST_OUTPUT "firstOutput"
 #define MPIK8S_PHASE_FINISHED "finished"
+
+/* A later line: MPIK8S_TERM_FAILURE followed by a compact JSON object saying which rank failed,
+ * where and why (agent/failure.c writes it, controller/rank_failure.c reads it). Keys (absent
+ * when unknown): */
+#define MPIK8S_TERM_FAILURE "failure: "
+#define MPIK8S_FAIL_REASON "reason"              /* one of the MPIK8S_FAIL_R_* below (always) */
+#define MPIK8S_FAIL_MESSAGE "message"            /* one human line: "rank 1 on pod P (node N) exited with code 3" */
+#define MPIK8S_FAIL_RANK "rank"                  /* MPI_COMM_WORLD rank (integer) */
+#define MPIK8S_FAIL_PID "pid"                    /* the process id mpirun/Hydra printed (integer) */
+#define MPIK8S_FAIL_HOST "host"                  /* the node name mpirun/Hydra printed */
+#define MPIK8S_FAIL_POD "pod"                    /* the worker pod */
+#define MPIK8S_FAIL_NODE "node"                  /* its spec.nodeName */
+#define MPIK8S_FAIL_EXIT_CODE "exitCode"         /* integer */
+#define MPIK8S_FAIL_SIGNAL "signal"              /* "SIGSEGV" */
+#define MPIK8S_FAIL_SIGNAL_NUMBER "signalNumber" /* integer */
+#define MPIK8S_FAIL_OOM "oomKilled"              /* true when the worker's memory cgroup recorded an OOM kill */
+#define MPIK8S_FAIL_OOM_SOURCE "oomSource"       /* "OOMKilled" (container state) or "cgroup" (oom_kill counter) */
+#define MPIK8S_FAIL_MEMORY_LIMIT "memoryLimit"   /* "512Mi" */
+#define MPIK8S_FAIL_MPI "mpi"                    /* "openmpi" or "mpich": whose text was parsed */
+#define MPIK8S_FAIL_FORM "form"                  /* which text matched (agent/failure_parse.h) */
+#define MPIK8S_FAIL_SOURCE                                                                                                  \
+    "source" /* "mpirun" (its text), "rankmap" (rank placed by the hostfile), "mpirun-exit" (its notice and exit code: no rank), "watcher" */
+#define MPIK8S_FAIL_LAST_LINES "lastLines" /* the last lines of output before the report (<= 1 KiB) */
+#define MPIK8S_FAIL_R_EXIT_CODE "exit_code"
+#define MPIK8S_FAIL_R_SIGNAL "signal"
+#define MPIK8S_FAIL_R_OOM "oom"
+#define MPIK8S_FAIL_R_WORKER_LOST "worker_lost"
+#define MPIK8S_FAIL_R_UNKNOWN "unknown"
 
 /* Parses a termination message: *summary = its first line (new string; NULL for a NULL msg),
  * *phases = the object on its phases line (new reference), NULL when there is none. Returns 0,
@@ -126,6 +218,24 @@ static inline int mpik8s_termination_parse(const char *msg, char **summary, json
         return 0;
     }
     return 0;
+}
+
+/* The object on a termination message's failure line (new reference), NULL when there is none
+ * or it is not a JSON object. */
+static inline json_t *mpik8s_termination_failure(const char *msg)
+{
+    const size_t plen = sizeof MPIK8S_TERM_FAILURE - 2; /* "failure:" */
+    for (const char *line = msg; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, MPIK8S_TERM_FAILURE, plen) != 0)
+            continue;
+        json_error_t je;
+        json_t *v = json_loadb(line + plen, strcspn(line + plen, "\n"), 0, &je);
+        if (json_is_object(v))
+            return v;
+        json_decref(v);
+        return NULL;
+    }
+    return NULL;
 }
 
 #endif

@@ -9,6 +9,7 @@
 struct holder {
     const struct kube_config *cfg; /* loaded once, read-only */
     char *tls_dir;                 /* TLS session directory (NULL = memory only) */
+    int reattach_s;                /* $MPI_RSH_REATTACH_S: bound on reattaching a cut stream (0 = never) */
 };
 
 /* Starts a detached thread serving the client connected on sock (takes sock). 0 ok, -1 (sock

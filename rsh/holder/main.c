@@ -203,6 +203,12 @@ int main(int argc, char **argv)
         const char *td = getenv(MPIK8S_RSH_ENV_TLS_CACHE_DIR); /* the directory every mpi-rsh uses */
         h.cfg = cfg;
         h.tls_dir = !td ? kube_tls_session_dir_default() : *td ? strdup(td) : NULL;
+        if (rsh_reattach_env(&h.reattach_s, &err) < 0) { /* the launcher's setting, read once */
+            KLOG_WARN("%s; reattaching up to %d s", err, RSH_REATTACH_DEFAULT_S);
+            h.reattach_s = RSH_REATTACH_DEFAULT_S;
+            free(err);
+            err = NULL;
+        }
         ls = listen_socket();
     }
     pid_t pid = start_command(argv + i, &set, ls >= 0);

@@ -20,6 +20,7 @@
 #include "../rsh.h"
 #include "kube/exec.h"
 #include "kube/log.h"
+#include "kube/util.h"
 
 #define STACK_SIZE (256 * 1024) /* kube_exec_run's deepest frames use well under this */
 #define REQ_TIMEOUT_S 10        /* a client that connects sends its request at once */
@@ -163,9 +164,8 @@ static int receive(struct stream *st, const char **why)
 /* A field that must be a number lo..hi. */
 static int num_field(const struct stream *st, int i, int lo, int hi, int *out)
 {
-    char *e;
-    long v = strtol(st->f[i], &e, 10);
-    if (!*st->f[i] || *e || v < lo || v > hi)
+    long long v;
+    if (kube_parse_int(st->f[i], lo, hi, &v) < 0)
         return -1;
     *out = (int)v;
     return 0;
@@ -217,7 +217,10 @@ static int run(struct stream *st)
     x.cancel_fd = st->sock;
     x.user_agent = "mpi-rsh/0.1 (holder)";
     x.tls_session_dir = st->h->tls_dir;
-    int outcome = kube_exec_run(cfg, &x, &r), code = r.exit_code;
+    int outcome = kube_exec_run(cfg, &x, &r);
+    if (outcome == KUBE_EXEC_STREAM_ERROR && r.cut && tagged && st->h->reattach_s > 0)
+        outcome = rsh_reattach(cfg, &x, tag, st->h->reattach_s, st->fds[2], &r);
+    int code = r.exit_code;
     if (outcome == KUBE_EXEC_CANCELLED) {
         int sig = cancel_signal(st->sock);
         if (tagged)

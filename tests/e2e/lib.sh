@@ -11,6 +11,8 @@
 set -u
 : "${ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 : "${BINDIR:=$ROOT/bin}"
+# shellcheck source=../lib/owner_refs.sh
+. "$ROOT/tests/lib/owner_refs.sh"
 # KUBE_BACKEND=k8s: the cases on the real cluster (tests/k8s/k8s, kubesim's CLI); a fault
 # only kubesim can make skips the case (77)
 KUBE_BACKEND=${KUBE_BACKEND:-kubesim}
@@ -25,6 +27,9 @@ E2E_DETAIL=()
 
 e2e_log() { printf '%s [%s] %s\n' "$(date -u +%H:%M:%S.%3N)" "$E2E_CASE" "$*" >&2; }
 e2e_now_ms() { date +%s%3N; }
+# e2e_mono_ms: ms since boot (/proc/uptime): the clock of the waits' deadlines, which a step
+# of the wall clock (NTP, a VM resumed) neither shortens nor stretches
+e2e_mono_ms() { local up _; read -r up _ </proc/uptime; echo $(( 10#${up/./} * 10 )); }
 
 # e2e_note TEXT: adds TEXT to the one-line result detail.
 e2e_note() { E2E_DETAIL+=("$*"); }
@@ -102,11 +107,16 @@ e2e_up() {
   if [ "$KUBE_BACKEND" = k8s ]; then
     # job_backoff_seconds tunes kubesim's Job controller; the real one backs off on its own
     # (10 s, doubling): the case's bounds hold or it fails, it is not skipped
-    local a
-    for a in "$@"; do
-      case $a in --set|job_backoff_seconds=*) ;; *) e2e_skip "KUBE_BACKEND=k8s: no real-cluster form of kubesim up $*" ;; esac
+    # --nodes N: the real cluster's extra nodes (tests/k8s/k8s up --nodes)
+    local a nodes=()
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --set|job_backoff_seconds=*) shift ;;
+        --nodes) nodes=(--nodes "$2"); shift 2 ;;
+        *) e2e_skip "KUBE_BACKEND=k8s: no real-cluster form of kubesim up $*" ;;
+      esac
     done
-    timeout 300 "$KUBESIM" up --dir "$KS" >"$E2E_DIR/up.log" 2>&1 ||
+    timeout 300 "$KUBESIM" up --dir "$KS" "${nodes[@]}" >"$E2E_DIR/up.log" 2>&1 ||
       { tail -n 40 "$E2E_DIR/up.log" >&2; e2e_fail "k8s up"; }
     # shellcheck disable=SC2046
     timeout 300 "$KUBESIM" load --dir "$KS" $(docker images --format '{{.Repository}}:{{.Tag}}' 'mpik8s/*' |
@@ -123,6 +133,18 @@ print(yaml.safe_dump_all(docs))
 PY
   kc create -f "$E2E_DIR/deploy-nodeploy.yaml" >/dev/null || e2e_fail "kubectl create (deploy manifest)"
   e2e_wait_for "kc get mpijobs" 20 || e2e_fail "mpijobs not served"
+  [ "$KUBE_BACKEND" != k8s ] || e2e_owner_refs_ready
+}
+
+# e2e_owner_refs_ready: waits until the real API server's OwnerReferencesPermissionEnforcement
+# admission knows the new CRD (tests/lib/owner_refs.sh says why); unwaited, the operator's
+# backoff on its refusals cost the first job 20 s.
+e2e_owner_refs_ready() {
+  local t0
+  t0=$(e2e_now_ms)
+  e2e_wait_for "owner_refs_probe kc default mpi-operator mpi-operator" 120 ||
+    e2e_fail "the API server's ownerReference admission never learned kubeflow.org/v2beta1 MPIJobs"
+  e2e_log "ownerReference admission knows MPIJobs $(( ($(e2e_now_ms) - t0) / 1000 )) s after the CRD was served"
 }
 
 # kc ARGS...: the real kubectl against the instance, bounded.
@@ -136,7 +158,8 @@ e2e_fault() {
   e2e_log "fault: $*"
   if [ "$KUBE_BACKEND" = k8s ]; then
     case $1 in
-      restart-apiserver|kill-containers) timeout 120 "$KUBESIM" fault --dir "$KS" "$@" || e2e_fail "fault $* failed" ;;
+      restart-apiserver|kill-containers|stop-node|start-node|restart-kubelet|restart-containerd|partition|heal)
+        timeout 120 "$KUBESIM" fault --dir "$KS" "$@" || e2e_fail "fault $* failed" ;;
       *) e2e_skip "KUBE_BACKEND=k8s: no real-cluster form of kubesim fault $1" ;;
     esac
     return
@@ -146,8 +169,8 @@ e2e_fault() {
 
 # e2e_wait_for 'CMD' SECONDS: polls CMD (eval'd) every 0.25 s, bounded.
 e2e_wait_for() {
-  local cmd=$1 end=$(( $(date +%s%N) + ${2:-30} * 1000000000 ))
-  while [ "$(date +%s%N)" -lt $end ]; do
+  local cmd=$1 end=$(( $(e2e_mono_ms) + ${2:-30} * 1000 ))
+  while [ "$(e2e_mono_ms)" -lt $end ]; do
     if ( eval "$cmd" ) >/dev/null 2>&1; then return 0; fi
     sleep 0.25
   done
@@ -169,7 +192,15 @@ e2e_op_identity() {
   kc -n mpi-operator create rolebinding "$sa" --role=mpi-operator-leader-election \
     --serviceaccount="mpi-operator:$sa" >/dev/null || e2e_fail "rolebinding $sa"
   tok=$(kc -n mpi-operator create token "$sa") || e2e_fail "token for $sa"
-  sed "s/^\( *token: \).*/\1$tok/" "$KS/kubeconfig" >"$E2E_DIR/$sa.kubeconfig"
+  # the admin kubeconfig with its user's credentials replaced by the token (kubesim's admin
+  # has a token; the real cluster's a client certificate, which must not stay beside it)
+  python3 - "$KS/kubeconfig" "$tok" >"$E2E_DIR/$sa.kubeconfig" <<'PY' || e2e_fail "kubeconfig for $sa"
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+for u in c["users"]:
+    u["user"] = {"token": sys.argv[2]}
+print(yaml.safe_dump(c))
+PY
   chmod 600 "$E2E_DIR/$sa.kubeconfig"
   echo "$tok" >"$E2E_DIR/$sa.token"
 }
@@ -178,12 +209,17 @@ e2e_op_identity() {
 # namespace with its own ServiceAccount (e2e_op_identity); log $E2E_DIR/op-NAME.log.
 # Leader election on with short timings (lease 6 s, renew 4 s, retry 1 s) so the
 # controller cases converge in seconds; flags override. E2E_OP_ADMIN=1: admin kubeconfig.
+# E2E_LEASE="LEASE RENEW RETRY" (seconds) overrides the timings: a case that restarts the
+# real API server (about 17 s down: tests/k8s/k8s fault) renews across it.
 e2e_op_start() {
-  local name=$1 kcfg; shift
+  local name=$1 kcfg lease renew retry; shift
+  read -r lease renew retry <<<"${E2E_LEASE:-6 4 1}"
   if [ -n "${E2E_OP_ADMIN:-}" ]; then kcfg=$KS/kubeconfig
   else e2e_op_identity "$name"; kcfg=$E2E_DIR/op-$name.kubeconfig; fi
+  # E2E_AGENT_IMAGE: the launchers' init container image (a branch's agent under test)
+  [ -z "${E2E_AGENT_IMAGE:-}" ] || set -- --agent-image "$E2E_AGENT_IMAGE" "$@"
   setsid "$KUBESIM" run --dir "$KS" -- "$BINDIR/mpi-operator" --kubeconfig "$kcfg" \
-    --lease-duration 6 --renew-deadline 4 --retry-period 1 "$@" \
+    --lease-duration "$lease" --renew-deadline "$renew" --retry-period "$retry" "$@" \
     >>"$E2E_DIR/op-$name.log" 2>&1 &
   echo $! >"$E2E_DIR/op-$name.pid"
   E2E_PIDS+=("$!")
@@ -227,23 +263,41 @@ PY
 #   WORKERS (2), SLOTS (1), TRANSPORT (exec|ssh; exec), PROG (launcher command as a YAML
 #   flow list; default mpi-pi over all ranks under `timeout 90`), WORKER_IMAGE,
 #   WORKER_GPUS
-#   (nvidia.com/gpu limit of every worker), BACKOFF (backoffLimit), DEADLINE
+#   (nvidia.com/gpu limit of every worker), LAUNCHER_NODE / WORKER_NODE (a nodeSelector on
+#   kubernetes.io/hostname: the real cluster's k8s-node-<i>), BACKOFF (backoffLimit), DEADLINE
 #   (activeDeadlineSeconds), WORKER_TIMEOUT, PROGRESS_TIMEOUT (annotations), CLEAN (cleanPodPolicy),
-#   LAUNCHER_RESTART (the launcher template's restartPolicy: Never keeps a failed launcher
-#   pod and its log; the default OnFailure restarts it and the Job deletes it on failure),
+#   LAUNCHER_RESTART (the Launcher replica's restartPolicy, which the launcher pod gets: the
+#   template's own is overridden, as upstream does; Never keeps a failed launcher pod and its
+#   log; the default OnFailure reruns it in place and the Job deletes it on failure),
 #   WORKER_GRACE (terminationGracePeriodSeconds of the workers, 2), READY_FILE (workers are
 #   Ready only while this host file exists: see e2e_ready_file), YIELD (non-empty: ranks
 #   waiting in MPI yield the CPU, OMPI_MCA_mpi_yield_when_idle=1, for many jobs on few cores).
 e2e_job() {
   local name=$1 n=${WORKERS:-2} slots=${SLOTS:-1}
   local np=$(( n * slots ))
-  local prog=${PROG:-"[timeout, \"90\", mpirun, -np, \"$np\", --bind-to, none, mpi-pi, \"200000\"]"}
-  local wimg=${WORKER_IMAGE:-mpik8s/openmpi:latest}
+  # kubesim's pods run the host's mpi-pi (the build's stage); a real cluster's run images:
+  # mpik8s/mpi-pi is mpik8s/openmpi with the same program at /home/mpiuser/pi
+  local img=mpik8s/openmpi:latest pi=mpi-pi
+  [ "$KUBE_BACKEND" != k8s ] || { img=mpik8s/mpi-pi:latest; pi=/home/mpiuser/pi; }
+  local prog=${PROG:-"[timeout, \"90\", mpirun, -np, \"$np\", --bind-to, none, $pi, \"200000\"]"}
+  local wimg=${WORKER_IMAGE:-$img}
   local limits=""
   [ -n "${WORKER_GPUS:-}" ] && limits="
             resources: {limits: {nvidia.com/gpu: \"$WORKER_GPUS\"}}"
   [ -n "${READY_FILE:-}" ] && limits="$limits
             readinessProbe: {exec: {command: [test, -f, $READY_FILE]}, periodSeconds: 1}"
+  # kubesim's pods see the host's files; a real cluster's see E2E_VARTMP through a hostPath
+  local mnt="" vol="" lsel="" wsel=""
+  [ -n "${LAUNCHER_NODE:-}" ] && lsel="
+          nodeSelector: {kubernetes.io/hostname: $LAUNCHER_NODE}"
+  [ -n "${WORKER_NODE:-}" ] && wsel="
+          nodeSelector: {kubernetes.io/hostname: $WORKER_NODE}"
+  if [ "$KUBE_BACKEND" = k8s ] && [ -n "${E2E_VARTMP:-}" ]; then
+    mnt="
+            volumeMounts: [{name: e2e-shared, mountPath: $E2E_VARTMP}]"
+    vol="
+          volumes: [{name: e2e-shared, hostPath: {path: $E2E_VARTMP, type: Directory}}]"
+  fi
   cat <<YAML
 apiVersion: kubeflow.org/${API:-v2beta1}
 kind: MPIJob
@@ -253,6 +307,7 @@ metadata:
     mpi-k8s.io/transport: "${TRANSPORT:-exec}"
 ${WORKER_TIMEOUT:+    mpi-k8s.io/worker-timeout: \"$WORKER_TIMEOUT\"}
 ${PROGRESS_TIMEOUT:+    mpi-k8s.io/progress-timeout: \"$PROGRESS_TIMEOUT\"}
+${NETWORK_TIMEOUT:+    mpi-k8s.io/network-timeout: \"$NETWORK_TIMEOUT\"}
 spec:
   slotsPerWorker: $slots
   runPolicy:
@@ -262,28 +317,28 @@ ${DEADLINE:+    activeDeadlineSeconds: $DEADLINE}
   mpiReplicaSpecs:
     Launcher:
       replicas: 1
+${LAUNCHER_RESTART:+      restartPolicy: $LAUNCHER_RESTART}
       template:
         spec:
-          terminationGracePeriodSeconds: 5
-${LAUNCHER_RESTART:+          restartPolicy: $LAUNCHER_RESTART}
+          terminationGracePeriodSeconds: 5$lsel
           containers:
           - name: launcher
-            image: mpik8s/openmpi:latest
+            image: $img
             command: $prog
             env:
             - {name: OMPI_MCA_pml, value: ob1}
             - {name: OMPI_MCA_btl, value: "self,vader,tcp"}
             - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
             - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
-${YIELD:+            - {name: OMPI_MCA_mpi_yield_when_idle, value: \"1\"\}}
+${YIELD:+            - {name: OMPI_MCA_mpi_yield_when_idle, value: \"1\"\}}$mnt$vol
     Worker:
       replicas: $n
       template:
         spec:
-          terminationGracePeriodSeconds: ${WORKER_GRACE:-2}
+          terminationGracePeriodSeconds: ${WORKER_GRACE:-2}$wsel
           containers:
           - name: worker
-            image: $wimg$limits
+            image: $wimg$limits$mnt$vol
 YAML
 }
 
@@ -291,6 +346,7 @@ YAML
 # its directory is removed by the cleanup trap.
 e2e_ready_file() {
   E2E_VARTMP=$(mktemp -d "/var/tmp/e2e-$E2E_CASE.XXXXXX") || e2e_fail mktemp
+  chmod 0777 "$E2E_VARTMP" || e2e_fail "chmod $E2E_VARTMP" # the pods' users write markers in it
   READY_FILE=$E2E_VARTMP/ready
 }
 
@@ -329,9 +385,9 @@ cond() {
 # e2e_final JOB SECONDS: waits until Succeeded or Failed is True; sets FINAL (type),
 # FINAL_REASON, FINAL_MSG, T_FINAL (ms when observed). FINAL=timeout on no final state.
 e2e_final() {
-  local end=$(( $(date +%s) + $2 )) c
+  local end=$(( $(e2e_mono_ms) + $2 * 1000 )) c
   FINAL=timeout FINAL_REASON= FINAL_MSG= T_FINAL=
-  while [ "$(date +%s)" -lt $end ]; do
+  while [ "$(e2e_mono_ms)" -lt $end ]; do
     c=$(kc get mpijob "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{"\n"}{end}' 2>/dev/null)
     for t in Succeeded Failed; do
       if printf '%s\n' "$c" | grep -qx "$t"; then

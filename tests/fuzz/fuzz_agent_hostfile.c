@@ -32,7 +32,7 @@ static void check_list(const struct agent_hostlist *l)
 }
 
 /* Formatting for flavour m and parsing again gives the same hosts and slots. */
-static void check_roundtrip(const struct agent_hostlist *l, enum agent_mpi m, int dflt)
+static void check_roundtrip(const struct agent_hostlist *l, enum mpik8s_mpi m, int dflt)
 {
     char *text = agent_hostfile_format(l, m, dflt);
     if (!text)
@@ -42,7 +42,7 @@ static void check_roundtrip(const struct agent_hostlist *l, enum agent_mpi m, in
     if (agent_hostfile_parse(text, "formatted", &back, &err) != 0 || back.n != l->n)
         abort();
     for (size_t i = 0; i < l->n; i++) {
-        int want = l->v[i].slots > 0 ? l->v[i].slots : (dflt > 0 ? dflt : 0);
+        int want = agent_host_slots(&l->v[i], dflt);
         if (strcmp(back.v[i].host, l->v[i].host) != 0 || back.v[i].slots != want)
             abort();
     }
@@ -64,9 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (err)
             abort();
         check_list(&l);
-        check_roundtrip(&l, AGENT_MPI_OPENMPI, 0);
-        check_roundtrip(&l, AGENT_MPI_MPICH, 2);
-        check_roundtrip(&l, AGENT_MPI_INTEL, 0);
+        check_roundtrip(&l, MPIK8S_MPI_OPENMPI, 0);
+        check_roundtrip(&l, MPIK8S_MPI_MPICH, 2);
+        check_roundtrip(&l, MPIK8S_MPI_INTEL, 0);
         size_t before = l.n, dropped = agent_hostlist_drop_launcher(&l);
         if (l.n + dropped != before)
             abort();

@@ -1,6 +1,6 @@
 /* fuzz_controller_mpijob.c - libFuzzer target: an MPIJob JSON object as the
  * API server returns it (any bytes) goes through the controller's
- * normalisation and validation (controller/mpijob_normalize.c, validate.c)
+ * normalisation and validation (controller/mpijob_normalize.c, mpijob_validate.c)
  * without a crash, leak or hang; a rejection is one line naming a field; an
  * accepted job has every value the object builders rely on, and building its
  * objects (launcher Job, a worker pod, ConfigMap, Service, RBAC) succeeds. */
@@ -39,18 +39,18 @@ static void check_job(const struct mpijob *j)
         abort();
     if (j->worker.present && !mpijob_worker_container(j))
         abort();
-    (void)mpi_impl_name(j->impl);
-    (void)clean_policy_name(j->clean_policy);
+    (void)mpik8s_mpi_name(j->impl);
+    (void)mpijob_clean_policy_name(j->clean_policy);
     (void)mpik8s_transport_name(j->transport);
     (void)mpijob_fqdn_hosts(j);
     struct build_opts o;
-    build_opts_default(&o);
-    check_obj(obj_launcher_job(j, &o));
-    check_obj(obj_service(j));
-    check_obj(obj_role(j));
+    objects_build_opts_default(&o);
+    check_obj(objects_launcher_job(j, &o));
+    check_obj(objects_service(j));
+    check_obj(objects_role(j, 1, 1));
     if (j->worker.present && j->worker.replicas <= 64) {
-        check_obj(obj_worker_pod(j, &o, j->worker.replicas - 1));
-        check_obj(obj_configmap(j, &o, NULL));
+        check_obj(objects_worker_pod(j, &o, j->worker.replicas - 1));
+        check_obj(objects_configmap(j, &o, NULL));
     }
 }
 

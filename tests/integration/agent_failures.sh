@@ -61,6 +61,8 @@ expect_fail fdel "worker fdel-worker-1" "stopping the command"
 within 3000 "$t0" "$(log_ms "$D/o-fdel" "stopping the command")" "delete -> agent stops mpirun"
 within 12000 "$t0" "$(log_ms "$D/o-fdel" "command exited")" "delete -> mpirun gone"
 grep -q "worker fdel-worker-1" "$D/t-fdel" || fail "termination message lacks the worker"
+# the first run of this launcher container has no previous run to lead with (agent/prevrun.c)
+! grep -q "previous run of this launcher" "$D/t-fdel" || fail "a first run's message names a previous run: $(cat "$D/t-fdel")"
 delete_job fdel
 no_orphans 10
 

@@ -50,7 +50,11 @@ state=$(kc get mpijob gpu --no-headers | awk '{print $2}')
 ev() { kc get events --field-selector "involvedObject.kind=MPIJob,involvedObject.name=$1,reason=$2" -o name | wc -l; }
 ks_wait_for '[ "$(ev gpu Unschedulable)" -eq 1 ]' 20 || ks_fail "no Unschedulable Event on MPIJob gpu"
 kc describe mpijob gpu | grep -q 'Insufficient nvidia.com/gpu' || ks_fail "kubectl describe does not show the reason"
-# bounded writes: the pod stays unschedulable (the scheduler retries): no new status, no new Event
+# bounded writes: the pod stays unschedulable (the scheduler retries): no new status, no new Event.
+# The launcher pod starting is a real change the MPIJob records (launchPhases.launcherStarted);
+# on a loaded machine it can come seconds after Blocked, so the quiet window starts after it.
+ks_wait_for '[ -n "$(kc get mpijob gpu -o jsonpath={.status.launchPhases.launcherStarted})" ]' 30 ||
+  ks_fail "launchPhases.launcherStarted never set on MPIJob gpu"
 rv=$(kc get mpijob gpu -o jsonpath='{.metadata.resourceVersion}')
 sleep 6
 [ "$(kc get mpijob gpu -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || ks_fail "MPIJob gpu rewritten while its reason stayed"

@@ -19,6 +19,23 @@ ctl_cluster() {
   ks_wait_for "kc get mpijobs" 20 || ks_fail "mpijobs resource not served"
 }
 
+# ctl_deploy: our operator as users install it (deploy/v2beta1, its Deployment), Available
+# within 120 s (its pods and log named otherwise).
+ctl_deploy() {
+  kc apply --server-side -f "$ROOT/deploy/v2beta1/mpi-operator.yaml" >/dev/null || ks_fail "install our operator"
+  kc -n mpi-operator wait --for=condition=Available deployment/mpi-operator --timeout=120s >/dev/null ||
+    ks_fail "our operator is not Available: $(kc -n mpi-operator get pods; kc -n mpi-operator logs deploy/mpi-operator --tail 20)"
+  # the real API server refuses the operator's owned objects for some seconds after the CRD
+  # is new (tests/lib/owner_refs.sh); the operator's backoff then grows past the tests' bounds
+  # (CI: pod_failure_policy's launcher Job not there 30 s after the create). Users install
+  # the CRD long before their jobs: wait as they would.
+  if [ "${KUBE_BACKEND:-}" = k8s ]; then
+    . "$ROOT/tests/lib/owner_refs.sh"
+    ks_wait_for "owner_refs_probe kc default mpi-operator mpi-operator" 120 ||
+      ks_fail "the API server's ownerReference admission never learned kubeflow.org/v2beta1 MPIJobs"
+  fi
+}
+
 # ctl_start NAME [operator flags...]: starts bin/mpi-operator (log $KS_DIR/op-NAME.log).
 ctl_start() {
   local name=$1; shift
@@ -84,4 +101,44 @@ for c in k["clusters"]:
     c["cluster"]["proxy-url"] = "http://127.0.0.1:3128"
 yaml.safe_dump(k, open(sys.argv[2], "w"))
 PY
+}
+
+# ctl_restart_job NAME SHARED_DIR WORKER_COMMAND [RUNPOLICY_EXTRA]: the YAML of a bounded-restart
+# MPIJob (backoffLimit 2, launcher and workers restartPolicy Never, exec transport): 2 workers
+# of 1 slot running WORKER_COMMAND (a YAML flow list), SHARED_DIR mounted at /shared in each;
+# the ranks print "up on <host>" and exit 0 once /shared/second exists, else sleep 300.
+# RUNPOLICY_EXTRA is appended inside runPolicy's braces (", ttlSecondsAfterFinished: 5").
+ctl_restart_job() {
+  cat <<YAML
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: $1
+  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "120"}
+spec:
+  slotsPerWorker: 1
+  runPolicy: {cleanPodPolicy: Running, backoffLimit: 2${4:-}}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: l
+            image: mpik8s/openmpi
+            command: [mpirun, --allow-run-as-root, -np, "2", --bind-to, none, sh, -c,
+                      'echo "up on \$(hostname)"; [ -e /shared/second ] && exit 0; exec sleep 300']
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          volumes: [{name: shared, hostPath: {path: "$2", type: DirectoryOrCreate}}]
+          containers:
+          - name: w
+            image: mpik8s/openmpi
+            command: $3
+            volumeMounts: [{name: shared, mountPath: /shared}]
+YAML
 }

@@ -6,7 +6,8 @@
 # (Failed/DeadlineExceeded, launcher stopped), a failing worker
 # (Failed naming the pod, launcher Job suspended), suspend/resume
 # (Suspended/MPIJobSuspended, pods gone, MPIJobResumed, then Succeeded),
-# ttlSecondsAfterFinished (the MPIJob and its objects deleted).
+# ttlSecondsAfterFinished (as upstream: the launcher Job and its pod deleted; the MPIJob,
+# its status and its log ConfigMap stay, readable with kubectl and `mpi-agent logs`).
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ctl_cluster
@@ -58,7 +59,7 @@ mk backoff Running 'sleep 3; echo boom >&2; exit 3' "" ", backoffLimit: 1" ""
 mk deadline Running 'sleep 300' "" ", activeDeadlineSeconds: 10" "$NOWRAP"
 mk wfail Running 'touch /shared/wfail.started; sleep 300' 'if [ "$(hostname)" = wfail-worker-1 ]; then until [ -e /shared/wfail.started ]; do sleep 0.2; done; exit 7; fi; exec sleep 365d' "" "$NOWRAP"
 mk susp Running 'sleep 10' "" "" "$NOWRAP"
-mk ttl None 'true' "" ", ttlSecondsAfterFinished: 3" "$NOWRAP"
+mk ttl None 'echo ttl says hello' "" ", ttlSecondsAfterFinished: 3" ""
 
 # --- suspend / resume ---
 wait_cond susp Running True 90
@@ -111,9 +112,19 @@ ks_wait_for '[ "$(kc get job wfail-launcher -o jsonpath="{.spec.suspend}")" = tr
 ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=wfail --field-selector=status.phase=Running -o name)" ]' 40 \
   || ks_fail "pods still running after worker failure: $(kc get pods -l mpi_job_name=wfail)"
 
-# --- ttlSecondsAfterFinished: the MPIJob and everything it owns go 3 s after completion ---
-ks_wait_for '! kc get mpijob ttl >/dev/null 2>&1' 90 || ks_fail "ttl job not deleted: $(kc get mpijob ttl -o yaml)"
-ks_wait_for '[ -z "$(kc get cm,svc,jobs -l training.kubeflow.org/job-name=ttl -o name)" ]' 30 || ks_fail "ttl job's objects left"
+# --- ttlSecondsAfterFinished: the launcher Job and its pod go 3 s after the Job finished ---
+wait_cond ttl Succeeded True 90
+ks_wait_for '! kc get job ttl-launcher >/dev/null 2>&1' 60 || ks_fail "ttl: launcher Job not deleted: $(kc get job ttl-launcher -o yaml)"
+ks_wait_for '[ -z "$(kc get pods -l mpi_job_name=ttl,mpi_role_type=launcher -o name)" ]' 60 || ks_fail "ttl: launcher pod left"
+# the MPIJob stays as it was, nothing is re-created, and the launcher's output is still readable
+kc get mpijob ttl >/dev/null || ks_fail "ttl: the MPIJob was deleted"
+[ "$(cond ttl Succeeded status)" = True ] || ks_fail "ttl: Succeeded lost: $(kc get mpijob ttl -o yaml)"
+[ "$(kc get mpijob ttl -o jsonpath='{.status.replicaStatuses.Launcher.succeeded}')" = 1 ] ||
+  ks_fail "ttl: Launcher replicaStatuses lost: $(kc get mpijob ttl -o jsonpath='{.status.replicaStatuses}')"
+kc get cm ttl-log -o jsonpath='{.data.log}' | grep -q "ttl says hello" || ks_fail "ttl: log ConfigMap: $(kc get cm ttl-log -o yaml)"
+ks_run "$BINDIR/mpi-agent" logs --kubeconfig "$KS_DIR/kubeconfig" -n default ttl 2>&1 | grep -q "ttl says hello" ||
+  ks_fail "ttl: mpi-agent logs"
+! kc get job ttl-launcher >/dev/null 2>&1 || ks_fail "ttl: launcher Job re-created"
 
 metrics 18182 | promtool check metrics || ks_fail "promtool"
 [ "$(metric 18182 mpi_operator_jobs_failed_total)" -ge 3 ] || ks_fail "failed_total"

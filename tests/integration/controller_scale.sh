@@ -4,20 +4,25 @@
 # kubesim nodes start, then exit one after the other 0.1 s apart (pods Succeeded); the
 # operator gathers a job's pod events for a second before its sync (controller.c,
 # POD_EVENT_BATCH_MS) and a watch event for the revision its own write stored triggers no
-# sync (cache.c), so the MPIJob's status is written about once a second (here: never more
-# than MAX_PER_SECOND writes within any 1 s; without batching the writes come in bursts, one
-# per pod event), and Events are one per transition. Counted in kubesim's
+# sync (cache.c), so the MPIJob's status is written about once a second: at most one write
+# per second of the span from the first write to the last, plus SLACK, for the 32+ pod
+# transitions (measured 2026-12-02 at load 2-7: 7-11 writes with batching; 22-23, up to 8
+# within 1 s, with POD_EVENT_BATCH_MS 0), and Events are one per transition. Counted in kubesim's
 # request log: PUTs of the MPIJob's status, Events POSTed, worker pod POSTs (exactly 16,
-# created concurrently). The launcher is kept Pending by a nodeSelector no node has. Then a
-# job whose pods Pod Security refuses: each sync sends at most one slow-start batch (4) of
-# pod creates, not all 16.
+# created concurrently). The most writes within any 1 s is printed, not bounded: on a loaded
+# machine a batch that came due during a slow sync runs right after it, so a burst's size
+# measures the machine's load as much as the operator (a CI run under load saw 4 > 3, the
+# old bound). The launcher is kept Pending by a nodeSelector no node has. Then a job whose
+# pods Pod Security refuses: each sync sends at most one slow-start batch (4) of pod
+# creates, not all 16.
 set -u
 . "$(dirname "$0")/controller_common.bash"
 N=16
-# bounds independent of N: status writes within any 1 s (a batch that came due during a
-# slow sync runs right after it, so on a loaded machine up to 3 fall in one second; without
-# batching 6 did); Events: Created, Blocked (launcher)
-MAX_PER_SECOND=3
+# bounds: status writes beyond one per second of their span (the first write, and a batch
+# that came due during a slow sync and runs right after it); Events: Created, Blocked
+# (launcher). A bound on the span, not on absolute counts: on a loaded machine the pods'
+# transitions spread over more seconds, and with them the writes.
+SLACK=3
 MAX_EVENTS=4
 ctl_cluster --nodes 3
 ctl_start a --leader-elect=false -v 1
@@ -58,11 +63,15 @@ pods=$(grep -cE "POST /api/v1/namespaces/default/pods 201 " "$log")
 burst=$(awk '{split($1, t, ":"); ms[NR] = (t[1] * 3600 + t[2] * 60 + t[3]) * 1000}
   END {max = 0; for (i = 1; i <= NR; i++) {n = 0; for (j = i; j <= NR && ms[j] - ms[i] < 1000; j++) n++;
        if (n > max) max = n}; print max}' <<<"$writes_log")
-echo "status writes $writes (at most $burst within 1 s; bound $MAX_PER_SECOND), Events $events (bound $MAX_EVENTS), pod creates $pods"
+# the span of the writes in whole seconds, rounded up
+span=$(awk '{split($1, t, ":"); ms = (t[1] * 3600 + t[2] * 60 + t[3]) * 1000; if (NR == 1) f = ms; l = ms}
+  END {print int((l - f + 999) / 1000)}' <<<"$writes_log")
+MAX_WRITES=$((span + SLACK))
+echo "status writes $writes over ${span} s (bound $MAX_WRITES; at most $burst within 1 s), Events $events (bound $MAX_EVENTS), pod creates $pods"
 [ "$pods" -eq "$N" ] || ks_fail "$pods worker pods POSTed, expected $N"
 [ "$writes" -ge 2 ] || ks_fail "only $writes status writes: the counts were not written"
-[ "$burst" -le $MAX_PER_SECOND ] || { echo "$writes_log"; grep -E "/pods |Running|Succeeded" "$log" | tail -n 60;
-  ks_fail "$burst status writes within 1 s for $N workers (bound $MAX_PER_SECOND): one per pod event?"; }
+[ "$writes" -le "$MAX_WRITES" ] || { echo "$writes_log"; grep -E "/pods |Running|Succeeded" "$log" | tail -n 60;
+  ks_fail "$writes status writes over $span s for $N workers (bound $MAX_WRITES): one per pod event?"; }
 [ "$events" -le $MAX_EVENTS ] || ks_fail "$events Events for one job (bound $MAX_EVENTS)"
 
 # --- pods the API server refuses: slow start stops a sync's pod creates after the first

@@ -2,7 +2,7 @@
 # rsh_exec_ws.sh - mpi-rsh's exec client against an independent WebSocket peer
 # (aiohttp, tests/integration/rsh_wsserver.py, which runs the command locally):
 # exit codes, signals, stdin EOF, big stdout, stderr, ssh quoting, v4 fallback,
-# abrupt close after the status, missing status, cut streams, refusals and retries,
+# abrupt close after the status, missing status, cut streams and the reattach after a cut, refusals and retries,
 # pings both ways, TLS + token (wrong CA, bad token), SIGTERM with remote kill.
 # timeout: 240
 set -u
@@ -122,8 +122,52 @@ out=$(R -n w-0 'echo x; exit 3'); check "status then abrupt TCP close -> status 
 start_server badclose
 R -n w-0 'exit 5'; check "status then close 4000 -> status wins" 5 $?
 start_server nostatus
-msg=$(R -n w-0 'exit 0' 2>&1); rc=$?; check "no status -> 255 even though the command exited 0" 255 $rc
+msg=$(MPI_RSH_REATTACH_S=0 R -n w-0 'exit 0' 2>&1); rc=$?; check "no status, no reattach -> 255 even though the command exited 0" 255 $rc
 [[ "$msg" == *"without an exit status"* ]] && ok "no status message: $msg" || bad "no status message: $msg"
+msg=$(R -n w-0 'exit 0' 2>&1); rc=$?; check "no status: the reattach reads the code the command left (0)" 0 $rc
+[[ "$msg" == *"reattaching"* ]] && ok "  $msg" || bad "  no reattach line: $msg"
+
+# --- reattach (docs/rsh.md "Reattach"): the stream cut without a status while the command runs
+# on, as a kubelet restart does: mpi-rsh execs again, waits for the session, exits with its code
+start_server cutonce:1
+t0=$(date +%s%N); R -n w-0 'echo before; sleep 3; exit 7' >"$W/ra.out" 2>"$W/ra.err"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "cut, reattached: the command's exit code (${ms} ms)" 7 $rc
+check "  output before the cut" before "$(cat "$W/ra.out")"
+grep -q "reattaching (up to 60 s)" "$W/ra.err" && grep -q "reattached: the session runs on" "$W/ra.err" \
+  && ok "  $(tr '\n' ' ' < "$W/ra.err")" || bad "  stderr: $(cat "$W/ra.err")"
+check "  3 upgrades (the stream, the look, the wait)" 3 "$(grep -c '^upgrade' "$W/log")"
+[ $ms -lt 8000 ] && ok "  within 8 s" || bad "  took $ms ms"
+start_server cutonce:1
+msg=$(MPI_RSH_REATTACH_S=0 R -n w-0 'sleep 3; exit 7' 2>&1); rc=$?
+check "MPI_RSH_REATTACH_S=0: cut -> 255" 255 $rc
+[[ "$msg" == *"without an exit status"* && "$msg" != *reattach* ]] && ok "  $msg" || bad "  $msg"
+start_server cutonce:1
+R -n w-0 'sleep 30' 2>"$W/rk.err" & rp=$!
+for _ in $(seq 50); do grep -q '^cut' "$W/log" && break; sleep 0.1; done
+rpid=$(sed -n 's/^pid //p' "$W/log" | head -1)
+sleep 1.5; kill -KILL -- -"$rpid" 2>/dev/null
+wait $rp; rc=$?
+check "cut, then the session killed: 255" 255 $rc
+grep -q "reattach failed: the session's processes are gone" "$W/rk.err" && ok "  $(tail -1 "$W/rk.err")" || bad "  $(cat "$W/rk.err")"
+start_server cutonce:1:404
+t0=$(date +%s%N); msg=$(R -n w-0 'sleep 3; exit 0' 2>&1); rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "cut, then the pod gone (404): 255 after the 15 s grace for a restarting kubelet (${ms} ms)" 255 $rc
+[[ "$msg" == *"reattach failed"*"not found"*"(for 15 s)"* ]] && [ $ms -ge 15000 ] && [ $ms -lt 20000 ] && ok "  $msg" || bad "  $msg ($ms ms)"
+start_server cutonce:1
+MPI_RSH_REATTACH_S=3 R -n w-0 'sleep 3; exit 0' 2>"$W/rg.err" & rp=$!
+for _ in $(seq 50); do grep -q '^cut' "$W/log" && break; sleep 0.1; done
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+t0=$(date +%s%N); wait $rp; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "cut, then no API server: 255 within the bound" 255 $rc
+grep -q "reattach failed: no answer within" "$W/rg.err" && ok "  $(tail -1 "$W/rg.err") (${ms} ms)" || bad "  $(cat "$W/rg.err")"
+start_server cutonce:1
+"$RSH" -n w-0 'sleep 30' 2>"$W/rt.err" & rp=$!
+for _ in $(seq 50); do grep -q '^cut' "$W/log" && break; sleep 0.1; done
+rpid=$(sed -n 's/^pid //p' "$W/log" | head -1)
+sleep 1; kill -TERM $rp; wait $rp; check "SIGTERM while reattached -> 143" 143 $?
+for _ in $(seq 30); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$rpid" 2>/dev/null; then bad "  session $rpid survived"; kill -9 -- -"$rpid"; else ok "  session killed by the kill exec"; fi
 start_server dropafter:1000000
 R -n w-0 "cat $W/big" > "$W/cut" 2>"$W/cut.err"; rc=$?
 check "stream cut after 1 MB -> 255" 255 $rc
@@ -263,6 +307,23 @@ chmod 700 "$W/tls"; ln -s "$W/elsewhere" "$W/tls2"; mkdir -p "$W/elsewhere"; chm
 MPI_RSH_TLS_CACHE_DIR=$W/tls2 R -n w-0 true; check "session: symlinked directory unused" "0" "$(ls "$W/elsewhere" | wc -l)"
 MPI_RSH_TLS_CACHE_DIR= R -n w-0 true; MPI_RSH_TLS_CACHE_DIR= R -n w-0 true
 check "session: MPI_RSH_TLS_CACHE_DIR= turns it off" "False" "$(resumed)"
+# a resumed session reads neither the CA nor the client certificate and key (lib/tls_ctx.c):
+# spoilt after the first call, they still serve resumed calls; a full handshake names them
+cp "$W/ucert.pem" "$W/lazycert.pem"; cp "$W/ukey.pem" "$W/lazykey.pem"; cp "$W/scert.pem" "$W/lazyca.pem"
+mkdir -p "$W/tls3" && chmod 700 "$W/tls3"
+kc_tls "    certificate-authority: $W/lazyca.pem" "    client-certificate: $W/lazycert.pem
+    client-key: $W/lazykey.pem"
+out=$(MPI_RSH_TLS_CACHE_DIR=$W/tls3 R -n w-0 'echo l1'); check "lazy: first call, full handshake" "l1/0/False" "$out/$?/$(resumed)"
+# (the session's key covers each file's name, size and mtime: the spoilt copies keep those)
+spoil() { head -c "$(stat -c %s "$1")" /dev/zero | tr '\0' x > "$1.tmp" && touch -r "$1" "$1.tmp" && mv "$1.tmp" "$1"; }
+spoil "$W/lazykey.pem"; spoil "$W/lazycert.pem"; spoil "$W/lazyca.pem"
+out=$(MPI_RSH_TLS_CACHE_DIR=$W/tls3 R -n w-0 'echo l2'); check "lazy: resumed without reading CA, cert or key" "l2/0/True" "$out/$?/$(resumed)"
+rm -f "$W"/tls3/*.tls; cp "$W/scert.pem" "$W/lazyca.pem"; cp "$W/ucert.pem" "$W/lazycert.pem"
+msg=$(MPI_RSH_TLS_CACHE_DIR=$W/tls3 R -n w-0 true 2>&1); check "lazy: full handshake with a spoilt key -> 255" 255 $?
+[[ "$msg" == *"client certificate/key"* && "$msg" == *"lazykey.pem"* && "$msg" != *attempts* ]] && ok "  $msg" || bad "  spoilt key message: $msg"
+echo garbage > "$W/lazyca.pem"
+msg=$(MPI_RSH_TLS_CACHE_DIR=$W/tls3 R -n w-0 true 2>&1); check "lazy: full handshake with a spoilt CA file -> 255" 255 $?
+[[ "$msg" == *"cannot load CA file"*"lazyca.pem"* && "$msg" != *attempts* ]] && ok "  $msg" || bad "  spoilt CA message: $msg"
 unset MPI_RSH_TLS_CACHE_DIR
 
 # --- an API server that accepts only TLS 1.3 (as --tls-min-version=VersionTLS13): it works

@@ -6,7 +6,9 @@ close 1000). --mode selects faults: v4pick, v5refuse403, abrupt, nostatus,
 dropafter:N, noping, http:CODE, fail:N (503 for the first N upgrades), internal,
 textframe, badclose, silent:S (send nothing for S seconds, then run), heartbeat
 (server pings every 0.3 s and drops clients that do not pong), orphan (commands outlive
-the stream).
+the stream), cutonce:S[:404] (a kubelet restart: the first stream is cut S seconds after
+its start, without a status, and its command runs on; later upgrades are served normally,
+or answered 404 with ":404").
 Writes its port to --port-file. Loopback only."""
 import argparse
 import asyncio
@@ -63,6 +65,8 @@ class Server:
             msg = {403: 'pods "%s" is forbidden: User "system:serviceaccount:default:x" cannot get resource "pods/exec"' % req.match_info["pod"],
                    404: 'pods "%s" not found' % req.match_info["pod"]}.get(code, "boom %d" % code)
             return self.err(code, reason, msg)
+        if m.startswith("cutonce:") and m.endswith(":404") and self.upgrades > 1:
+            return self.err(404, "NotFound", 'pods "%s" not found' % req.match_info["pod"])
         if m.startswith("fail:") and self.upgrades <= int(m.split(":")[1]):
             return self.err(503, "ServiceUnavailable", "try again")
         supported = [V4] if m in ("v4pick", "v5refuse403") else [V5, V4]
@@ -131,6 +135,14 @@ class Server:
 
         rtask = asyncio.ensure_future(reader())
         pumps = asyncio.gather(pump(proc.stdout, 1), pump(proc.stderr, 2))
+        if m.startswith("cutonce:") and self.upgrades == 1:
+            # a kubelet restart: the stream cut without a status, the command runs on
+            await asyncio.wait([pumps], timeout=float(m.split(":")[1]))
+            if not pumps.done():
+                self.note("cut (command runs on)")
+                req.transport.abort()
+                asyncio.ensure_future(proc.wait())
+                return
         done, _ = await asyncio.wait([pumps, asyncio.ensure_future(abort.wait()), rtask],
                                      return_when=asyncio.FIRST_COMPLETED)
         if abort.is_set() or (rtask in done and not pumps.done()):

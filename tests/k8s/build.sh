@@ -2,8 +2,9 @@
 # tests/k8s/build.sh: build the real cluster's components from the Go module proxy, cached
 # on this machine and keyed by version (tests/k8s/versions.env pins them).
 #
-#   tests/k8s/build.sh [kube|etcd|containerd|coredns|registry|crictl]...
-#                                   default: all but crictl (the benchmarks' CRI floor)
+#   tests/k8s/build.sh [kube|etcd|containerd|coredns|registry|kueue|mpi-operator|crictl]...
+#                                   default: all but crictl (the benchmarks' CRI floor) and
+#                                   mpi-operator (upstream's operator, for bench/peer_*.sh)
 #   tests/k8s/build.sh --bindir C      the directory of component C's binaries
 #   tests/k8s/build.sh --module C      resolve C's module (no build) and print its directory
 #
@@ -27,7 +28,9 @@ version_of() {  # component -> version
     kube) echo "$K8S_VERSION" ;; etcd) echo "$ETCD_VERSION" ;;
     containerd) echo "$CONTAINERD_VERSION" ;; coredns) echo "$COREDNS_VERSION" ;;
     crictl) echo "$K8S_VERSION" ;; registry) echo "$REGISTRY_VERSION" ;;
-    *) die "unknown component $1 (expected kube, etcd, containerd, coredns, registry or crictl)" ;;
+    kueue) echo "$KUEUE_VERSION" ;;
+    mpi-operator) echo "$MPI_OPERATOR_VERSION" ;;
+    *) die "unknown component $1 (expected kube, etcd, containerd, coredns, registry, kueue, mpi-operator or crictl)" ;;
   esac
 }
 bindir() { echo "$K8S_CACHE/bin/$1-$(version_of "$1")"; }
@@ -65,6 +68,13 @@ gen_gomod() {
       echo "require github.com/coredns/coredns v$v" ;;
     registry)
       echo "require github.com/distribution/distribution/v3 v$v" ;;
+    kueue)
+      echo "tool sigs.k8s.io/kueue/cmd/kueue"
+      echo "require sigs.k8s.io/kueue v$v" ;;
+    mpi-operator)
+      # upstream's go.mod (v0.6.0) has no replace directives, so none is needed here
+      echo "tool github.com/kubeflow/mpi-operator/cmd/mpi-operator"
+      echo "require github.com/kubeflow/mpi-operator v$v" ;;
     crictl)
       echo "tool sigs.k8s.io/cri-tools/cmd/crictl"
       echo "require sigs.k8s.io/cri-tools v$(crictl_version "$v")" ;;
@@ -109,6 +119,13 @@ build_one() {
   digest=$(cd "$d" && cat go.mod go.sum $(ls ./*.go 2>/dev/null) | sha256sum | cut -c1-16)
   stamp="$out/.stamp"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then return 0; fi
+  # one build of a component at a time (two `k8s up` on a cold machine each asked for it, and
+  # both wrote into the same .tmp): a second caller waits here, then finds the stamp
+  mkdir -p "$(dirname "$out")"
+  local lk
+  exec {lk}>"$out.lock"
+  flock "$lk" || die "$c: cannot lock $out.lock"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then exec {lk}>&-; return 0; fi
   echo "k8s build: $c v$v (cold: minutes; cached in $out)" >&2
   rm -rf "$out.tmp"; mkdir -p "$out.tmp"
   local s=$SECONDS
@@ -118,18 +135,19 @@ build_one() {
   esac
   # Static where the binary runs in a container image (CoreDNS) or needs no cgo: containerd
   # without cgo has no btrfs/devmapper plugins (overlayfs and native remain).
-  case $c in containerd|coredns|registry) export CGO_ENABLED=0 ;; *) unset CGO_ENABLED ;; esac
+  case $c in containerd|coredns|registry|kueue|mpi-operator) export CGO_ENABLED=0 ;; *) unset CGO_ENABLED ;; esac
   (cd "$d" && go build -ldflags "-s -w $(ldflags "$c" "$v")" -o "$out.tmp/" $pkgs) ||
     die "$c v$v: go build failed"
   case $c in coredns|registry) mv "$out.tmp/k8s-$c" "$out.tmp/$c" ;; esac
   [ "$c" != etcd ] || mv "$out.tmp/server" "$out.tmp/etcd"
   echo "$digest" >"$out.tmp/.stamp"
   rm -rf "$out"; mv "$out.tmp" "$out"
+  exec {lk}>&-
   echo "k8s build: $c v$v built in $((SECONDS - s)) s" >&2
 }
 
 if [ "${1:-}" = --bindir ]; then bindir "${2:-kube}"; exit 0; fi
 # --module C: resolve component C's module (no build) and print its dir
 if [ "${1:-}" = --module ]; then module_dir "$2" "$(version_of "$2")"; exit 0; fi
-comps=("$@"); [ ${#comps[@]} -gt 0 ] || comps=(kube etcd containerd coredns registry)
+comps=("$@"); [ ${#comps[@]} -gt 0 ] || comps=(kube etcd containerd coredns registry kueue)
 for c in "${comps[@]}"; do build_one "$c"; done

@@ -94,6 +94,8 @@ _ks_k8s_args() {
   while [ $# -gt 0 ]; do
     case $1 in
       --tls-min-version) shift 2 ;;
+      # the real cluster's extra nodes: a kubelet, containerd and kube-proxy each (docs/k8s.md)
+      --nodes) case ${2:-} in 1|2|3) shift 2 ;; *) echo "skip: KUBE_BACKEND=k8s: --nodes ${2:-} (the real cluster has 1 to 3)"; exit 77 ;; esac ;;
       *) echo "skip: KUBE_BACKEND=k8s: the real cluster has no kubesim option $1 ${2:-}"; exit 77 ;;
     esac
   done
@@ -119,7 +121,7 @@ ks_kubectl() {
 ks_fault() {
   if [ "$KUBE_BACKEND" = k8s ]; then
     case $1 in
-      restart-apiserver|kill-containers) "$KUBESIM" fault --dir "$KS_DIR" "$@"; return ;;
+      restart-apiserver|kill-containers|stop-node|start-node|restart-kubelet|restart-containerd) "$KUBESIM" fault --dir "$KS_DIR" "$@"; return ;;
       delete-pod-now) ks_kubectl delete pod -n "${2%%/*}" "${2#*/}" --grace-period=0 --force; return ;;
       *) echo "skip: KUBE_BACKEND=k8s: no real-cluster form of kubesim fault $1"; exit 77 ;;
     esac
@@ -127,11 +129,19 @@ ks_fault() {
   "$KUBESIM" fault --dir "$KS_DIR" "$@"
 }
 
-# ks_wait_for 'CMD' TIMEOUT_SECONDS: polls every 0.2 s; returns 1 on timeout.
+# ks_mono_ms: milliseconds since boot (/proc/uptime, 10 ms steps): a clock for deadlines that
+# a step of the wall clock (NTP, a VM resumed) neither shortens nor stretches.
+ks_mono_ms() {
+  local up _
+  read -r up _ </proc/uptime
+  echo $(( 10#${up/./} * 10 ))
+}
+
+# ks_wait_for 'CMD' TIMEOUT_SECONDS: polls every 0.2 s; returns 1 on timeout (monotonic clock).
 ks_wait_for() {
   local cmd=$1 limit=${2:-30}
-  local end=$(( $(date +%s%N) + limit * 1000000000 ))
-  while [ "$(date +%s%N)" -lt $end ]; do
+  local end=$(( $(ks_mono_ms) + limit * 1000 ))
+  while [ "$(ks_mono_ms)" -lt $end ]; do
     if ( eval "$cmd" ) >/dev/null 2>&1; then return 0; fi
     sleep 0.2
   done

@@ -22,6 +22,7 @@ static void clear_env(void)
                                         "MPI_JOB_SLOTS",
                                         "MPI_AGENT_TIMEOUT",
                                         "MPI_AGENT_PROGRESS_TIMEOUT",
+                                        "MPI_AGENT_NETWORK_TIMEOUT",
                                         "MPI_JOB_MPI_IMPLEMENTATION",
                                         "MPI_AGENT_TERMINATION_LOG",
                                         "MPI_JOB_LAUNCHER_UID",
@@ -54,16 +55,20 @@ static void test_durations(void **s)
 static void test_flavours(void **s)
 {
     (void)s;
-    enum agent_mpi m;
-    assert_int_equal(agent_mpi_parse("OpenMPI", &m), 0);
-    assert_int_equal(m, AGENT_MPI_OPENMPI);
-    assert_int_equal(agent_mpi_parse("prrte", &m), 0);
-    assert_int_equal(m, AGENT_MPI_OPENMPI5);
-    assert_int_equal(agent_mpi_parse("MPICH", &m), 0);
-    assert_int_equal(m, AGENT_MPI_MPICH);
-    assert_int_equal(agent_mpi_parse("intel", &m), 0);
-    assert_string_equal(agent_mpi_name(m), "intel");
-    assert_int_equal(agent_mpi_parse("lam", &m), -1);
+    enum mpik8s_mpi m = MPIK8S_MPI_MPICH;
+    assert_int_equal(mpik8s_mpi_parse("OpenMPI", &m), 0);
+    assert_int_equal(m, MPIK8S_MPI_OPENMPI);
+    m = MPIK8S_MPI_MPICH;
+    assert_int_equal(mpik8s_mpi_parse("prrte", &m), 0); /* Open MPI 5: the same implementation */
+    assert_int_equal(m, MPIK8S_MPI_OPENMPI);
+    assert_int_equal(mpik8s_mpi_parse("MPICH", &m), 0);
+    assert_int_equal(m, MPIK8S_MPI_MPICH);
+    assert_int_equal(mpik8s_mpi_parse("intel", &m), 0);
+    assert_string_equal(mpik8s_mpi_flag(m), "intel");
+    assert_string_equal(mpik8s_mpi_name(m), "Intel");
+    assert_int_equal(mpik8s_mpi_parse("lam", &m), -1);
+    assert_int_equal(mpik8s_mpi_parse(NULL, &m), -1);
+    assert_int_equal(m, MPIK8S_MPI_INTEL);
 }
 
 static void test_env_then_flags(void **s)
@@ -117,6 +122,32 @@ static void test_bad_values(void **s)
     clear_env();
 }
 
+/* The network timeout: 60 s by default, the operator's variable (0 = off), the flag over both;
+ * a bad value names the variable. */
+static void test_network_timeout(void **s)
+{
+    (void)s;
+    clear_env();
+    struct agent_opts o;
+    char *a[] = { "run", "--", "true", NULL };
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_true(o.network_timeout_s == 60);
+    agent_opts_free(&o);
+    setenv("MPI_AGENT_NETWORK_TIMEOUT", "0", 1);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_true(o.network_timeout_s == 0);
+    agent_opts_free(&o);
+    setenv("MPI_AGENT_NETWORK_TIMEOUT", "20", 1);
+    char *b[] = { "run", "--network-timeout", "2m", "--", "true", NULL };
+    assert_int_equal(agent_opts_parse(&o, "run", 5, b), 0);
+    assert_true(o.network_timeout_s == 120);
+    agent_opts_free(&o);
+    setenv("MPI_AGENT_NETWORK_TIMEOUT", "soon", 1);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), -1);
+    agent_opts_free(&o);
+    clear_env();
+}
+
 /* MPI_JOB_LAUNCHER_UID takes any uid Kubernetes allows, e.g. OpenShift's 1000870000 */
 static void test_launcher_uid(void **s)
 {
@@ -163,8 +194,10 @@ static void test_status_positional(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_durations),  cmocka_unit_test(test_flavours),          cmocka_unit_test(test_env_then_flags),
-        cmocka_unit_test(test_bad_values), cmocka_unit_test(test_status_positional), cmocka_unit_test(test_launcher_uid),
+        cmocka_unit_test(test_durations),         cmocka_unit_test(test_flavours),
+        cmocka_unit_test(test_env_then_flags),    cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_status_positional), cmocka_unit_test(test_launcher_uid),
+        cmocka_unit_test(test_network_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,18 +163,18 @@ static void test_format(void **state)
     (void)state;
     struct agent_hostlist l;
     parse_ok("a.j.ns.svc slots=2\nb:3\nc\n", &l);
-    char *s = agent_hostfile_format(&l, AGENT_MPI_OPENMPI, 1);
+    char *s = agent_hostfile_format(&l, MPIK8S_MPI_OPENMPI, 1);
     assert_string_equal(s, "a.j.ns.svc slots=2\nb slots=3\nc slots=1\n");
     free(s);
-    s = agent_hostfile_format(&l, AGENT_MPI_MPICH, 1);
+    s = agent_hostfile_format(&l, MPIK8S_MPI_MPICH, 1);
     assert_string_equal(s, "a.j.ns.svc:2\nb:3\nc:1\n");
     free(s);
-    s = agent_hostfile_format(&l, AGENT_MPI_INTEL, 0);
-    assert_string_equal(s, "a.j.ns.svc:2\nb:3\nc\n");
+    s = agent_hostfile_format(&l, MPIK8S_MPI_INTEL, 0); /* slots unknown: MPIK8S_DEFAULT_SLOTS */
+    assert_string_equal(s, "a.j.ns.svc:2\nb:3\nc:1\n");
     free(s);
     /* round trip through the parser */
     struct agent_hostlist r;
-    s = agent_hostfile_format(&l, AGENT_MPI_OPENMPI5, 4);
+    s = agent_hostfile_format(&l, MPIK8S_MPI_OPENMPI, 4);
     parse_ok(s, &r);
     assert_int_equal(r.n, 3);
     assert_int_equal(r.v[2].slots, 4);

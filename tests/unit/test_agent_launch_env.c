@@ -40,7 +40,7 @@ static void expect(const struct agent_env_plan *p, const char *name, const char 
 static void test_openmpi4(void **s)
 {
     (void)s;
-    struct agent_env_in in = { AGENT_MPI_OPENMPI, "/opt/kube/mpi-rsh", "/etc/mpi/hostfile", 8, 2 };
+    struct mpik8s_launch_in in = { MPIK8S_MPI_OPENMPI, "/opt/kube/mpi-rsh", "/etc/mpi/hostfile", 8, 2 };
     const char *user[] = { "OMPI_MCA_orte_keep_fqdn_hostnames", "false", NULL };
     struct agent_env_plan p;
     assert_int_equal(agent_env_plan(&in, fake_get, (void *)user, &p), 0);
@@ -52,14 +52,13 @@ static void test_openmpi4(void **s)
     expect(&p, "OMPI_MCA_orte_set_default_slots", "2", AGENT_ENV_SET);
     expect(&p, "OMPI_MCA_plm_rsh_num_concurrent", "128", AGENT_ENV_SET);
     expect(&p, "SHELL", "/bin/sh", AGENT_ENV_SET); /* Open MPI's shell probe under a UID without passwd entry */
-    assert_null(find(&p, "PRTE_MCA_plm_rsh_agent"));
     agent_env_plan_free(&p);
 }
 
 static void test_num_concurrent(void **s)
 {
     (void)s;
-    struct agent_env_in in = { AGENT_MPI_OPENMPI, "/r", "/h", 300, 0 };
+    struct mpik8s_launch_in in = { MPIK8S_MPI_OPENMPI, "/r", "/h", 300, 0 };
     struct agent_env_plan p;
     assert_int_equal(agent_env_plan(&in, fake_get, NULL, &p), 0);
     expect(&p, "OMPI_MCA_plm_rsh_num_concurrent", "300", AGENT_ENV_SET);
@@ -79,18 +78,21 @@ static void test_num_concurrent(void **s)
     agent_env_plan_free(&p);
 }
 
+/* Open MPI 5 (PRRTE) reads the PRTE_MCA_ names, which the same plan carries */
 static void test_openmpi5(void **s)
 {
     (void)s;
-    struct agent_env_in in = { AGENT_MPI_OPENMPI5, "/r", "/h", 2, 0 };
+    struct mpik8s_launch_in in = { MPIK8S_MPI_OPENMPI, "/r", "/h", 2, 0 };
     struct agent_env_plan p;
     assert_int_equal(agent_env_plan(&in, fake_get, NULL, &p), 0);
     expect(&p, "PRTE_MCA_plm_rsh_agent", "/r : false", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_prte_default_hostfile", "/h", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_plm_rsh_no_tree_spawn", "1", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_prte_leave_session_attached", "1", AGENT_ENV_SET);
+    expect(&p, "PRTE_MCA_prte_keep_fqdn_hostnames", "true", AGENT_ENV_SET);
+    expect(&p, "PRTE_MCA_plm_rsh_num_concurrent", "128", AGENT_ENV_SET);
+    assert_null(find(&p, "PRTE_MCA_prte_set_default_slots")); /* slots unknown */
     expect(&p, "SHELL", "/bin/sh", AGENT_ENV_SET);
-    assert_null(find(&p, "OMPI_MCA_plm_rsh_agent"));
     agent_env_plan_free(&p);
     const char *user[] = { "SHELL", "/bin/zsh", NULL }; /* the user's SHELL is kept */
     assert_int_equal(agent_env_plan(&in, fake_get, (void *)user, &p), 0);
@@ -101,7 +103,7 @@ static void test_openmpi5(void **s)
 static void test_hydra(void **s)
 {
     (void)s;
-    struct agent_env_in in = { AGENT_MPI_MPICH, "/r", "/h", 2, 4 };
+    struct mpik8s_launch_in in = { MPIK8S_MPI_MPICH, "/r", "/h", 2, 4 };
     const char *user[] = { "HYDRA_HOST_FILE", "/mine", NULL };
     struct agent_env_plan p;
     assert_int_equal(agent_env_plan(&in, fake_get, (void *)user, &p), 0);
@@ -110,7 +112,7 @@ static void test_hydra(void **s)
     expect(&p, "HYDRA_HOST_FILE", "/mine", AGENT_ENV_KEPT);
     assert_int_equal(p.n, 3); /* no SHELL: Hydra does not probe the shell */
     agent_env_plan_free(&p);
-    in.mpi = AGENT_MPI_INTEL;
+    in.mpi = MPIK8S_MPI_INTEL;
     assert_int_equal(agent_env_plan(&in, fake_get, NULL, &p), 0);
     expect(&p, "I_MPI_HYDRA_BOOTSTRAP", "rsh", AGENT_ENV_SET);
     expect(&p, "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/r", AGENT_ENV_SET);
@@ -124,7 +126,7 @@ static void test_apply(void **s)
     (void)s;
     setenv("OMPI_MCA_orte_default_hostfile", "/user/hf", 1);
     unsetenv("OMPI_MCA_plm_rsh_agent");
-    struct agent_env_in in = { AGENT_MPI_OPENMPI, "/opt/kube/mpi-rsh", "/etc/mpi/hostfile", 2, 0 };
+    struct mpik8s_launch_in in = { MPIK8S_MPI_OPENMPI, "/opt/kube/mpi-rsh", "/etc/mpi/hostfile", 2, 0 };
     struct agent_env_plan p;
     char *err = NULL;
     assert_int_equal(agent_env_plan(&in, agent_getenv_process, NULL, &p), 0);

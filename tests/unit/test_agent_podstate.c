@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -57,6 +58,38 @@ static void test_image_pull(void **s)
     check("{\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Pending\",\"containerStatuses\":"
           "[{\"name\":\"worker\",\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\"}}}]}}",
           AGENT_POD_PENDING, "container worker: ErrImagePull");
+}
+
+/* Every waiting reason of the shared classifier (lib/podstuck.c): fatal ones fail the wait at
+ * once, the starting ones say nothing, the rest keep waiting with the reason shown. */
+static void test_each_wait_reason(void **s)
+{
+    (void)s;
+    static const struct {
+        const char *reason;
+        enum agent_pod_verdict verdict;
+        const char *shown;
+    } want[] = {
+        { "ContainerCreating", AGENT_POD_PENDING, "Pending: containers starting" },
+        { "PodInitializing", AGENT_POD_PENDING, "Pending: containers starting" },
+        { "CrashLoopBackOff", AGENT_POD_FAILED, "container worker: CrashLoopBackOff (restarted 0 times" },
+        { "ErrImagePull", AGENT_POD_PENDING, "container worker: ErrImagePull" },
+        { "ImagePullBackOff", AGENT_POD_PENDING, "container worker: ImagePullBackOff" },
+        { "ErrImageNeverPull", AGENT_POD_PENDING, "container worker: ErrImageNeverPull" },
+        { "InvalidImageName", AGENT_POD_FAILED, "container worker: InvalidImageName" },
+        { "CreateContainerConfigError", AGENT_POD_FAILED, "container worker: CreateContainerConfigError" },
+        { "CreateContainerError", AGENT_POD_PENDING, "container worker: CreateContainerError" },
+        { "RunContainerError", AGENT_POD_FAILED, "container worker: RunContainerError" },
+        { "SomethingNew", AGENT_POD_PENDING, "container worker: SomethingNew" },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Pending\",\"containerStatuses\":"
+                 "[{\"name\":\"worker\",\"state\":{\"waiting\":{\"reason\":\"%s\"}}}]}}",
+                 want[i].reason);
+        check(json, want[i].verdict, want[i].shown);
+    }
 }
 
 static void test_crashloop(void **s)
@@ -125,6 +158,54 @@ static void test_not_ready_and_deleting(void **s)
     check("{\"spec\":{},\"status\":{}}", AGENT_POD_PENDING, "waiting for the scheduler");
 }
 
+/* A worker Kubernetes takes away says who: the observed preempted victim
+ * (tests/unit/data/preemption/victim.json) being deleted, with and without its preemptor's
+ * name; a kubelet eviction (phase Failed, TerminationByKubelet) keeps the pod's own reason. */
+static void test_disrupted(void **s)
+{
+    (void)s;
+    json_error_t je;
+    json_t *pod = json_load_file("tests/unit/data/preemption/victim.json", 0, &je);
+    if (!pod)
+        fail_msg("victim.json: %s", je.text);
+    struct agent_pod_view v;
+    assert_int_equal(agent_pod_assess(pod, &v), 0);
+    assert_int_equal(v.verdict, AGENT_POD_FAILED);
+    assert_string_equal(v.reason,
+                        "being deleted: preempted by the scheduler for a higher-priority pod (DisruptionTarget "
+                        "PreemptionByScheduler: default-scheduler: preempting to accommodate a higher priority pod)");
+    agent_pod_view_free(&v);
+    assert_int_equal(agent_pod_assess_by(pod, "default/j25-big", &v), 0);
+    assert_int_equal(v.verdict, AGENT_POD_FAILED);
+    assert_non_null(strstr(v.reason, "being deleted: preempted by default/j25-big (DisruptionTarget PreemptionByScheduler"));
+    assert_string_equal(v.node, "k8s-node-1");
+    agent_pod_view_free(&v);
+    json_decref(pod);
+    check("{\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Failed\",\"reason\":\"Evicted\",\"message\":"
+          "\"The node was low on resource: memory.\",\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+          "\"reason\":\"TerminationByKubelet\",\"message\":\"The node was low on resource: memory.\"}]}}",
+          AGENT_POD_FAILED,
+          "terminated by the kubelet (node-pressure eviction or node shutdown) (DisruptionTarget TerminationByKubelet: "
+          "The node was low on resource: memory.): Failed: Evicted: The node was low on resource: memory.");
+}
+
+/* A pod being deleted is going away normally until its deletionTimestamp (which includes
+ * the grace period) plus AGENT_DELETION_SLACK_MS; after that its deletion is stuck. */
+static void test_deletion_in_progress(void **s)
+{
+    (void)s;
+    json_t *p = json_loads("{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:30Z\"}}", 0, NULL);
+    int64_t at = 1767225630000; /* 2026-01-01T00:00:30Z */
+    assert_int_equal(agent_pod_deletion_in_progress(p, at - 30000), 1);
+    assert_int_equal(agent_pod_deletion_in_progress(p, at + AGENT_DELETION_SLACK_MS), 1);
+    assert_int_equal(agent_pod_deletion_in_progress(p, at + AGENT_DELETION_SLACK_MS + 1), 0);
+    json_decref(p);
+    p = json_loads("{\"metadata\":{}}", 0, NULL);
+    assert_int_equal(agent_pod_deletion_in_progress(p, at), 0);
+    assert_int_equal(agent_pod_deletion_in_progress(NULL, at), 0);
+    json_decref(p);
+}
+
 static void test_missing_and_gpus(void **s)
 {
     (void)s;
@@ -158,11 +239,14 @@ int main(void)
         cmocka_unit_test(test_ready),
         cmocka_unit_test(test_unschedulable),
         cmocka_unit_test(test_image_pull),
+        cmocka_unit_test(test_each_wait_reason),
         cmocka_unit_test(test_crashloop),
         cmocka_unit_test(test_init_failed),
         cmocka_unit_test(test_failed_phase),
         cmocka_unit_test(test_node_lost),
         cmocka_unit_test(test_not_ready_and_deleting),
+        cmocka_unit_test(test_disrupted),
+        cmocka_unit_test(test_deletion_in_progress),
         cmocka_unit_test(test_missing_and_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,7 +77,7 @@ static void test_write(void **s)
     struct agent_phases ph = { { 0 } };
     agent_phase_mark(&ph, AGENT_PHASE_WORKERS_READY);
     char *err = NULL;
-    assert_int_equal(agent_termination_write(path, "worker w-1 deleted", &ph, &err), 0);
+    assert_int_equal(agent_termination_write(path, "worker w-1 deleted", &ph, NULL, &err), 0);
     char *text = NULL;
     size_t len = 0;
     assert_int_equal(kube_read_file(path, 8192, &text, &len, &err), 0);
@@ -85,7 +85,7 @@ static void test_write(void **s)
     free(text);
     unlink(path);
     /* no termination log directory: skipped, not an error */
-    assert_int_equal(agent_termination_write("/nonexistent-dir/x", "s", &ph, &err), 0);
+    assert_int_equal(agent_termination_write("/nonexistent-dir/x", "s", &ph, NULL, &err), 0);
 }
 
 int main(void)

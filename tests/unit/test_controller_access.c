@@ -158,7 +158,9 @@ static void stop(struct fake *f, struct kube_client *c)
     free(f->list_query);
 }
 
-#define OURS ",create:serviceaccounts,create:roles,create:rolebindings,patch:configmaps,patch:jobs,"
+#define OURS                                                                                                                 \
+    ",create:serviceaccounts,create:roles,create:rolebindings,patch:configmaps,patch:jobs,get:configmaps,create:configmaps," \
+    "list:events,"
 /* upstream v2beta1's mpi-operator ClusterRole: update, no patch, no RBAC objects */
 #define UPSTREAM ",create:configmaps,update:configmaps,create:jobs,update:jobs,create:pods,"
 
@@ -167,14 +169,30 @@ static void test_probe_full(void **st)
     (void)st;
     struct fake f = { .granted = OURS };
     struct kube_client *c = start(&f);
-    struct access a;
+    struct access_rights a;
     assert_int_equal(access_probe(c, "ns1", &a), 0);
-    assert_true(a.launcher_rbac && a.patch_configmaps && a.patch_jobs);
-    assert_int_equal(f.reviews, 5);
+    assert_true(a.launcher_rbac && a.patch_configmaps && a.patch_jobs && a.launcher_log && a.launcher_events);
+    assert_int_equal(f.reviews, 8);
     stop(&f, c);
     char *line = access_describe(&a);
     assert_non_null(strstr(line, "full mode"));
     free(line);
+}
+
+/* An operator role from before the launcher log (no get on configmaps): Roles without it,
+ * since the RBAC escalation check would refuse a Role granting more than the operator has. */
+static void test_probe_no_log(void **st)
+{
+    (void)st;
+    struct fake f = { .granted = ",create:serviceaccounts,create:roles,create:rolebindings,patch:configmaps,patch:jobs,"
+                                 "create:configmaps," };
+    struct kube_client *c = start(&f);
+    struct access_rights a;
+    assert_int_equal(access_probe(c, "ns1", &a), 0);
+    assert_true(a.launcher_rbac && a.patch_configmaps && a.patch_jobs);
+    assert_false(a.launcher_log);
+    assert_false(a.launcher_events); /* nor events list (from before preemptor naming): Roles without it */
+    stop(&f, c);
 }
 
 static void test_probe_upstream(void **st)
@@ -182,11 +200,13 @@ static void test_probe_upstream(void **st)
     (void)st;
     struct fake f = { .granted = UPSTREAM };
     struct kube_client *c = start(&f);
-    struct access a;
+    struct access_rights a;
     assert_int_equal(access_probe(c, NULL, &a), 3);
     assert_false(a.launcher_rbac);
     assert_false(a.patch_configmaps);
     assert_false(a.patch_jobs);
+    assert_false(a.launcher_log);
+    assert_false(a.launcher_events);
     stop(&f, c);
     char *line = access_describe(&a);
     assert_non_null(strstr(line, "no create on serviceaccounts, roles or rolebindings"));
@@ -202,7 +222,7 @@ static void test_probe_partial(void **st)
     (void)st;
     struct fake f = { .granted = ",create:serviceaccounts,create:roles,patch:configmaps," };
     struct kube_client *c = start(&f);
-    struct access a;
+    struct access_rights a;
     assert_int_equal(access_probe(c, "ns1", &a), 2);
     assert_false(a.launcher_rbac);
     assert_true(a.patch_configmaps);
@@ -219,9 +239,9 @@ static void test_probe_refused(void **st)
     (void)st;
     struct fake f = { .granted = "", .forbidden = 1 };
     struct kube_client *c = start(&f);
-    struct access a;
+    struct access_rights a;
     assert_int_equal(access_probe(c, "ns1", &a), 0);
-    assert_true(a.launcher_rbac && a.patch_configmaps && a.patch_jobs);
+    assert_true(a.launcher_rbac && a.patch_configmaps && a.patch_jobs && a.launcher_log);
     stop(&f, c);
 }
 
@@ -276,8 +296,9 @@ static void test_update_merge(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_probe_full),    cmocka_unit_test(test_probe_upstream), cmocka_unit_test(test_probe_partial),
-        cmocka_unit_test(test_probe_refused), cmocka_unit_test(test_merge_patch),    cmocka_unit_test(test_update_merge),
+        cmocka_unit_test(test_probe_full),    cmocka_unit_test(test_probe_no_log),  cmocka_unit_test(test_probe_upstream),
+        cmocka_unit_test(test_probe_partial), cmocka_unit_test(test_probe_refused), cmocka_unit_test(test_merge_patch),
+        cmocka_unit_test(test_update_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,7 +74,7 @@ static void *serve(void *arg)
     }
 }
 
-/* Runs discovery against a fresh fake server; returns mpijob_discover's result. */
+/* Runs discovery against a fresh fake server; returns crds_mpijob_discover's result. */
 static int discover(struct fake *f, const struct kube_resource **out, char **err)
 {
     f->lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -94,7 +94,7 @@ static int discover(struct fake *f, const struct kube_resource **out, char **err
     char *cerr = NULL;
     struct kube_client *c = kube_client_new(kube_config_new_server(url), &o, &cerr);
     assert_non_null(c);
-    int rc = mpijob_discover(c, out, err);
+    int rc = crds_mpijob_discover(c, out, err);
     kube_client_free(c);
     shutdown(f->lfd, SHUT_RDWR);
     close(f->lfd);
@@ -168,13 +168,13 @@ static void test_forbidden_is_an_error(void **st)
 static void test_descriptors(void **st)
 {
     (void)st;
-    assert_ptr_equal(mpijob_resource_of("kubeflow.org/v1alpha2"), &MPIJOB_RES_V1ALPHA2);
-    assert_ptr_equal(mpijob_resource_of("kubeflow.org/v2beta1"), &MPIJOB_RES_V2BETA1);
-    assert_ptr_equal(mpijob_resource_of(NULL), &MPIJOB_RES_V2BETA1);
-    assert_ptr_equal(podgroup_resource_of("scheduling.x-k8s.io/v1alpha1"), &PODGROUP_RES_SCHED_PLUGINS);
-    assert_ptr_equal(podgroup_resource_of("scheduling.volcano.sh/v1beta1"), &PODGROUP_RES_VOLCANO);
-    assert_ptr_equal(podgroup_resource_for_scheduler("volcano"), &PODGROUP_RES_VOLCANO);
-    assert_ptr_equal(podgroup_resource_for_scheduler("scheduler-plugins-scheduler"), &PODGROUP_RES_SCHED_PLUGINS);
+    assert_ptr_equal(crds_mpijob_resource("kubeflow.org/v1alpha2"), &MPIJOB_RES_V1ALPHA2);
+    assert_ptr_equal(crds_mpijob_resource("kubeflow.org/v2beta1"), &MPIJOB_RES_V2BETA1);
+    assert_ptr_equal(crds_mpijob_resource(NULL), &MPIJOB_RES_V2BETA1);
+    assert_ptr_equal(crds_podgroup_resource("scheduling.x-k8s.io/v1alpha1"), &PODGROUP_RES_SCHED_PLUGINS);
+    assert_ptr_equal(crds_podgroup_resource("scheduling.volcano.sh/v1beta1"), &PODGROUP_RES_VOLCANO);
+    assert_ptr_equal(crds_podgroup_resource_for_scheduler("volcano"), &PODGROUP_RES_VOLCANO);
+    assert_ptr_equal(crds_podgroup_resource_for_scheduler("scheduler-plugins-scheduler"), &PODGROUP_RES_SCHED_PLUGINS);
     char *p = kube_resource_path(&MPIJOB_RES_V1ALPHA2, "ns", "pi", "status");
     assert_string_equal(p, "/apis/kubeflow.org/v1alpha2/namespaces/ns/mpijobs/pi/status");
     free(p);

@@ -34,24 +34,24 @@ static json_t *build_all(json_t *in)
         return NULL;
     }
     struct build_opts o;
-    build_opts_default(&o);
+    objects_build_opts_default(&o);
     if (json_string_value(json_object_get(opts, "agent_image")))
         o.agent_image = json_string_value(json_object_get(opts, "agent_image"));
     o.gang = json_string_value(json_object_get(opts, "gang"));
     o.cluster_domain = json_string_value(json_object_get(opts, "cluster_domain"));
     unsigned char running[64] = { 1, 0, 1, 1 };
     json_t *out =
-        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[]}", "configmap", obj_configmap(&j, &o, running), "serviceaccount",
-                  obj_service_account(&j), "role", obj_role(&j), "rolebinding", obj_role_binding(&j), "service",
-                  obj_service(&j), "launcher", obj_launcher_job(&j, &o), "workers");
+        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[]}", "configmap", objects_configmap(&j, &o, running), "serviceaccount",
+                  objects_service_account(&j), "role", objects_role(&j, 1, 1), "rolebinding", objects_role_binding(&j),
+                  "service", objects_service(&j), "launcher", objects_launcher_job(&j, &o), "workers");
     for (long long i = 0; i < j.worker.replicas; i++)
-        json_array_append_new(json_object_get(out, "workers"), obj_worker_pod(&j, &o, i));
+        json_array_append_new(json_object_get(out, "workers"), objects_worker_pod(&j, &o, i));
     if (j.transport == MPIK8S_TRANSPORT_SSH)
-        json_object_set_new(out, "secret",
-                            obj_ssh_secret(&j,
-                                           "-----BEGIN OPENSSH PRIVATE KEY-----\ntest\n-----END OPENSSH PRIVATE KEY-----\n",
-                                           "ssh-ed25519 AAAAtest mpi-k8s\n"));
-    json_t *pg = obj_podgroup(&j, &o);
+        json_object_set_new(
+            out, "secret",
+            objects_ssh_secret(&j, "-----BEGIN OPENSSH PRIVATE KEY-----\ntest\n-----END OPENSSH PRIVATE KEY-----\n",
+                               "ssh-ed25519 AAAAtest mpi-k8s\n"));
+    json_t *pg = objects_podgroup(&j, &o);
     if (pg)
         json_object_set_new(out, "podgroup", pg);
     return out;

@@ -25,6 +25,7 @@
 #include "../../controller/health.h"
 #include "../../controller/metrics.h"
 #include "kube/config.h"
+#include "../../controller/metrics_http.h"
 
 /* /healthz must answer this fast while other clients stall (the old one-at-a-time server
  * needed its 2 s read timeout per stalled client). */
@@ -143,7 +144,7 @@ static int setup(void **s)
     char *err = NULL;
     for (int i = 0; i < 50; i++) {
         port = pick_port(i);
-        if ((srv = metrics_serve(reg, port, &err)) != NULL)
+        if ((srv = metrics_http_serve(reg, port, &err)) != NULL)
             return 0;
         free(err);
         err = NULL;
@@ -154,7 +155,7 @@ static int setup(void **s)
 static int teardown(void **s)
 {
     (void)s;
-    metrics_server_stop(srv);
+    metrics_http_stop(srv);
     metrics_free(reg);
     return 0;
 }

@@ -35,6 +35,9 @@ static void test_canonical(void **state)
     roundtrip("512", 1, "512"); /* binary below 1024 */
     roundtrip("1Ki", 1, "1Ki");
     roundtrip("1e3", 2, "2k");
+    roundtrip("1e+3", 1, "1k");
+    roundtrip("1E-3", 1, "1m");
+    roundtrip("1E", 1, "1E"); /* the exa suffix, not an exponent */
     roundtrip("1M", 1, "1M");
     roundtrip("0", 4, "0");
     roundtrip("1n", 1, "1n");
@@ -46,7 +49,19 @@ static void test_malformed(void **state)
     (void)state;
     qty_t q;
     int bin;
-    const char *bad[] = { "", "m", "1x", "1KiB", "1..2", "--1", "1e", "1e99", "99999999999999999999999999999999999999Ei" };
+    const char *bad[] = { "",
+                          "m",
+                          "1x",
+                          "1KiB",
+                          "1..2",
+                          "--1",
+                          "1e",
+                          "1e99",
+                          "1e+",
+                          "1e+-3",
+                          "1e 3",
+                          "1e3x",
+                          "99999999999999999999999999999999999999Ei" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(quantity_parse(bad[i], &q, &bin), -1);
 }

@@ -14,10 +14,12 @@
 #include <string.h>
 
 #include "../../controller/reconcile.h"
-#include "../../controller/status.h"
+#include "../../controller/cond.h"
 #include "../../include/kube/json.h"
 #include "../../include/kube/util.h"
 #include "../../controller/launcher_memory.h"
+#include "../../controller/kind.h"
+#include "../../controller/status_pruned.h"
 
 #define T0 1780000000000LL /* epoch ms of the job's creation */
 
@@ -25,6 +27,7 @@ struct world {
     struct launcher_memory *lmem; /* as the controller's pod informer feeds it */
     json_t *objs;                 /* "kind/name" -> object */
     json_t *events;               /* [reason...] */
+    json_t *event_msgs;           /* [message...], as events */
     int uid;
 };
 
@@ -35,10 +38,7 @@ static const char *job_json =
     "\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"i\",\"command\":[\"mpirun\",\"hostname\"]}]}}},"
     "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"i\"}]}}}}}}";
 
-static void key(char *buf, size_t n, enum res_kind r, const char *name)
-{
-    snprintf(buf, n, "%s/%s", res_kind_name(r), name);
-}
+static void key(char *buf, size_t n, enum res_kind r, const char *name) { snprintf(buf, n, "%s/%s", kind_name(r), name); }
 
 static json_t *get(struct world *w, enum res_kind r, const char *name)
 {
@@ -52,8 +52,9 @@ static void world_init(struct world *w, const char *job)
     json_error_t je;
     w->objs = json_object();
     w->events = json_array();
+    w->event_msgs = json_array();
     w->uid = 0;
-    w->lmem = lmem_new();
+    w->lmem = launcher_memory_new();
     json_object_set_new(w->objs, "mpijobs/pi", json_loads(job, 0, &je));
 }
 
@@ -61,7 +62,8 @@ static void world_free(struct world *w)
 {
     json_decref(w->objs);
     json_decref(w->events);
-    lmem_free(w->lmem);
+    json_decref(w->event_msgs);
+    launcher_memory_free(w->lmem);
 }
 
 static void put(struct world *w, enum res_kind r, json_t *o)
@@ -69,7 +71,7 @@ static void put(struct world *w, enum res_kind r, json_t *o)
     char k[256];
     key(k, sizeof k, r, json_string_value(json_object_get(json_object_get(o, "metadata"), "name")));
     if (r == RK_POD)
-        lmem_observe(w->lmem, "default/pi", o);
+        launcher_memory_observe(w->lmem, "default/pi", o);
     json_object_set_new(w->objs, k, o);
 }
 
@@ -110,7 +112,10 @@ static void apply(struct world *w, struct plan *p)
             key(k, sizeof k, a->res, a->name);
             json_object_del(w->objs, k);
             break;
-        case ACT_EVENT: json_array_append_new(w->events, json_string(a->ev_reason)); break;
+        case ACT_EVENT:
+            json_array_append_new(w->events, json_string(a->ev_reason));
+            json_array_append_new(w->event_msgs, json_string(a->ev_msg));
+            break;
         case ACT_SSH_SECRET: {
             json_t *s = json_pack("{s:{s:s, s:[{s:s, s:s, s:b}]}}", "metadata", "name", a->name, "ownerReferences", "kind",
                                   "MPIJob", "uid", "u-pi", "controller", 1);
@@ -134,7 +139,7 @@ static void observe(struct world *w, struct observed *ob)
     ob->launcher_job = get(w, RK_JOB, "pi-launcher");
     ob->podgroup = get(w, RK_PODGROUP, "pi");
     ob->pods = json_array();
-    ob->launcher_seen = lmem_get(w->lmem, "default/pi");
+    ob->launcher_seen = launcher_memory_get(w->lmem, "default/pi");
     const char *k;
     json_t *v;
     json_object_foreach(w->objs, k, v) {
@@ -151,7 +156,7 @@ static size_t sync_at(struct world *w, int64_t now, struct plan *p)
 {
     struct observed ob;
     struct build_opts o;
-    build_opts_default(&o);
+    objects_build_opts_default(&o);
     o.gang = g_gang;
     o.no_launcher_rbac = g_no_rbac;
     observe(w, &ob);
@@ -260,6 +265,46 @@ static void run_to_running(struct world *w)
     plan_free(&p);
     assert_string_equal(cond_field(w, COND_RUNNING, "status"), "True");
     assert_string_equal(cond_field(w, COND_RUNNING, "message"), "MPIJob default/pi is running.");
+    /* the Event's message as upstream's: no period (bench/peer_behaviour.sh's diff) */
+    size_t i, seen = 0;
+    for (i = 0; i < json_array_size(w->events); i++)
+        if (strcmp(json_string_value(json_array_get(w->events, i)), "MPIJobRunning") == 0) {
+            assert_string_equal(json_string_value(json_array_get(w->event_msgs, i)), "MPIJob default/pi is running");
+            seen++;
+        }
+    assert_int_equal(seen, 1);
+}
+
+/* Under a CRD whose status schema lacks launchPhases (upstream's), the API server drops it
+ * from every status update: once an update's answer showed that, a sync whose only
+ * difference is that key writes nothing (bench/peer_operator.sh saw a no-op PUT a sync). */
+static void test_pruned_status_key_not_rewritten(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    json_t *st = json_object_get(get(&w, RK_MPIJOB, "pi"), "status");
+    assert_non_null(json_object_get(st, "launchPhases"));
+    json_t *sent = json_deep_copy(st);
+    json_object_del(st, "launchPhases"); /* as the server stores it */
+    struct plan p;
+    sync_at(&w, T0 + 4000, &p);
+    assert_int_equal(count(&p, ACT_STATUS, RK_MPIJOB), 1); /* not known to be pruned yet */
+    plan_free(&p);
+    json_object_del(json_object_get(get(&w, RK_MPIJOB, "pi"), "status"), "launchPhases");
+    status_pruned_note(sent, json_object_get(get(&w, RK_MPIJOB, "pi"), "status"));
+    sync_at(&w, T0 + 4500, &p);
+    assert_int_equal(count(&p, ACT_STATUS, RK_MPIJOB), 0);
+    plan_free(&p);
+    /* a real change is still written, launchPhases with it */
+    set_pod(&w, "pi-worker-1", "Failed", 0);
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(count(&p, ACT_STATUS, RK_MPIJOB), 1);
+    plan_free(&p);
+    json_decref(sent);
+    status_pruned_reset();
+    world_free(&w);
 }
 
 static void test_running_then_succeeded(void **state)
@@ -316,6 +361,95 @@ static void test_launcher_failed_message(void **state)
     assert_string_equal(cond_field(&w, COND_FAILED, "message"),
                         "MPIJob default/pi has failed: BackoffLimitExceeded: Job has reached the specified backoff limit; "
                         "launcher pod pi-launcher-abcde: worker pi-worker-1 is gone (deleted)");
+    world_free(&w);
+}
+
+/* The agent's failure line: status.rankFailure (kept), a RankFailed / RankOOMKilled Event with
+ * the last lines after the Failed one, the failure metric's reason; without one: "unknown". */
+static void rank_failure_case(const char *failure, const char *ev_reason, const char *metric_reason, const char *ev_text)
+{
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    char *msg = NULL;
+    assert_true(asprintf(&msg, "rank 1 on pod pi-worker-1 (node n1) failed; command exited 3\nphases: {}\n%s", failure) > 0);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Failed", msg, 3);
+    free(msg);
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 1);
+    struct plan p;
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(p.failed, 1);
+    assert_string_equal(p.fail_reason, metric_reason);
+    const char *found = NULL;
+    for (size_t i = 0; i < p.n; i++)
+        if (p.a[i].kind == ACT_EVENT && ev_reason && strcmp(p.a[i].ev_reason, ev_reason) == 0)
+            found = p.a[i].ev_msg;
+    if (ev_reason) {
+        assert_non_null(found);
+        assert_non_null(strstr(found, ev_text));
+        assert_true(strlen(found) <= 1024);
+        assert_non_null(json_object_get(status(&w), "rankFailure"));
+    } else {
+        assert_null(json_object_get(status(&w), "rankFailure"));
+    }
+    assert_non_null(
+        strstr(cond_field(&w, COND_FAILED, "message"), "launcher pod pi-launcher-abcde: rank 1 on pod pi-worker-1"));
+    plan_free(&p);
+    world_free(&w);
+}
+
+static void test_rank_failure(void **state)
+{
+    (void)state;
+    rank_failure_case("failure: {\"reason\":\"exit_code\",\"rank\":1,\"pod\":\"pi-worker-1\",\"node\":\"n1\","
+                      "\"exitCode\":3,\"message\":\"rank 1 on pod pi-worker-1 (node n1) exited with code 3\","
+                      "\"lastLines\":\"[1,1]<stderr>:bad input\\n\"}",
+                      "RankFailed", "exit_code",
+                      "rank 1 on pod pi-worker-1 (node n1) exited with code 3; last lines:\n[1,1]<stderr>:bad input\n");
+    rank_failure_case("failure: {\"reason\":\"oom\",\"rank\":1,\"pod\":\"pi-worker-1\",\"oomKilled\":true,"
+                      "\"memoryLimit\":\"64Mi\",\"message\":\"rank 1 on pod pi-worker-1 (node n1) was killed by SIGKILL: "
+                      "OOM-killed (limit 64Mi)\"}",
+                      "RankOOMKilled", "oom", "OOM-killed (limit 64Mi)");
+    /* a long lastLines: the Event keeps the phrase and the end of the lines, 1 KiB in all */
+    char *big = malloc(3000), *f = NULL;
+    for (int i = 0; i < 2998; i++) /* JSON-escaped line ends: backslash, n */
+        big[i] = i % 50 == 48 ? '\\' : i % 50 == 49 ? 'n' : 'a' + i % 26;
+    big[2998] = '\0';
+    assert_true(asprintf(&f,
+                         "failure: {\"reason\":\"signal\",\"signal\":\"SIGSEGV\",\"message\":\"rank 1 was killed "
+                         "by SIGSEGV\",\"lastLines\":\"%sEND\"}",
+                         big) > 0);
+    rank_failure_case(f, "RankFailed", "signal", "END");
+    free(f);
+    free(big);
+    rank_failure_case("", NULL, "unknown", NULL); /* an agent without the line: unknown */
+    rank_failure_case("failure: [1]", NULL, "unknown", NULL);
+}
+
+/* A failure the Job does not count (podFailurePolicy Ignore) and a rerun that succeeded, both
+ * first seen by the same sync (the rerun ended before the operator looked): the failed attempt's
+ * rank stays in status.rankFailure and its detail in launcherFailure; the job Succeeded. */
+static void test_rank_failure_of_ignored_attempt(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    add_launcher_pod(&w, "pi-launcher-first", "Failed",
+                     "rank 0 on pod pi-worker-0 (node n1) failed; command exited 75\nphases: {}\n"
+                     "failure: {\"reason\":\"exit_code\",\"rank\":0,\"pod\":\"pi-worker-0\",\"exitCode\":75,"
+                     "\"message\":\"rank 0 on pod pi-worker-0 (node n1) exited with code 75\"}",
+                     75);
+    add_launcher_pod(&w, "pi-launcher-second", "Succeeded", "mpirun finished\nphases: {}", 0);
+    json_object_set_new(kube_json_at(get(&w, RK_POD, "pi-launcher-second"), "metadata"), "creationTimestamp",
+                        json_string("2026-05-28T20:26:52Z"));
+    set_job_cond(&w, "Complete", "", "", 1, 0);
+    struct plan p;
+    sync_at(&w, T0 + 20000, &p);
+    assert_int_equal(p.succeeded, 1);
+    plan_free(&p);
+    assert_int_equal(json_integer_value(kube_json_at(status(&w), "rankFailure", "exitCode")), 75);
+    assert_non_null(strstr(json_string_value(json_object_get(status(&w), "launcherFailure")), "pi-launcher-first"));
     world_free(&w);
 }
 
@@ -380,6 +514,33 @@ static void add_launcher_init_failed(struct world *w, const char *name, const ch
     put(w, RK_POD, p);
 }
 
+/* The launcher's init container failed with the agent's record, the kubelet ran it again
+ * (OnFailure) and the Job, giving up, killed that rerun (137, no message): the Failed message
+ * keeps the failed run's reason (seen on the real cluster: e2e 18, DNS gone, ssh transport). */
+static void test_killed_rerun_keeps_reason(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    json_t *p =
+        json_pack("{s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:{s:s}}", "metadata", "name", "pi-launcher-abcde", "creationTimestamp",
+                  "2026-05-28T20:26:42Z", "labels", "training.kubeflow.org/job-role", "launcher", "mpi_role_type",
+                  "launcher", "training.kubeflow.org/job-name", "pi", "status", "phase", "Pending");
+    json_t *first = json_pack("{s:i, s:s, s:s}", "exitCode", 1, "reason", "Error", "message",
+                              "init failed: ssh DNS: cannot resolve host pi-worker-0\nphases: {}");
+    json_t *st = json_pack("{s:s, s:{s:{s:i, s:s}}, s:{s:o}, s:i}", "name", "mpi-agent-init", "state", "terminated",
+                           "exitCode", 137, "reason", "Error", "lastState", "terminated", first, "restartCount", 1);
+    json_object_set_new(json_object_get(p, "status"), "initContainerStatuses", json_pack("[o]", st));
+    put(&w, RK_POD, p);
+    set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 0);
+    sync1(&w, T0 + 5000);
+    const char *m = cond_field(&w, COND_FAILED, "message");
+    assert_non_null(strstr(m, "ssh DNS: cannot resolve host pi-worker-0"));
+    assert_null(strstr(m, "137"));
+    world_free(&w);
+}
+
 /* F7: the Job deletes the restarting launcher pod when it gives up; the Failed message still
  * carries the agent's reason, remembered from the pod's last state. */
 static void test_launcher_gone_keeps_reason(void **state)
@@ -425,8 +586,8 @@ static void test_launcher_failure_survives_restart(void **state)
                         "launcher pod pi-launcher-abcde: init failed: could not list the worker pods");
     assert_null(cond_get(status(&w), COND_FAILED));
     /* the operator restarts (its memory is empty) and the Job deletes the pod as it gives up */
-    lmem_free(w.lmem);
-    w.lmem = lmem_new();
+    launcher_memory_free(w.lmem);
+    w.lmem = launcher_memory_new();
     json_object_del(w.objs, "pods/pi-launcher-abcde");
     set_job_cond(&w, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", 0, 0);
     sync1(&w, T0 + 5000);
@@ -526,6 +687,99 @@ static void test_worker_failed_and_evicted(void **state)
     assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "MPIJobEvicted");
     assert_string_equal(cond_field(&w, COND_FAILED, "message"), "MPIJob default/pi has failed: 1/2 workers are evicted");
     world_free(&w);
+}
+
+/* A worker the scheduler preempted (phase Failed, DisruptionTarget PreemptionByScheduler, as the
+ * kubelet leaves it before the pod is gone): while the launcher pod is there, the operator leaves the
+ * failure to its agent (which names the preemptor) for DISRUPTED_WAIT_MS (20 s) after the
+ * condition; then it fails the job itself, saying the worker was preempted. */
+static void test_worker_preempted(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    set_pod(&w, "pi-worker-1", "Failed", 0);
+    json_array_append_new(json_object_get(json_object_get(get(&w, RK_POD, "pi-worker-1"), "status"), "conditions"),
+                          json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "DisruptionTarget", "status", "True", "reason",
+                                    "PreemptionByScheduler", "message",
+                                    "default-scheduler: preempting to accommodate a higher priority pod",
+                                    "lastTransitionTime", "2026-05-28T20:26:45Z")); /* T0 + 5 s */
+    struct plan p;
+    sync_at(&w, T0 + 6000, &p);
+    assert_null(cond_get(status(&w), COND_FAILED));
+    assert_true(p.requeue_after_ms > 0 && p.requeue_after_ms <= 1000);
+    plan_free(&p);
+    json_object_set_new(json_object_get(get(&w, RK_POD, "pi-launcher-abcde"), "metadata"), "deletionTimestamp",
+                        json_string("2026-05-28T20:26:50Z")); /* the Job gave up: still waiting for its record */
+    sync_at(&w, T0 + 24000, &p);
+    assert_null(cond_get(status(&w), COND_FAILED));
+    plan_free(&p);
+    sync1(&w, T0 + 25001);
+    assert_string_equal(cond_field(&w, COND_FAILED, "message"),
+                        "MPIJob default/pi has failed: worker pod pi-worker-1 failed: preempted by the scheduler for a "
+                        "higher-priority pod (DisruptionTarget PreemptionByScheduler: default-scheduler: preempting to "
+                        "accommodate a higher priority pod)");
+    world_free(&w);
+}
+
+static size_t events_named(struct world *w, const char *reason);
+
+/* With runPolicy.backoffLimit N, a failed or evicted worker is deleted to be re-created (once
+ * per pod, N in all), recorded in status.restarts / workerRestarts with a WorkerRestarted
+ * Event; the launcher retries are counted in restartCount with their reasons; past N the
+ * job fails as before. */
+static void test_worker_restart(void **state)
+{
+    (void)state;
+    char *job = strdup(job_json);
+    char *at = strstr(job, "\"cleanPodPolicy\":\"Running\"}");
+    assert_non_null(at);
+    char *withlimit = NULL;
+    assert_true(asprintf(&withlimit, "%.*s\"cleanPodPolicy\":\"Running\",\"backoffLimit\":2}%s", (int)(at - job), job,
+                         at + strlen("\"cleanPodPolicy\":\"Running\"}")) > 0);
+    struct world w;
+    world_init(&w, withlimit);
+    run_to_running(&w);
+    for (int round = 1; round <= 2; round++) {
+        const char *name = round == 1 ? "pi-worker-1" : "pi-worker-0";
+        set_pod(&w, name, "Failed", 0);
+        if (round == 2)
+            json_object_set_new(json_object_get(get(&w, RK_POD, name), "status"), "reason", json_string("Evicted"));
+        struct plan p;
+        sync_at(&w, T0 + 5000 * round, &p);
+        assert_null(cond_get(status(&w), COND_FAILED));
+        assert_int_equal(count(&p, ACT_DELETE, RK_POD), 1);
+        plan_free(&p);
+        assert_int_equal(json_integer_value(json_object_get(status(&w), "workerRestarts")), round);
+        json_t *e = json_array_get(json_object_get(status(&w), "restarts"), (size_t)round - 1);
+        assert_string_equal(json_string_value(json_object_get(e, "pod")), name);
+        assert_string_equal(json_string_value(json_object_get(e, "reason")), "worker_lost");
+        assert_non_null(strstr(json_string_value(json_object_get(e, "message")), round == 1 ? "failed" : "was evicted"));
+        assert_int_equal(events_named(&w, "WorkerRestarted"), (size_t)round);
+        sync_at(&w, T0 + 5000 * round + 1000, &p); /* deleted: re-created, not counted again */
+        assert_int_equal(count(&p, ACT_CREATE, RK_POD), 1);
+        plan_free(&p);
+        set_pod(&w, name, "Running", 1);
+        json_object_set_new(json_object_get(get(&w, RK_POD, name), "metadata"), "creationTimestamp",
+                            json_string(round == 1 ? "2026-05-28T20:27:00Z" : "2026-05-28T20:27:10Z"));
+    }
+    /* the launcher's Job retried once: counted, with the launcher's reason */
+    add_launcher_pod(&w, "pi-launcher-abcde", "Failed", "worker pi-worker-1: deleted; command exited 1\nphases: {}", 1);
+    set_job_cond(&w, "Running", "x", "y", 0, 1);
+    sync1(&w, T0 + 20000);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 1);
+    json_t *last = json_array_get(json_object_get(status(&w), "restarts"), 2);
+    assert_non_null(strstr(json_string_value(json_object_get(last, "message")), "worker pi-worker-1: deleted"));
+    /* the budget (2) is spent: the next lost worker fails the job */
+    set_pod(&w, "pi-worker-1", "Failed", 0);
+    sync1(&w, T0 + 25000);
+    assert_non_null(strstr(cond_field(&w, COND_FAILED, "message"), "worker pod pi-worker-1 failed"));
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "workerRestarts")), 2);
+    world_free(&w);
+    free(withlimit);
+    free(job);
+    /* without backoffLimit: failing at once, as before (test_worker_failed_and_evicted) */
 }
 
 static void test_suspend_resume(void **state)
@@ -641,26 +895,74 @@ static void test_created_suspended(void **state)
     world_free(&w);
 }
 
+/* ttlSecondsAfterFinished, as upstream: the launcher Job carries it (the Job controller
+ * deletes a finished Job); a launcher Job the operator suspended (the deadline passed while
+ * it ran) never finishes, so the operator deletes it TTL after completionTime. The MPIJob
+ * itself is never deleted. */
 static void test_deadline_and_ttl(void **state)
 {
     (void)state;
     struct world w;
     world_init(&w, job_json);
     json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy",
-                        json_pack("{s:i, s:i}", "activeDeadlineSeconds", 10, "ttlSecondsAfterFinished", 5));
+                        json_pack("{s:s, s:i, s:i}", "cleanPodPolicy", "Running", "activeDeadlineSeconds", 10,
+                                  "ttlSecondsAfterFinished", 5));
     struct plan p;
     sync_at(&w, T0, &p);
     assert_int_equal(p.requeue_after_ms, 10000);
     plan_free(&p);
+    run_to_running(&w);
+    assert_int_equal(json_integer_value(kube_json_at(get(&w, RK_JOB, "pi-launcher"), "spec", "ttlSecondsAfterFinished")), 5);
     sync1(&w, T0 + 10500);
     assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "DeadlineExceeded");
+    sync1(&w, T0 + 10800); /* cleanPodPolicy Running: the running launcher's Job is suspended */
+    assert_true(json_is_true(kube_json_at(get(&w, RK_JOB, "pi-launcher"), "spec", "suspend")));
     sync_at(&w, T0 + 11000, &p);
     assert_true(p.requeue_after_ms > 0 && p.requeue_after_ms <= 5000);
-    assert_int_equal(count(&p, ACT_DELETE, RK_MPIJOB), 0);
+    assert_int_equal(count(&p, ACT_DELETE, RK_JOB), 0);
     plan_free(&p);
     sync_at(&w, T0 + 16000, &p);
-    assert_int_equal(count(&p, ACT_DELETE, RK_MPIJOB), 1);
+    assert_int_equal(count(&p, ACT_DELETE, RK_JOB), 1);
+    assert_int_equal(count(&p, ACT_DELETE, RK_MPIJOB), 0);
+    apply(&w, &p);
     plan_free(&p);
+    sync_at(&w, T0 + 17000, &p); /* gone: not re-created, nothing else to do */
+    assert_int_equal(count(&p, ACT_CREATE, RK_JOB), 0);
+    assert_int_equal(count(&p, ACT_DELETE, RK_JOB), 0);
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_FAILED, "reason"), "DeadlineExceeded");
+    world_free(&w);
+}
+
+/* A finished launcher Job is the Job controller's to delete (its ttlSecondsAfterFinished);
+ * once it is gone the MPIJob stays Succeeded with its Launcher counts, and nothing is
+ * re-created. */
+static void test_ttl_launcher_gone_keeps_status(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    json_object_set_new(json_object_get(get(&w, RK_MPIJOB, "pi"), "spec"), "runPolicy",
+                        json_pack("{s:s, s:i}", "cleanPodPolicy", "None", "ttlSecondsAfterFinished", 0));
+    run_to_running(&w);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Succeeded", "mpirun finished\nphases: {}", 0);
+    set_job_cond(&w, "Complete", "", "", 1, 0);
+    struct plan p;
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(count(&p, ACT_DELETE, RK_JOB), 0); /* the Job controller's */
+    apply(&w, &p);
+    plan_free(&p);
+    assert_non_null(cond_field(&w, COND_SUCCEEDED, "reason"));
+    char k[256];
+    key(k, sizeof k, RK_JOB, "pi-launcher");
+    json_object_del(w.objs, k);
+    key(k, sizeof k, RK_POD, "pi-launcher-abcde");
+    json_object_del(w.objs, k);
+    sync_at(&w, T0 + 6000, &p);
+    assert_int_equal(p.n, 0);
+    plan_free(&p);
+    json_t *l = kube_json_at(get(&w, RK_MPIJOB, "pi"), "status", "replicaStatuses", "Launcher");
+    assert_int_equal(json_integer_value(json_object_get(l, "succeeded")), 1);
     world_free(&w);
 }
 
@@ -832,6 +1134,17 @@ static void set_blocked(struct world *w, const char *name, const char *sched_msg
     json_object_set_new(p, "status", st);
 }
 
+/* A Pending, scheduled pod whose container waits for reason. */
+static void set_waiting(struct world *w, const char *name, const char *reason)
+{
+    json_t *p = get(w, RK_POD, name);
+    assert_non_null(p);
+    json_object_set_new(p, "status",
+                        json_pack("{s:s, s:[{s:s, s:s}], s:[{s:s, s:s, s:{s:{s:s}}}]}", "phase", "Pending", "conditions",
+                                  "type", "PodScheduled", "status", "True", "containerStatuses", "name", "w", "image",
+                                  "example.com/w:1", "state", "waiting", "reason", reason));
+}
+
 static size_t events_named(struct world *w, const char *reason)
 {
     size_t i, n = 0;
@@ -839,6 +1152,42 @@ static size_t events_named(struct world *w, const char *reason)
     json_array_foreach(w->events, i, e)
         n += strcmp(json_string_value(e), reason) == 0;
     return n;
+}
+
+/* Every waiting reason of the shared classifier (lib/podstuck.c): a worker waiting for a blocking
+ * one makes the job Blocked (ErrImagePull as ImagePullBackOff, the two alternate), others do not. */
+static void test_blocked_each_reason(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *reason, *blocked;
+    } want[] = {
+        { "ContainerCreating", NULL },
+        { "PodInitializing", NULL },
+        { "CrashLoopBackOff", NULL },
+        { "ErrImagePull", "ImagePullBackOff" },
+        { "ImagePullBackOff", "ImagePullBackOff" },
+        { "ErrImageNeverPull", "ErrImageNeverPull" },
+        { "InvalidImageName", "InvalidImageName" },
+        { "CreateContainerConfigError", "CreateContainerConfigError" },
+        { "CreateContainerError", "CreateContainerError" },
+        { "RunContainerError", "RunContainerError" },
+        { "SomethingNew", NULL },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        struct world w;
+        world_init(&w, job_json);
+        sync1(&w, T0);
+        set_pod(&w, "pi-worker-0", "Running", 1);
+        set_waiting(&w, "pi-worker-1", want[i].reason);
+        sync1(&w, T0 + 2000);
+        const char *st = cond_field(&w, COND_BLOCKED, "status"), *r = cond_field(&w, COND_BLOCKED, "reason");
+        if (want[i].blocked && (!st || strcmp(st, "True") != 0 || !r || strcmp(r, want[i].blocked) != 0))
+            fail_msg("%s: Blocked %s/%s, want True/%s", want[i].reason, st ? st : "-", r ? r : "-", want[i].blocked);
+        if (!want[i].blocked && st)
+            fail_msg("%s: Blocked %s/%s, want none", want[i].reason, st, r ? r : "-");
+        world_free(&w);
+    }
 }
 
 static void test_blocked_condition(void **state)
@@ -914,23 +1263,31 @@ int main(void)
         cmocka_unit_test(test_new_job_plan),
         cmocka_unit_test(test_limited_rbac),
         cmocka_unit_test(test_running_then_succeeded),
+        cmocka_unit_test(test_pruned_status_key_not_rewritten),
         cmocka_unit_test(test_launcher_failed_message),
+        cmocka_unit_test(test_rank_failure),
+        cmocka_unit_test(test_rank_failure_of_ignored_attempt),
+        cmocka_unit_test(test_worker_restart),
         cmocka_unit_test(test_restarting),
         cmocka_unit_test(test_worker_failed_and_evicted),
+        cmocka_unit_test(test_worker_preempted),
         cmocka_unit_test(test_suspend_resume),
         cmocka_unit_test(test_suspend_resume_gang),
         cmocka_unit_test(test_created_suspended),
         cmocka_unit_test(test_deadline_and_ttl),
+        cmocka_unit_test(test_ttl_launcher_gone_keeps_status),
         cmocka_unit_test(test_configmap_patch_keeps_foreign_metadata),
         cmocka_unit_test(test_foreign_object),
         cmocka_unit_test(test_invalid_job_once),
         cmocka_unit_test(test_wait_for_workers_ready),
         cmocka_unit_test(test_managed_externally),
         cmocka_unit_test(test_launcher_gone_keeps_reason),
+        cmocka_unit_test(test_killed_rerun_keeps_reason),
         cmocka_unit_test(test_workers_not_ready_fails_at_once),
         cmocka_unit_test(test_launcher_failure_survives_restart),
         cmocka_unit_test(test_launcher_failed_waits_for_record),
         cmocka_unit_test(test_blocked_condition),
+        cmocka_unit_test(test_blocked_each_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

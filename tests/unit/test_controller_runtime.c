@@ -17,10 +17,11 @@
 #include "../../controller/workqueue.h"
 #include "../../controller/metrics.h"
 #include "../../controller/controller.h"
-#include "../../controller/kinds.h"
+#include "../../controller/kind.h"
 #include "../../lib/informer_store.h"
 #include "kube/informer.h"
 #include "kube/resource.h"
+#include "../../controller/prune.h"
 
 /* A pod informer as the controller makes it (compact, pruned, grouped by job), not started. */
 static struct kube_informer *pod_cache(void)
@@ -204,109 +205,128 @@ static void test_prune_pod_blocked(void **state)
     json_decref(pod);
 }
 
+/* A worker taken away keeps who did it: DisruptionTarget True's reason and message (the job's
+ * failure and restart records say "preempted", "evicted", ...: kube/poddisrupt.h). */
+static void test_prune_pod_disrupted(void **state)
+{
+    (void)state;
+    json_t *pod = json_loads("{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Failed\",\"conditions\":["
+                             "{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"reason\":\"PreemptionByScheduler\","
+                             "\"message\":\"m\",\"lastTransitionTime\":\"t\",\"observedGeneration\":1}]}}",
+                             0, NULL);
+    assert_non_null(pod);
+    prune_pod(pod);
+    char *g = json_dumps(pod, JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(g, "{\"metadata\":{\"name\":\"p\"},\"status\":{\"conditions\":[{\"lastTransitionTime\":\"t\","
+                           "\"message\":\"m\",\"reason\":\"PreemptionByScheduler\",\"status\":\"True\",\"type\":"
+                           "\"DisruptionTarget\"}],\"phase\":\"Failed\"}}");
+    free(g);
+    json_decref(pod);
+}
+
 static void test_coalesce(void **state)
 {
     (void)state;
-    struct workqueue *q = wq_new();
-    wq_add(q, "ns/a");
-    wq_add(q, "ns/a");
-    wq_add(q, "ns/b");
-    assert_int_equal(wq_len(q), 2);
-    char *k = wq_get(q);
+    struct workqueue *q = workqueue_new();
+    workqueue_add(q, "ns/a");
+    workqueue_add(q, "ns/a");
+    workqueue_add(q, "ns/b");
+    assert_int_equal(workqueue_len(q), 2);
+    char *k = workqueue_get(q);
     assert_string_equal(k, "ns/a");
-    wq_add(q, "ns/a"); /* re-added while processing: waits until done */
-    assert_int_equal(wq_len(q), 1);
-    char *k2 = wq_get(q);
+    workqueue_add(q, "ns/a"); /* re-added while processing: waits until done */
+    assert_int_equal(workqueue_len(q), 1);
+    char *k2 = workqueue_get(q);
     assert_string_equal(k2, "ns/b");
-    assert_int_equal(wq_len(q), 0);
-    wq_done(q, k);
-    assert_int_equal(wq_len(q), 1);
-    char *k3 = wq_get(q);
+    assert_int_equal(workqueue_len(q), 0);
+    workqueue_done(q, k);
+    assert_int_equal(workqueue_len(q), 1);
+    char *k3 = workqueue_get(q);
     assert_string_equal(k3, "ns/a");
-    wq_done(q, k2);
-    wq_done(q, k3);
+    workqueue_done(q, k2);
+    workqueue_done(q, k3);
     free(k);
     free(k2);
     free(k3);
-    wq_free(q);
+    workqueue_free(q);
 }
 
 static void test_delay_and_backoff(void **state)
 {
     (void)state;
-    struct workqueue *q = wq_new();
+    struct workqueue *q = workqueue_new();
     int64_t t0 = mono_ms();
-    wq_add_after(q, "ns/x", 150);
-    char *k = wq_get(q);
+    workqueue_add_after(q, "ns/x", 150);
+    char *k = workqueue_get(q);
     int64_t waited = mono_ms() - t0;
     assert_string_equal(k, "ns/x");
     assert_true(waited >= 140 && waited < 2000);
-    wq_done(q, k);
+    workqueue_done(q, k);
     free(k);
     for (int i = 0; i < 5; i++)
-        wq_add_rate_limited(q, "ns/y"), free(wq_get(q)), wq_done(q, "ns/y");
-    assert_int_equal(wq_retries(q, "ns/y"), 5);
+        workqueue_add_rate_limited(q, "ns/y"), free(workqueue_get(q)), workqueue_done(q, "ns/y");
+    assert_int_equal(workqueue_retries(q, "ns/y"), 5);
     t0 = mono_ms();
-    wq_add_rate_limited(q, "ns/y"); /* 6th retry: 5 ms * 2^5 = 160 ms */
-    k = wq_get(q);
+    workqueue_add_rate_limited(q, "ns/y"); /* 6th retry: 5 ms * 2^5 = 160 ms */
+    k = workqueue_get(q);
     waited = mono_ms() - t0;
     assert_true(waited >= 150);
-    wq_done(q, k);
+    workqueue_done(q, k);
     free(k);
-    wq_forget(q, "ns/y");
-    assert_int_equal(wq_retries(q, "ns/y"), 0);
-    wq_free(q);
+    workqueue_forget(q, "ns/y");
+    assert_int_equal(workqueue_retries(q, "ns/y"), 0);
+    workqueue_free(q);
 }
 
-static void *getter(void *arg) { return wq_get(arg); }
+static void *getter(void *arg) { return workqueue_get(arg); }
 
 /* A key waiting for a far time (a deadline requeue) brought forward by a later add_after (a
  * batched pod event) wakes the worker already waiting for the far time. */
 static void test_delay_shortened_wakes(void **state)
 {
     (void)state;
-    struct workqueue *q = wq_new();
-    wq_add_after(q, "ns/x", 600000);
+    struct workqueue *q = workqueue_new();
+    workqueue_add_after(q, "ns/x", 600000);
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, getter, q), 0);
     struct timespec ts = { 0, 100 * 1000000L };
     nanosleep(&ts, NULL); /* the getter waits for the 600 s entry */
     int64_t t0 = mono_ms();
-    wq_add_after(q, "ns/x", 100);
+    workqueue_add_after(q, "ns/x", 100);
     void *k = NULL;
     while (pthread_tryjoin_np(th, &k) != 0 && mono_ms() - t0 < 3000)
         nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
     int64_t waited = mono_ms() - t0;
     if (waited >= 3000) { /* still waiting for the 600 s entry: stop it, then fail */
-        wq_shutdown(q);
+        workqueue_shutdown(q);
         pthread_join(th, &k);
-        wq_free(q);
+        workqueue_free(q);
         fail_msg("the key brought forward to 100 ms did not wake the waiting worker within 3 s");
     }
     assert_non_null(k);
     assert_string_equal(k, "ns/x");
     if (waited < 90 || waited > 3000)
         fail_msg("the brought-forward key came after %lld ms (want ~100)", (long long)waited);
-    wq_done(q, k);
+    workqueue_done(q, k);
     free(k);
-    wq_free(q);
+    workqueue_free(q);
 }
 
 static void test_shutdown_wakes(void **state)
 {
     (void)state;
-    struct workqueue *q = wq_new();
+    struct workqueue *q = workqueue_new();
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, getter, q), 0);
     struct timespec ts = { 0, 50 * 1000000L };
     nanosleep(&ts, NULL);
-    wq_shutdown(q);
+    workqueue_shutdown(q);
     void *r = (void *)1;
     pthread_join(th, &r);
     assert_null(r);
-    wq_add(q, "ns/late");
-    assert_int_equal(wq_len(q), 0);
-    wq_free(q);
+    workqueue_add(q, "ns/late");
+    assert_int_equal(workqueue_len(q), 0);
+    workqueue_free(q);
 }
 
 static void test_metrics_text(void **state)
@@ -455,35 +475,41 @@ static void test_flags(void **state)
 static void test_queue_bucket(void **state)
 {
     (void)state;
-    struct workqueue *q = wq_new();
-    wq_set_bucket(q, 10, 2); /* 10/s, burst 2 */
+    struct workqueue *q = workqueue_new();
+    workqueue_set_bucket(q, 10, 2); /* 10/s, burst 2 */
     int64_t t0 = mono_ms();
-    wq_add_rate_limited(q, "ns/a");
-    wq_add_rate_limited(q, "ns/b");
-    wq_add_rate_limited(q, "ns/c"); /* no token left: ~100 ms */
+    workqueue_add_rate_limited(q, "ns/a");
+    workqueue_add_rate_limited(q, "ns/b");
+    workqueue_add_rate_limited(q, "ns/c"); /* no token left: ~100 ms */
     char *got[3];
     int64_t at[3];
     for (int i = 0; i < 3; i++) {
-        got[i] = wq_get(q);
+        got[i] = workqueue_get(q);
         at[i] = mono_ms() - t0;
     }
     assert_string_equal(got[2], "ns/c");
     assert_true(at[2] >= 90 && at[2] < 2000);
     for (int i = 0; i < 3; i++) {
-        wq_done(q, got[i]);
+        workqueue_done(q, got[i]);
         free(got[i]);
     }
-    wq_free(q);
+    workqueue_free(q);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_coalesce),         cmocka_unit_test(test_delay_and_backoff),
-        cmocka_unit_test(test_shutdown_wakes),   cmocka_unit_test(test_delay_shortened_wakes),
-        cmocka_unit_test(test_metrics_text),     cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_queue_bucket),     cmocka_unit_test(test_cache_write_through),
-        cmocka_unit_test(test_objstore),         cmocka_unit_test(test_prune_pod_blocked),
+        cmocka_unit_test(test_coalesce),
+        cmocka_unit_test(test_delay_and_backoff),
+        cmocka_unit_test(test_shutdown_wakes),
+        cmocka_unit_test(test_delay_shortened_wakes),
+        cmocka_unit_test(test_metrics_text),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_queue_bucket),
+        cmocka_unit_test(test_cache_write_through),
+        cmocka_unit_test(test_objstore),
+        cmocka_unit_test(test_prune_pod_blocked),
+        cmocka_unit_test(test_prune_pod_disrupted),
         cmocka_unit_test(test_cache_pruned_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

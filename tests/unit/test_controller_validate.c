@@ -13,6 +13,7 @@
 
 #include "../../controller/mpijob.h"
 #include "../../controller/objects.h"
+#include "kube/json.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -113,6 +114,12 @@ static const struct bad bad_cases[] = {
       "metadata.annotations[mpi-k8s.io/agent-run]: expected \"true\" or \"false\"" },
     { "metadata.annotations", "{\"mpi-k8s.io/worker-timeout\":\"10m\"}",
       "metadata.annotations[mpi-k8s.io/worker-timeout]: expected an integer string" },
+    { "metadata.annotations", "{\"mpi-k8s.io/network-timeout\":\"1m\"}",
+      "metadata.annotations[mpi-k8s.io/network-timeout]: expected an integer string from 0 to 604800" },
+    { "metadata.annotations", "{\"mpi-k8s.io/network-timeout\":\"-5\"}",
+      "metadata.annotations[mpi-k8s.io/network-timeout]: expected an integer string from 0 to 604800" },
+    { "metadata.annotations", "{\"mpi-k8s.io/network-timeout\":20}",
+      "metadata.annotations[mpi-k8s.io/network-timeout]: expected an integer string" },
     { "metadata.annotations", "{\"mpi-k8s.io/ssh-port\":\"70000\"}",
       "metadata.annotations[mpi-k8s.io/ssh-port]: expected an integer string from 1 to 65535" },
 };
@@ -150,6 +157,7 @@ static void test_v1alpha2_defaults(void **state)
     assert_int_equal(j.clean_policy, CLEAN_RUNNING);
     assert_int_equal(j.slots_per_worker, 2);
     assert_int_equal(j.worker.replicas, 2);
+    assert_int_equal(j.network_timeout_s, 60); /* MPIK8S_NETWORK_TIMEOUT_DEFAULT */
     assert_string_equal(j.launcher.restart_policy, "OnFailure");
     assert_string_equal(j.worker.restart_policy, "Never");
     json_decref(o);
@@ -157,7 +165,7 @@ static void test_v1alpha2_defaults(void **state)
     o = variant("spec.mpiReplicaSpecs.Launcher.restartPolicy", "\"Always\"");
     assert_int_equal(mpijob_load(o, &j, &err), 0);
     assert_string_equal(j.launcher.restart_policy, "OnFailure");
-    assert_int_equal(j.impl, MPI_IMPL_OPENMPI);
+    assert_int_equal(j.impl, MPIK8S_MPI_OPENMPI);
     assert_false(mpijob_fqdn_hosts(&j));
     assert_string_equal(mpijob_worker_container(&j), "w");
     json_decref(o);
@@ -203,15 +211,86 @@ static void test_annotations(void **state)
     json_t *o = variant(
         "metadata.annotations",
         "{\"mpi-k8s.io/transport\":\"ssh\",\"mpi-k8s.io/agent-run\":\"false\","
-        "\"mpi-k8s.io/worker-timeout\":\"60\",\"mpi-k8s.io/progress-timeout\":\"120\",\"mpi-k8s.io/ssh-port\":\"22\"}");
+        "\"mpi-k8s.io/worker-timeout\":\"60\",\"mpi-k8s.io/progress-timeout\":\"120\",\"mpi-k8s.io/ssh-port\":\"22\","
+        "\"mpi-k8s.io/network-timeout\":\"20\"}");
     struct mpijob j;
     assert_int_equal(mpijob_load(o, &j, NULL), 0);
     assert_int_equal(j.transport, MPIK8S_TRANSPORT_SSH);
     assert_false(j.agent_run);
     assert_int_equal(j.agent_timeout_s, 60);
     assert_int_equal(j.progress_timeout_s, 120);
+    assert_int_equal(j.network_timeout_s, 20);
     assert_int_equal(j.ssh_port, 22);
     assert_true(mpijob_fqdn_hosts(&j));
+    json_decref(o);
+}
+
+/* The annotation mpi-k8s.io/pod-failure-policy: each malformed policy refused naming the rule
+ * and field; a good one (launcher restartPolicy Never) reaches the launcher Job as its
+ * podFailurePolicy. */
+static json_t *with_policy(const char *policy, const char *launcher_restart)
+{
+    json_t *o = variant("metadata.annotations", "{}");
+    json_object_set_new(kube_json_at(o, "metadata", "annotations"), "mpi-k8s.io/pod-failure-policy", json_string(policy));
+    if (launcher_restart)
+        json_object_set_new(kube_json_at(o, "spec", "mpiReplicaSpecs", "Launcher"), "restartPolicy",
+                            json_string(launcher_restart));
+    return o;
+}
+
+static void test_pod_failure_policy(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *policy, *want;
+    } bad[] = {
+        { "rules: []", "pod-failure-policy]: expected a JSON object" },
+        { "{\"rules\":{}}", "rules: expected a list of at most 20 rules" },
+        { "{\"rule\":[]}", "podFailurePolicy: unknown field \"rule\"" },
+        { "{\"rules\":[{\"action\":\"Retry\",\"onExitCodes\":{\"operator\":\"In\",\"values\":[3]}}]}",
+          "rules[0].action: expected FailJob, Ignore or Count" },
+        { "{\"rules\":[{\"action\":\"Ignore\"}]}", "rules[0]: expected exactly one of onExitCodes and onPodConditions" },
+        { "{\"rules\":[{\"action\":\"Count\",\"onExitCode\":{}}]}", "rules[0]: unknown field \"onExitCode\"" },
+        { "{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":\"Equals\",\"values\":[3]}}]}",
+          "rules[0].onExitCodes.operator: expected \"In\" or \"NotIn\"" },
+        { "{\"rules\":[{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":\"In\",\"values\":[3,2]}}]}",
+          "rules[0].onExitCodes.values[1]: expected exit codes 0-255 in increasing order" },
+        { "{\"rules\":[{\"action\":\"Count\",\"onExitCodes\":{\"operator\":\"NotIn\",\"values\":[1]}},"
+          "{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":\"In\",\"values\":[0]}}]}",
+          "rules[1].onExitCodes.values[0]: expected exit codes 0-255" },
+        { "{\"rules\":[{\"action\":\"Ignore\",\"onPodConditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"Yes\"}]}]}",
+          "rules[0].onPodConditions[0].status: expected True, False or Unknown" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *o = with_policy(bad[i].policy, "Never");
+        struct mpijob j;
+        char *err = NULL;
+        int rc = mpijob_load(o, &j, &err);
+        if (rc == 0 || !err || !strstr(err, bad[i].want) ||
+            !strstr(err, "metadata.annotations[mpi-k8s.io/pod-failure-policy]"))
+            fail_msg("policy %zu: rc %d, message \"%s\", wanted \"%s\"", i, rc, err ? err : "(none)", bad[i].want);
+        free(err);
+        json_decref(o);
+    }
+    const char *good = "{\"rules\":[{\"action\":\"Ignore\",\"onExitCodes\":{\"operator\":\"In\",\"values\":[75]}},"
+                       "{\"action\":\"FailJob\",\"onExitCodes\":{\"operator\":\"NotIn\",\"values\":[0]}}]}";
+    json_t *o = with_policy(good, NULL); /* v1alpha2's launcher restarts OnFailure */
+    struct mpijob j;
+    char *err = NULL;
+    assert_int_equal(mpijob_load(o, &j, &err), -1);
+    assert_non_null(strstr(err, "needs spec.mpiReplicaSpecs.Launcher.restartPolicy Never"));
+    free(err);
+    json_decref(o);
+    o = with_policy(good, "Never");
+    assert_int_equal(mpijob_load(o, &j, NULL), 0);
+    struct build_opts bo = { 0 };
+    json_t *job = objects_launcher_job(&j, &bo);
+    json_error_t je;
+    json_t *want = json_loads(good, 0, &je);
+    assert_true(json_equal(kube_json_at(job, "spec", "podFailurePolicy"), want));
+    assert_string_equal(json_string_value(kube_json_at(job, "spec", "template", "spec", "restartPolicy")), "Never");
+    json_decref(want);
+    json_decref(job);
     json_decref(o);
 }
 
@@ -251,8 +330,8 @@ static void test_ssh_path_quoted(void **state)
     assert_int_equal(mpijob_load(o, &j, &err), 0);
     j.ssh_auth_mount_path = "/tmp/$(echo INJECTED)'q"; /* past validation: the builder alone */
     struct build_opts bo;
-    build_opts_default(&bo);
-    json_t *pod = obj_worker_pod(&j, &bo, 0);
+    objects_build_opts_default(&bo);
+    json_t *pod = objects_worker_pod(&j, &bo, 0);
     assert_non_null(pod);
     json_t *cmd = json_object_get(json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0), "command");
     const char *script = json_string_value(json_array_get(cmd, 2));
@@ -302,7 +381,7 @@ int main(void)
         cmocka_unit_test(test_malformed),       cmocka_unit_test(test_v1alpha2_defaults),
         cmocka_unit_test(test_shape_detection), cmocka_unit_test(test_run_policy_wins),
         cmocka_unit_test(test_annotations),     cmocka_unit_test(test_seed_example_accepted),
-        cmocka_unit_test(test_ssh_path_quoted),
+        cmocka_unit_test(test_ssh_path_quoted), cmocka_unit_test(test_pod_failure_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

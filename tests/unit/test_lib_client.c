@@ -145,7 +145,7 @@ static void test_crud(void **st)
     json_object_set_new(json_object_get(got, "data"), "k", json_string("v2"));
     json_t *upd = kube_update(c, &KUBE_RES_CONFIGMAPS, "ns1", NULL, got, &e);
     assert_non_null(upd);
-    assert_string_equal(kube_json_str(upd, "data.k"), "v2");
+    assert_string_equal(kube_json_at_str(upd, "data", "k"), "v2");
     assert_null(kube_update(c, &KUBE_RES_CONFIGMAPS, "ns1", NULL, got, &e));
     assert_int_equal(e.reason, KUBE_CONFLICT);
     assert_non_null(strstr(e.message, "has been modified"));
@@ -153,8 +153,8 @@ static void test_crud(void **st)
     json_t *mp = json_pack("{s:{s:s, s:n}}", "data", "extra", "x", "k");
     json_t *patched = kube_patch(c, &KUBE_RES_CONFIGMAPS, "ns1", "one", NULL, KUBE_PATCH_MERGE, mp, &e);
     assert_non_null(patched);
-    assert_string_equal(kube_json_str(patched, "data.extra"), "x");
-    assert_null(kube_json_str(patched, "data.k"));
+    assert_string_equal(kube_json_at_str(patched, "data", "extra"), "x");
+    assert_null(kube_json_at_str(patched, "data", "k"));
     json_t *jp = json_pack("[{s:s, s:s, s:s}]", "op", "add", "path", "/metadata/labels/patched", "value", "yes");
     json_t *patched2 = kube_patch(c, &KUBE_RES_CONFIGMAPS, "ns1", "one", NULL, KUBE_PATCH_JSON, jp, &e);
     assert_non_null(patched2);
@@ -167,14 +167,14 @@ static void test_crud(void **st)
     assert_non_null(su);
     json_t *sg = kube_get_status(c, &KUBE_RES_CONFIGMAPS, "ns1", "one", &e);
     assert_non_null(sg);
-    assert_string_equal(kube_json_str(sg, "status.phase"), "Done");
+    assert_string_equal(kube_json_at_str(sg, "status", "phase"), "Done");
 
     struct kube_delete_opts dopts = { .propagation_policy = "Foreground", .set_grace_period = 1, .grace_period_seconds = 0 };
     json_t *del = kube_delete(c, &KUBE_RES_CONFIGMAPS, "ns1", "one", &dopts, &e);
     assert_non_null(del);
     json_t *stats = fault(c, "/fault/stats");
-    assert_string_equal(kube_json_str(stats, "last_delete.propagationPolicy"), "Foreground");
-    assert_int_equal(kube_json_int(stats, "last_delete.gracePeriodSeconds", -1), 0);
+    assert_string_equal(kube_json_at_str(stats, "last_delete", "propagationPolicy"), "Foreground");
+    assert_int_equal(kube_json_at_int(stats, -1, "last_delete", "gracePeriodSeconds"), 0);
     assert_null(kube_get(c, &KUBE_RES_CONFIGMAPS, "ns1", "one", &e));
     assert_int_equal(e.reason, KUBE_NOT_FOUND);
     assert_int_equal(e.http_code, 404);
@@ -219,13 +219,13 @@ static void test_list_pagination(void **st)
     json_t *page = kube_list(c, &KUBE_RES_CONFIGMAPS, "pages", &lo, &e);
     assert_non_null(page);
     assert_int_equal(json_array_size(json_object_get(page, "items")), 3);
-    assert_non_null(kube_json_str(page, "metadata.continue"));
+    assert_non_null(kube_json_at_str(page, "metadata", "continue"));
     json_decref(page);
     json_t *all = kube_list_all(c, &KUBE_RES_CONFIGMAPS, "pages", &lo, &e);
     assert_non_null(all);
     assert_int_equal(json_array_size(json_object_get(all, "items")), 7);
-    assert_null(kube_json_str(all, "metadata.continue"));
-    assert_string_equal(kube_json_str(all, "items.6.metadata.name"), "p6");
+    assert_null(kube_json_at_str(all, "metadata", "continue"));
+    assert_string_equal(kube_json_at_str(json_array_get(kube_json_at(all, "items"), 6), "metadata", "name"), "p6");
     json_decref(all);
     lo.label_selector = "role=worker";
     all = kube_list_all(c, &KUBE_RES_CONFIGMAPS, "pages", &lo, &e);
@@ -241,7 +241,7 @@ static void test_list_pagination(void **st)
 static long requests(struct kube_client *c)
 {
     json_t *s = fault(c, "/fault/stats");
-    long n = (long)kube_json_int(s, "requests", -1);
+    long n = (long)kube_json_at_int(s, -1, "requests");
     json_decref(s);
     return n;
 }
@@ -330,7 +330,7 @@ static void test_keepalive(void **st)
         json_decref(l);
     }
     json_t *s = fault(c, "/fault/stats");
-    assert_int_equal(kube_json_int(s, "connections", -1), 1);
+    assert_int_equal(kube_json_at_int(s, -1, "connections"), 1);
     json_decref(s);
     kube_client_free(c);
 }
@@ -381,7 +381,7 @@ static void test_rate_limit(void **st)
 static long hits(struct kube_client *c, const char *method)
 {
     json_t *s = fault(c, "/fault/stats");
-    long n = (long)kube_json_int(json_object_get(s, "hits"), method, 0);
+    long n = (long)kube_json_at_int(json_object_get(s, "hits"), 0, method);
     json_decref(s);
     return n;
 }
@@ -719,7 +719,7 @@ static void test_informer(void **st)
     assert_true(wait_informer_count(inf, 3));
     json_t *got = kube_informer_get(inf, "inf", "w1");
     assert_non_null(got);
-    assert_string_equal(kube_json_str(got, "kind"), "ConfigMap");
+    assert_string_equal(kube_json_at_str(got, "kind"), "ConfigMap");
     json_decref(got);
     json_t *workers = kube_informer_list(inf, "role=worker", &err);
     assert_int_equal(json_array_size(workers), 2);
@@ -774,7 +774,7 @@ struct gcount {
 /* Groups by the role label ("ns/role"); role=skip objects stay out of the cache. */
 static char *role_group(const json_t *obj)
 {
-    const char *role = kube_json_str(obj, "metadata.labels.role"), *ns = kube_obj_namespace(obj);
+    const char *role = kube_json_at_str(obj, "metadata", "labels", "role"), *ns = kube_obj_namespace(obj);
     return role && strcmp(role, "skip") != 0 ? kube_strdup_printf("%s/%s", ns ? ns : "", role) : NULL;
 }
 

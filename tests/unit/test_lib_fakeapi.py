@@ -108,12 +108,14 @@ class H(BaseHTTPRequestHandler):
         return self.rfile.read(n) if n else b""
 
     def handle_one_request(self):
-        STATE["conns"].add(id(self.connection))
         with LOCK:
             STATE["socks"].add(self.connection)
         super().handle_one_request()
 
     def dispatch(self, method):
+        # counted once a request arrived: a previous client's connection whose thread comes
+        # back to wait for its next request (and finds EOF) is no connection of this client's
+        STATE["conns"].add(id(self.connection))
         u = urllib.parse.urlsplit(self.path)
         q = urllib.parse.parse_qs(u.query, keep_blank_values=True)
         if u.path.startswith("/fault/"):

@@ -77,13 +77,13 @@ static void test_crud(void **st)
     json_t *p1 = kube_patch(g_c, &KUBE_RES_CONFIGMAPS, "default", "crud", NULL, KUBE_PATCH_MERGE, mp, &e);
     if (!p1)
         fail_msg("merge patch: %s", e.message);
-    assert_string_equal(kube_json_str(p1, "data.m"), "merged");
-    assert_string_equal(kube_json_str(p1, "data.k"), "v2");
+    assert_string_equal(kube_json_at_str(p1, "data", "m"), "merged");
+    assert_string_equal(kube_json_at_str(p1, "data", "k"), "v2");
     json_t *jp = json_pack("[{s:s, s:s}]", "op", "remove", "path", "/data/k");
     json_t *p2 = kube_patch(g_c, &KUBE_RES_CONFIGMAPS, "default", "crud", NULL, KUBE_PATCH_JSON, jp, &e);
     if (!p2)
         fail_msg("json patch: %s", e.message);
-    assert_null(kube_json_str(p2, "data.k"));
+    assert_null(kube_json_at_str(p2, "data", "k"));
     struct kube_delete_opts d = { .propagation_policy = "Background" };
     json_t *del = kube_delete(g_c, &KUBE_RES_CONFIGMAPS, "default", "crud", &d, &e);
     if (!del)
@@ -130,7 +130,7 @@ static void test_pagination(void **st)
     json_t *p = kube_list(g_c, &KUBE_RES_CONFIGMAPS, "default", &lo, &e);
     assert_non_null(p);
     assert_int_equal(json_array_size(json_object_get(p, "items")), 2);
-    const char *cont = kube_json_str(p, "metadata.continue");
+    const char *cont = kube_json_at_str(p, "metadata", "continue");
     if (!cont || !*cont)
         fail_msg("kubesim returned no continue token for limit=2 over 5 objects");
     json_t *all = kube_list_all(g_c, &KUBE_RES_CONFIGMAPS, "default", &lo, &e);
@@ -157,12 +157,12 @@ static void test_status_subresource(void **st)
         fail_msg("status patch: %s", e.message);
     json_t *s = kube_get_status(g_c, &KUBE_RES_PODS, "default", "lib-ghost", &e);
     assert_non_null(s);
-    assert_string_equal(kube_json_str(s, "status.podIP"), "10.250.9.8");
+    assert_string_equal(kube_json_at_str(s, "status", "podIP"), "10.250.9.8");
     json_object_set_new(json_object_get(s, "status"), "phase", json_string("Succeeded"));
     json_t *u = kube_update_status(g_c, &KUBE_RES_PODS, "default", "lib-ghost", s, &e);
     if (!u)
         fail_msg("status update: %s", e.message);
-    assert_string_equal(kube_json_str(u, "status.phase"), "Succeeded");
+    assert_string_equal(kube_json_at_str(u, "status", "phase"), "Succeeded");
     struct kube_delete_opts d = { .set_grace_period = 1, .grace_period_seconds = 0 };
     json_decref(kube_delete(g_c, &KUBE_RES_PODS, "default", "lib-ghost", &d, &e));
     json_decref(u);

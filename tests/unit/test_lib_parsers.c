@@ -367,7 +367,7 @@ static void test_write_all(void **st)
     close(c[1]);
 }
 
-static void test_json_path(void **st)
+static void test_json_at(void **st)
 {
     (void)st;
     json_t *o = json_loads("{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"resourceVersion\":\"7\","
@@ -380,14 +380,15 @@ static void test_json_path(void **st)
     assert_string_equal(kube_obj_resource_version(o), "7");
     assert_null(kube_obj_uid(o));
     assert_string_equal(kube_obj_label(o, "a"), "b");
-    assert_string_equal(kube_json_str(o, "spec.containers.1.name"), "c1");
-    assert_null(kube_json_str(o, "spec.containers.2.name"));
-    assert_null(kube_json_str(o, "spec.containers.x"));
-    assert_int_equal(kube_json_int(o, "spec.n", -1), 3);
-    assert_int_equal(kube_json_int(o, "spec.missing", -1), -1);
-    assert_int_equal(kube_json_bool(o, "spec.on", 0), 1);
-    assert_int_equal(kube_json_set_path(o, "status.phase.x", json_string("Running")), 0);
-    assert_string_equal(kube_json_str(o, "status.phase.x"), "Running");
+    assert_string_equal(kube_json_at_str(json_array_get(kube_json_at(o, "spec", "containers"), 1), "name"), "c1");
+    assert_null(kube_json_at_str(json_array_get(kube_json_at(o, "spec", "containers"), 2), "name"));
+    assert_null(kube_json_at(o, "spec", "containers", "x"));
+    assert_null(kube_json_at_str(o, "spec", "n"));
+    assert_int_equal(kube_json_at_int(o, -1, "spec", "n"), 3);
+    assert_int_equal(kube_json_at_int(o, -1, "spec", "missing"), -1);
+    assert_int_equal(kube_json_at_int(o, -1, "spec", "on"), -1);
+    assert_int_equal(kube_json_at_bool(o, 0, "spec", "on"), 1);
+    assert_int_equal(kube_json_at_bool(o, 0, "spec", "n"), 0);
     json_decref(o);
     char *err = NULL;
     assert_null(kube_json_parse("{\"a\":", 5, &err));
@@ -503,7 +504,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_url_escape),    cmocka_unit_test(test_query_builder), cmocka_unit_test(test_resource_path),
         cmocka_unit_test(test_status_decode), cmocka_unit_test(test_selector),      cmocka_unit_test(test_base64_time),
-        cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_json_path),     cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_json_at),       cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_log_format),    cmocka_unit_test(test_cancel),        cmocka_unit_test(test_json_fields),
         cmocka_unit_test(test_write_all),
     };

@@ -1,4 +1,4 @@
-/* test_lib_tls.c - lib/tls_conn.c without a server: splitting server URLs, and the one-line
+/* test_lib_tls.c - lib/tls_conn.c without a server: splitting server URLs (lib/url.c), and the one-line
  * errors (and retry verdicts) of connections that cannot be made. The TLS handshake itself is
  * tested against real servers in tests/integration/rsh_exec_ws.sh and rsh_kubesim.sh. */
 #include <setjmp.h>
@@ -19,13 +19,14 @@
 #include <unistd.h>
 
 #include "../../lib/tls_conn.h"
+#include "../../lib/url_int.h"
 #include "kube/util.h"
 
 static void split_ok(const char *url, const char *scheme, const char *host, long port, const char *prefix)
 {
     char *s, *h, *p;
     long n;
-    assert_int_equal(Kube_conn_split_server(url, &s, &h, &n, &p), 0);
+    assert_int_equal(Kube_url_split_server(url, &s, &h, &n, &p), 0);
     assert_string_equal(s, scheme);
     assert_string_equal(h, host);
     assert_int_equal(n, port);
@@ -57,7 +58,7 @@ static void test_split(void **state)
     for (int i = 0; bad[i]; i++) {
         char *s, *h, *p;
         long n;
-        assert_int_equal(Kube_conn_split_server(bad[i], &s, &h, &n, &p), -1);
+        assert_int_equal(Kube_url_split_server(bad[i], &s, &h, &n, &p), -1);
         assert_null(s);
         assert_null(h);
         assert_null(p);

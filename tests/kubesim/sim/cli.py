@@ -276,14 +276,71 @@ def _nsname(s):
     return ns, name
 
 
+PART_TABLE = "kubesim_partition"
+
+
+def _pod_ip(s):
+    parts = s.split(".")
+    if len(parts) != 4 or parts[:2] != ["10", "250"] or not all(p.isdigit() and int(p) < 256 for p in parts):
+        die("fault partition: %r is not a pod IP (10.250.0.0/16)" % s, 2)
+    return s
+
+
+def _nft(ns, script):
+    p = subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=script.encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        die("fault: nft in %s: %s" % (ns, p.stdout.decode().strip()))
+
+
+def cmd_partition(a):
+    """partition A B / heal [A B]: packets between two pod IPs dropped both ways on the
+    instance's bridge (an nftables bridge-family table in the host namespace: pods talk
+    through br0 only; the API server, exec and the node's own traffic are untouched)."""
+    nsfile = os.path.join(a.dir, "state", "netns")
+    ns = open(nsfile).read().strip() if os.path.exists(nsfile) else ""
+    if not ns or not os.path.exists("/run/netns/" + ns):
+        die("fault %s: no network namespace in %s (pods share the host's network: no partition possible)"
+            % (a.kind, a.dir))
+    if a.kind == "partition":
+        if len(a.args) != 2 or a.args[0] == a.args[1]:
+            die("fault partition: expected two different pod IPs", 2)
+        x, y = _pod_ip(a.args[0]), _pod_ip(a.args[1])
+        _nft(ns, "add table bridge %s\n"
+                 "add chain bridge %s forward { type filter hook forward priority 0; policy accept; }\n"
+                 "add rule bridge %s forward ip saddr %s ip daddr %s drop\n"
+                 "add rule bridge %s forward ip saddr %s ip daddr %s drop\n"
+             % (PART_TABLE, PART_TABLE, PART_TABLE, x, y, PART_TABLE, y, x))
+        return 0
+    if len(a.args) not in (0, 2):
+        die("fault heal: expected no IPs or two", 2)
+    have = subprocess.run(["ip", "netns", "exec", ns, "nft", "-a", "list", "table", "bridge", PART_TABLE],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if have.returncode != 0:
+        return 0   # nothing partitioned
+    if not a.args:
+        _nft(ns, "delete table bridge %s\n" % PART_TABLE)
+        return 0
+    x, y = _pod_ip(a.args[0]), _pod_ip(a.args[1])
+    pairs = ("ip saddr %s ip daddr %s " % (x, y), "ip saddr %s ip daddr %s " % (y, x))
+    cmds = ["delete rule bridge %s forward handle %s" % (PART_TABLE, line.rsplit(" ", 1)[1])
+            for line in have.stdout.decode().splitlines()
+            if "# handle " in line and any(line.strip().startswith(p) for p in pairs)]
+    if cmds:
+        _nft(ns, "\n".join(cmds) + "\n")
+    return 0
+
+
 def cmd_fault(a):
     k = a.kind
     args = a.args
+    if k in ("partition", "heal"):
+        return cmd_partition(a)
     req = {"op": k}
     need = {"kill-containers": 1, "delete-pod-now": 1, "exec-drop-after": 1, "pause-node": 1,
-            "unpause-node": 1, "restart-apiserver": 0, "set": 1}
+            "unpause-node": 1, "restart-apiserver": 0, "exec-cut": 0, "set": 1}
     if k not in need:
-        die("fault: unknown kind %r (one of: %s)" % (k, ", ".join(sorted(need))), 2)
+        die("fault: unknown kind %r (one of: %s)" % (k, ", ".join(sorted(list(need) + ["partition", "heal"]))), 2)
     if len(args) != need[k]:
         die("fault %s: expected %d argument(s)" % (k, need[k]), 2)
     if k in ("kill-containers", "delete-pod-now"):

@@ -32,6 +32,7 @@ READY_DELAY = 0.05  # default of the exec_ready_delay tunable: see ExecSession.r
 # exec streams upgraded and not yet ended (`kubesim stat --dir D exec-streams`), and the most
 # open at once since the last `exec-streams-reset`: how many streams clients hold on the server
 STREAMS = {"open": 0, "peak": 0}
+SESSIONS = set()  # the open exec sessions (fault exec-cut)
 
 
 def exec_ready_delay(config):
@@ -201,11 +202,25 @@ async def handle_exec(k, request, ns, name):
                        stdin, stdout, stderr, tty)
     STREAMS["open"] += 1
     STREAMS["peak"] = max(STREAMS["peak"], STREAMS["open"])
+    SESSIONS.add(sess)
     try:
         await sess.run()
     finally:
+        SESSIONS.discard(sess)
         STREAMS["open"] -= 1
         sess.kill()
+
+
+def cut_all():
+    """Fault exec-cut, what a real kubelet restart does to exec: every open stream's
+    connection is cut without a status or close frame, and the commands run on (Kubernetes
+    does not stop an exec'd process when its stream ends; their later output is lost)."""
+    n = 0
+    for sess in list(SESSIONS):
+        if not sess.dropped:
+            sess.cut()
+            n += 1
+    return n
     return ws
 
 
@@ -225,6 +240,7 @@ class ExecSession:
         self.drop_after = k.exec_drop_after
         self.sent = 0
         self.dropped = False
+        self.detached = False  # cut by fault exec-cut: the command runs on
         self.master = None
         self.ready_sent = False
         self.t0 = 0.0
@@ -265,7 +281,16 @@ class ExecSession:
             tr.abort()
         self.kill()
 
+    def cut(self):
+        """Fault exec-cut: the connection cut without a status; the command runs on."""
+        self.dropped = self.detached = True
+        tr = self.request.transport
+        if tr is not None:
+            tr.abort()
+
     def kill(self):
+        if self.detached and self.proc is not None and self.proc.returncode is None:
+            return  # runs on: reaped by the waiter in run()
         if self.proc is not None and self.proc.returncode is None:
             _killpg(self.proc.pid)
         if self.master is not None:
@@ -337,7 +362,8 @@ class ExecSession:
         try:
             done, _ = await asyncio.wait([waiter, reader], return_when=asyncio.FIRST_COMPLETED)
             if waiter not in done:
-                # client went away (or fault dropped the stream): kill the command
+                # client went away (or fault dropped the stream): kill the command, unless
+                # the fault exec-cut detached it (it runs on; its output is read and lost)
                 self.kill()
                 await waiter
                 return

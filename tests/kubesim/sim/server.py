@@ -279,6 +279,9 @@ class Server:
             return await maybe(self._kubelet_op("kill_containers", req["ns"], req["name"]))
         if op == "exec-drop-after":
             return await maybe(self._kubelet_op("set_exec_drop_after", int(req["bytes"])))
+        if op == "exec-cut":
+            from .exec import cut_all
+            return cut_all()
         if op == "exec-streams":
             from .exec import STREAMS
             return dict(STREAMS)

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bench/launch_k8s.sh - the launch path on the real cluster (tests/k8s, issue 27 item 1): N
+# one-slot worker pods (mpik8s/openmpi running mpi-sshd, so every way reaches the same pods),
+# then for N = 4, 8, 16 and each way, `mpirun -np N hostname` from the cluster's network
+# namespace (where a launcher pod's mpirun would reach the same API server and pod network):
+#   nsenter  the floor: enter the container's namespaces directly (host pid from containerd's
+#            `ctr tasks ls`): no API server, no kubelet, no CRI
+#   crictl   the CRI floor: `crictl exec` straight to containerd's streaming server (only
+#            when tests/k8s/build.sh crictl has built it): no API server, no kubelet
+#   holder   ours: mpi-rsh under mpi-rsh-holder, as `mpi-agent run` starts mpirun (exec
+#            API through the real kube-apiserver and kubelet, one held connection)
+#   ssh      upstream v2beta1's way: OpenSSH's ssh to sshd in the workers (port 2222)
+#   kubexec  the seed's v1alpha2 way: `kubectl exec` as the rsh agent (kubexec.sh)
+# Each: ms until every rank has printed and until mpirun exits (median of BENCH_REPS runs, in
+# the order above, interleaved), the CPU seconds of mpirun and its transport processes, and
+# the ratios of the last-rank time to the floor (nsenter) and to ours (holder).
+# Usage: bench/launch_k8s.sh [N...]   (default 4 8 16; BENCH_REPS=3; BENCH_PATHS="nsenter
+# crictl holder ssh kubexec"). Needs root and the real cluster's components (tests/k8s/build.sh)
+# and images (make docker-images). One cluster, torn down on exit, even after a failure.
+set -euo pipefail
+ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+BINDIR=${BINDIR:-$ROOT/bin}
+KS=$ROOT/tests/k8s/k8s
+NS_LIST=${*:-4 8 16}
+REPS=${BENCH_REPS:-3}
+PATHS=${BENCH_PATHS:-nsenter crictl holder ssh kubexec}
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+[ "$(id -u)" -eq 0 ] || { echo "bench/launch_k8s.sh: needs root (the real cluster's namespaces)"; exit 0; }
+docker image inspect mpik8s/openmpi:latest >/dev/null 2>&1 ||
+  { echo "bench/launch_k8s.sh: mpik8s/openmpi:latest missing (make docker-images)"; exit 0; }
+[ -x "$("$ROOT/tests/k8s/build.sh" --bindir kube)/kube-apiserver" ] ||
+  { echo "bench/launch_k8s.sh: the real cluster is not built (tests/k8s/build.sh)"; exit 0; }
+CTR=$("$ROOT/tests/k8s/build.sh" --bindir containerd)/ctr
+CRICTL=$("$ROOT/tests/k8s/build.sh" --bindir crictl)/crictl
+[ -x "$CRICTL" ] || { PATHS=${PATHS//crictl/}; echo "(no crictl: tests/k8s/build.sh crictl builds it; its row is left out)"; }
+D=$(mktemp -d /tmp/launch-k8s-XXXXXX)
+cleanup() {
+  mkdir -p "$ROOT/build/bench-logs/launch_k8s" && cp "$D"/out-* "$ROOT/build/bench-logs/launch_k8s/" 2>/dev/null
+  timeout 180 "$KS" down --dir "$D" >/dev/null 2>&1 || true; rm -rf "$D"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+t0=$SECONDS
+timeout 300 "$KS" up --dir "$D" >"$D/up.log" 2>&1 || { tail -n 20 "$D/up.log"; exit 1; }
+timeout 300 "$KS" load --dir "$D" mpik8s/openmpi:latest >>"$D/up.log" 2>&1 || { tail -n 20 "$D/up.log"; exit 1; }
+echo "== the real cluster up, image loaded in $((SECONDS - t0)) s (load $(cut -d' ' -f1-3 /proc/loadavg))"
+ksrun() { timeout -k 5 "${KT:-600}" "$KS" run --dir "$D" -- "$@"; }
+k() { ksrun kubectl "$@"; }
+med() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+. "$ROOT/bench/launch_lib.bash"
+bench_launch_tools
+ssh-keygen -q -t ed25519 -N '' -f "$D/id" -C launch-k8s
+k create secret generic sc-ssh --from-file=ssh-privatekey="$D/id" --from-file=ssh-publickey="$D/id.pub" >/dev/null
+cat > "$D/ssh.sh" <<SH
+#!/bin/sh
+# upstream's way: OpenSSH to the worker's sshd (mpi-sshd, port 2222), the pod's IP
+exec ssh -p 2222 -i $D/id -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+  -o BatchMode=yes "\$@"
+SH
+cat > "$D/crictl.sh" <<SH
+#!/bin/sh
+# the CRI floor: crictl exec to containerd (container id from the pod's status)
+pod=\$1; shift
+cid=\$(awk -v p="\${pod%%.*}" '\$1 == p {print \$2}' $D/podcids)
+exec $CRICTL --runtime-endpoint unix://$D/containerd/containerd.sock exec "\$cid" /bin/sh -c "\$*"
+SH
+chmod +x "$D/ssh.sh" "$D/crictl.sh"
+
+maxn=0; for n in $NS_LIST; do [ "$n" -gt $maxn ] && maxn=$n; done
+t0=$SECONDS
+for ((i = 0; i < maxn; i++)); do cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: sc-worker-$i, labels: {mpi_job_name: sc}}
+spec:
+  terminationGracePeriodSeconds: 1
+  volumes: [{name: ssh, secret: {secretName: sc-ssh}}]
+  containers:
+  - name: worker
+    image: mpik8s/openmpi:latest
+    command: [mpi-sshd]
+    env: [{name: MPI_JOB_SSH_DIR, value: /etc/mpi-ssh}]
+    volumeMounts: [{name: ssh, mountPath: /etc/mpi-ssh}]
+---
+YAML
+done > "$D/pods.yaml"
+k create -f "$D/pods.yaml" >/dev/null
+k wait --for=condition=Ready pod -l mpi_job_name=sc --timeout=600s >/dev/null ||
+  { k get pods -o wide; echo "not all $maxn pods Ready within 600 s"; exit 1; }
+echo "== $maxn worker pods Ready in $((SECONDS - t0)) s"
+# pod -> container id (crictl) and host pid of its main process (nsenter)
+k get pods -l mpi_job_name=sc -o 'jsonpath={range .items[*]}{.metadata.name} {.status.containerStatuses[0].containerID}{"\n"}{end}' |
+  sed 's#containerd://##' >"$D/podcids"
+"$CTR" --address "$D/containerd/containerd.sock" -n k8s.io tasks ls | awk 'NR > 1 {print $1, $2}' >"$D/tasks"
+awk 'NR == FNR {pid[$1] = $2; next} ($2 in pid) {print $1, pid[$2]}' "$D/tasks" "$D/podcids" >"$D/podpids"
+[ "$(wc -l <"$D/podpids")" -eq "$maxn" ] || { echo "only $(wc -l <"$D/podpids") of $maxn pods mapped to host pids"; exit 1; }
+k get pods -l mpi_job_name=sc -o 'jsonpath={range .items[*]}{.metadata.name} {.status.podIP}{"\n"}{end}' >"$D/podips"
+
+agent_of() {
+  case $1 in nsenter) echo "$D/nsenter.sh" ;; crictl) echo "$D/crictl.sh" ;; holder) echo "$BINDIR/mpi-rsh" ;;
+    ssh) echo "$D/ssh.sh" ;; kubexec) echo "$D/kubexec.sh" ;; esac
+}
+wrap_of() { case $1 in holder) echo "$BINDIR/mpi-rsh-holder --" ;; *) echo env ;; esac; }
+# hostfile N PATH: pod names (every exec way) or pod IPs (ssh: sshd is reached over the pod network)
+hostfile() {
+  head -n "$1" "$D/podips" | sort -V | while read -r pod ip; do
+    if [ "$2" = ssh ]; then echo "$ip slots=1"; else echo "$pod slots=1"; fi
+  done >"$D/hf-$2-$1"
+}
+declare -A RES
+for n in $NS_LIST; do
+  for path in $PATHS; do hostfile "$n" "$path"; done
+  for ((r = 1; r <= REPS; r++)); do
+    for path in $PATHS; do
+      MA=(--hostfile "$D/hf-$path-$n" -np "$n" --map-by node --bind-to none -mca plm_rsh_agent "$(agent_of "$path") : false"
+        -mca plm_rsh_no_tree_spawn 1 -mca orte_leave_session_attached 1 -mca plm_rsh_num_concurrent "$n"
+        -mca oob_tcp_listen_mode listen_thread)
+      # shellcheck disable=SC2046
+      out=$(TSRUN_LOG=$D/out-$path-$n-$r MPI_JOB_NAMESPACE=default MPI_JOB_WORKER_CONTAINER=worker ksrun \
+        python3 "$D/tsrun.py" timeout 300 $(wrap_of "$path") mpirun "${MA[@]}" hostname 2>/dev/null || echo "nan nan 0 1 nan")
+      set -- $out
+      if [ "$4" != 0 ] || [ "$3" -lt "$n" ]; then
+        echo "   N=$n $path run $r: mpirun failed (rc $4, $3 lines); its last lines:"; tail -n 8 "$D/out-$path-$n-$r" | sed 's/^/     | /'
+        continue
+      fi
+      RES[$path,$n]+="$out"$'\n'
+      echo "   N=$n $path run $r: last rank $1 ms, exit $2 ms, cpu $5 s"
+    done
+  done
+done
+
+echo
+echo "== summary: mpirun -np N hostname, medians of $REPS (ms to the last rank's line / to mpirun's exit); x-floor and x-ours: last-rank ratios"
+printf '   %-4s %-8s %10s %10s %8s %8s %8s\n' N way last-rank exit cpu-s x-floor x-ours
+col() { printf '%s' "${RES[$1,$2]:-}" | awk -v c="$3" 'NF {print $c}' | med; }
+for n in $NS_LIST; do
+  f=$(col nsenter "$n" 1); o=$(col holder "$n" 1)
+  for path in $PATHS; do
+    l=$(col "$path" "$n" 1)
+    ratio() { awk -v a="$l" -v b="$1" 'BEGIN { if (a != "nan" && b != "nan" && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+    printf '   %-4s %-8s %10s %10s %8s %8s %8s\n' "$n" "$path" "$l" "$(col "$path" "$n" 2)" "$(col "$path" "$n" 5)" "$(ratio "$f")" "$(ratio "$o")"
+  done
+done
+echo "   (load at the end: $(cut -d' ' -f1-3 /proc/loadavg); logs: build/bench-logs/launch_k8s/)"

@@ -1,0 +1,20 @@
+/* pod.c - what a sync reads of a pod: its phase, readiness, deletion. */
+#include "pod.h"
+#include "kube/json.h"
+
+#include <string.h>
+
+int pod_terminating(const json_t *pod) { return kube_json_at(pod, "metadata", "deletionTimestamp") != NULL; }
+
+const char *pod_phase(const json_t *pod)
+{
+    const char *s = kube_json_at_str(pod, "status", "phase");
+    return s ? s : "";
+}
+
+int pod_ready(const json_t *pod)
+{
+    json_t *c = kube_json_find(kube_json_at(pod, "status", "conditions"), "type", "Ready");
+    const char *s = json_string_value(json_object_get(c, "status"));
+    return s && strcmp(s, "True") == 0;
+}

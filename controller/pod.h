@@ -1,0 +1,14 @@
+/* pod.h - what a sync reads of a pod (pod.c). */
+#ifndef CONTROLLER_POD_H
+#define CONTROLLER_POD_H
+
+#include <jansson.h>
+
+/* Returns 1 when pod is being deleted. */
+int pod_terminating(const json_t *pod);
+/* pod's status.phase or "". */
+const char *pod_phase(const json_t *pod);
+/* Returns 1 when pod's Ready condition is True. */
+int pod_ready(const json_t *pod);
+
+#endif

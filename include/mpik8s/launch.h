@@ -1,0 +1,44 @@
+/* launch.h - the launch policy, in one place: the environment mpirun (Open MPI 4 and 5) or
+ * Hydra (MPICH, Intel MPI) needs to start its daemons through mpi-rsh, as one ordered list of
+ * name/value pairs per MPI implementation. The operator writes it into the launcher's pod spec
+ * (flavour_env, controller/objects_launcher.c), so launchers without our agent get it too;
+ * `mpi-agent run` sets it before mpirun (agent/launch_env.c), the user's values winning. The code
+ * is mpik8s/launch.c, compiled into both programs (docs/architecture.md, "The contract"). */
+#ifndef MPIK8S_LAUNCH_H
+#define MPIK8S_LAUNCH_H
+
+#include <stddef.h>
+
+#include "mpik8s/contract.h"
+
+/* What the environment depends on. */
+struct mpik8s_launch_in {
+    enum mpik8s_mpi mpi;
+    const char *rsh_path;      /* MPIK8S_RSH in the pod spec; where mpi-agent found mpi-rsh */
+    const char *hostfile_path; /* MPIK8S_HOSTFILE, or the one mpi-agent wrote */
+    long long workers;         /* worker daemons mpirun starts (spec's replicas; the hosts found) */
+    long long slots;           /* slots per worker; <= 0: unknown, no slot variable */
+};
+
+#define MPIK8S_LAUNCH_NO_MIN (-1LL)
+
+/* One variable; name and value are the list's (freed by mpik8s_launch_env_free, which skips one a
+ * caller took and set to NULL). min: MPIK8S_LAUNCH_NO_MIN, or the smallest value that is safe (a
+ * number below it, or no number, deadlocks the launch: plm_rsh_num_concurrent below the workers). */
+struct mpik8s_launch_var {
+    char *name;
+    char *value;
+    long long min;
+};
+
+struct mpik8s_launch_env {
+    struct mpik8s_launch_var *v;
+    size_t n;
+};
+
+/* Fills out with in's launch environment, in a fixed order. 0 ok; -1 out of memory (out empty). */
+int mpik8s_launch_env(const struct mpik8s_launch_in *in, struct mpik8s_launch_env *out);
+/* Frees what mpik8s_launch_env allocated; out is empty after. */
+void mpik8s_launch_env_free(struct mpik8s_launch_env *e);
+
+#endif

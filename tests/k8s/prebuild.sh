@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tests/k8s/prebuild.sh: builds the real cluster's components (tests/k8s/build.sh) and the
+# Docker Engine's images (make docker-images) in the background while `make test` runs the
+# kubesim suites, so that a machine with a cold cache does not pay both one after the other.
+#
+#   tests/k8s/prebuild.sh start      starts it (nice 10) and prints its PID, or nothing where
+#                                    the real-cluster suite cannot run (not root, no Docker)
+#   tests/k8s/prebuild.sh wait PID   waits for it (it is bounded by PREBUILD_S, default 3600 s);
+#                                    0 when it succeeded, else 1 with the last lines of its log
+#   tests/k8s/prebuild.sh stop PID   ends it and its builds (make test's EXIT trap: nothing is
+#                                    left running when make test is interrupted)
+#
+# Log: build/test-logs/k8s-prebuild.log. A failure here is not the suite's: tests/k8s/run.sh
+# builds again (each component holds a lock while it is built, so nothing is built twice).
+set -u
+cd "$(dirname "$0")/../.."
+log=build/test-logs/k8s-prebuild.log
+case ${1:-} in
+  start)
+    [ "$(id -u)" = 0 ] || exit 0
+    command -v docker >/dev/null && docker info >/dev/null 2>&1 || exit 0
+    mkdir -p build/test-logs
+    # timeout makes the process group that `stop` ends (its PID is the group's)
+    nice -n 10 timeout -k 10 "${PREBUILD_S:-3600}" bash -c 's=$SECONDS; tests/k8s/build.sh &&
+      make --no-print-directory docker-images && echo "prebuild: done in $((SECONDS - s)) s"' \
+      >"$log" 2>&1 </dev/null &
+    echo $! ;;
+  wait)
+    pid=${2:-}
+    [ -n "$pid" ] || exit 0
+    while kill -0 "$pid" 2>/dev/null; do sleep 2; done
+    # the child of another shell: its status is in its log's last line
+    if tail -n 1 "$log" | grep -q '^prebuild: done'; then tail -n 1 "$log"; exit 0; fi
+    echo "prebuild failed (tests/k8s/run.sh builds again); last lines of $log:"; tail -n 20 "$log"; exit 1 ;;
+  stop)
+    [ -z "${2:-}" ] || ! kill -0 "$2" 2>/dev/null || { kill -TERM -- "-$2" 2>/dev/null; echo "prebuild: stopped"; }
+    exit 0 ;;
+  *) echo "usage: tests/k8s/prebuild.sh start | wait PID | stop PID" >&2; exit 2 ;;
+esac
