@@ -72,6 +72,23 @@ static void default_command(const struct mpijob *j, json_t *c)
     }
 }
 
+/* Hydra's proxies (MPICH, Intel MPI) connect back to the launcher by its short host name
+ * (<job>-launcher, from gethostname()), which the pod's default DNS search list does not
+ * resolve: the job's Service domain goes into the worker's search list, as upstream v0.8 does
+ * for every worker (docs/controller.md). Open MPI's daemons call back by address. */
+static void hydra_dns_search(const struct mpijob *j, const struct build_opts *o, json_t *spec, const char *svc)
+{
+    if (j->impl == MPIK8S_MPI_OPENMPI)
+        return;
+    const char *dom = o->cluster_domain && *o->cluster_domain ? o->cluster_domain : "cluster.local";
+    json_t *cfg = kube_json_obj(spec, "dnsConfig");
+    json_t *searches = cfg ? kube_json_arr(cfg, "searches") : NULL;
+    char *s = kube_strdup_printf("%s.%s.svc.%s", svc, j->ns, dom);
+    if (searches && s)
+        json_array_append_new(searches, json_string(s));
+    free(s);
+}
+
 json_t *objects_worker_pod(const struct mpijob *j, const struct build_opts *o, long long i)
 {
     char *name = objects_name_worker(j, i);
@@ -92,6 +109,7 @@ json_t *objects_worker_pod(const struct mpijob *j, const struct build_opts *o, l
     kube_json_set_str(spec, "restartPolicy", j->worker.restart_policy);
     if (json_is_true(json_object_get(spec, "hostNetwork")))
         kube_json_set_str(spec, "dnsPolicy", "ClusterFirstWithHostNet");
+    hydra_dns_search(j, o, spec, svc);
     json_t *c = json_array_get(json_object_get(spec, "containers"), objects_main_container_index(j, spec));
     default_command(j, c);
     objects_env_add(c, "K_MPI_JOB_ROLE", "worker");

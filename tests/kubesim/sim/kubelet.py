@@ -429,7 +429,9 @@ class Kubelet:
 
     # ---- DNS stand-in (/etc/hosts) ---------------------------------------------
     def hosts_entries(self):
-        """[(ip, names)] for pods with hostname+subdomain matching a headless service."""
+        """[(ip, names, (hostname, subdomain, ns))] for pods with hostname+subdomain matching a
+        headless service: names are the fully qualified ones; the partial ones (hostname.subdomain,
+        the bare hostname) resolve only where a real pod's search list makes them (write_hosts)."""
         out = []
         svcs = {}
         for s in self.store.list("services"):
@@ -446,8 +448,7 @@ class Kubelet:
             if any(labels.get(k) != v for k, v in sel.items()):
                 continue
             fq = "%s.%s.%s.svc" % (w.hostname, w.subdomain, w.ns)
-            out.append((w.ip, [fq + ".cluster.local", fq, "%s.%s" % (w.hostname, w.subdomain),
-                               w.hostname]))
+            out.append((w.ip, [fq + ".cluster.local", fq], (w.hostname, w.subdomain, w.ns)))
         out.sort()
         return out
 

@@ -152,8 +152,14 @@ class WorkerSandbox:
                  "fe00::2\tip6-allrouters", own, "", "# kubesim DNS stand-in",
                  "%s\tkubernetes.default.svc.cluster.local kubernetes.default.svc "
                  "kubernetes.default kubernetes" % self.k.config.api_host]
-        for ip, names in entries:
+        # as a real pod's resolver: "<host>.<subdomain>" through the default search list's
+        # "<ns>.svc.cluster.local" (same namespace only), the bare host name only through a
+        # dnsConfig search "<subdomain>.<ns>.svc.cluster.local" (docs/kubesim.md)
+        searches = (self.pod["spec"].get("dnsConfig") or {}).get("searches") or []
+        for ip, names, (host, sub, ns) in entries:
             if ip != self.ip:
+                names = list(names) + (["%s.%s" % (host, sub)] if ns == self.ns else []) + \
+                    ([host] if "%s.%s.svc.cluster.local" % (sub, ns) in searches else [])
                 lines.append("%s\t%s" % (ip, " ".join(names)))
         text = "\n".join(lines) + "\n"
         p = os.path.join(self.dir, "hosts")
