@@ -11,6 +11,11 @@ writes D/port once listening (and D/ca.crt, D/wrong-ca.crt with --tls)."""
 import argparse, json, os, re, socket, ssl, subprocess, sys, threading, time, urllib.parse, uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# merge patch (RFC 7386) and JSON patch (RFC 6902): kubesim's, one copy for both test servers
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kubesim"))
+from sim.errors import ApiError  # noqa: E402
+from sim.patch import json_patch, merge_patch  # noqa: E402
+
 LOCK = threading.Condition()
 STORE = {}          # (coll, name) -> obj ; coll = "/api/v1/namespaces/ns/configmaps"
 LOG = []            # (rv, type, coll, obj)
@@ -40,46 +45,6 @@ def match_labels(obj, sel):
         elif labels.get(term) is None:
             return False
     return True
-
-def merge_patch(target, patch):
-    if not isinstance(patch, dict):
-        return patch
-    if not isinstance(target, dict):
-        target = {}
-    out = dict(target)
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = merge_patch(out.get(k), v)
-    return out
-
-def json_patch(doc, ops):
-    for op in ops:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
-        parent = doc
-        for p in parts[:-1]:
-            parent = parent[int(p)] if isinstance(parent, list) else parent[p]
-        last = parts[-1]
-        if op["op"] in ("add", "replace"):
-            if isinstance(parent, list):
-                idx = len(parent) if last == "-" else int(last)
-                if op["op"] == "add":
-                    parent.insert(idx, op["value"])
-                else:
-                    parent[idx] = op["value"]
-            else:
-                if op["op"] == "replace" and last not in parent:
-                    raise KeyError(op["path"])
-                parent[last] = op["value"]
-        elif op["op"] == "remove":
-            del parent[int(last) if isinstance(parent, list) else last]
-        elif op["op"] == "test":
-            if (parent[int(last)] if isinstance(parent, list) else parent.get(last)) != op["value"]:
-                raise ValueError("test failed")
-        else:
-            raise ValueError("unsupported op " + op["op"])
-    return doc
 
 def record(kind, coll, obj):
     STATE["rv"] += 1
@@ -340,10 +305,10 @@ class H(BaseHTTPRequestHandler):
                 if ct == "application/merge-patch+json":
                     new = merge_patch(cur, patch)
                 elif ct == "application/json-patch+json":
-                    new = json_patch(json.loads(json.dumps(cur)), patch)
+                    new = json_patch(cur, patch)
                 else:
                     return self.send_json(415, status(415, "UnsupportedMediaType", "unsupported patch type " + ct))
-            except (KeyError, IndexError, ValueError) as e:
+            except (KeyError, IndexError, ValueError, ApiError) as e:
                 return self.send_json(422, status(422, "Invalid", "patch failed: %s" % e))
             record("MODIFIED", coll, new)
             STORE[(coll, name)] = new
