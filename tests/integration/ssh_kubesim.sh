@@ -96,6 +96,9 @@ apiVersion: v1
 kind: Pod
 metadata: {name: job-launcher, labels: {mpi_job_name: job, mpi_role_type: launcher}}
 spec:
+  # the workers' bare host names (job-worker-1) resolve only through this search entry, as
+  # on a real cluster (kubesim's /etc/hosts follows the pod's search list: docs/kubesim.md)
+  dnsConfig: {searches: [job-worker.default.svc.cluster.local]}
   containers:
   - name: launcher
     image: debian
