@@ -180,9 +180,11 @@ static char *phrase_of(json_t *o)
     const char *form = json_string_value(json_object_get(o, MPIK8S_FAIL_FORM)) ?: "";
     json_t *rank = json_object_get(o, MPIK8S_FAIL_RANK), *code = json_object_get(o, MPIK8S_FAIL_EXIT_CODE);
     json_t *pid = json_object_get(o, MPIK8S_FAIL_PID);
-    char *who = rank  ? kube_strdup_printf("rank %lld", (long long)json_integer_value(rank))
-                : pid ? kube_strdup_printf("a process (PID %lld)", (long long)json_integer_value(pid))
-                      : strdup("a rank");
+    int daemon = strcmp(form, "daemon-exit") == 0;
+    char *who = daemon ? strdup("the MPI daemon")
+                : rank ? kube_strdup_printf("rank %lld", (long long)json_integer_value(rank))
+                : pid  ? kube_strdup_printf("a process (PID %lld)", (long long)json_integer_value(pid))
+                       : strdup("a rank");
     char *where = pod    ? kube_strdup_printf(" on pod %s (node %s)", pod, node ? node : "?")
                   : host ? kube_strdup_printf(" on host %s", host)
                          : strdup("");
@@ -193,7 +195,9 @@ static char *phrase_of(json_t *o)
     char *oom = json_is_true(json_object_get(o, MPIK8S_FAIL_OOM))
                     ? kube_strdup_printf(": OOM-killed (%s%s)", lim ? "limit " : "no memory limit", lim ? lim : "")
                     : strdup("");
-    const char *unnamed = strcmp(form, "ompi-notice") == 0 ? " (mpirun's exit code; Open MPI named no rank)" : "";
+    const char *unnamed = strcmp(form, "ompi-notice") == 0 ? " (mpirun's exit code; Open MPI named no rank)"
+                          : daemon ? " and the launch did not end on its own (the stream holder stopped it)"
+                                   : "";
     char *out = kube_strdup_printf("%s%s%s%s%s", who ?: "", where ?: "", what ?: "", oom ?: "", unnamed);
     free(who), free(where), free(what), free(oom);
     return out;
@@ -269,9 +273,10 @@ json_t *agent_failure_explain(struct agent_session *s, const char *tail, size_t 
     if (by_map)
         i = rank_index(s, r.rank);
     set_str(o, MPIK8S_FAIL_SOURCE,
-            strcmp(r.form, "ompi-notice") == 0 ? "mpirun-exit"
-            : by_map && i >= 0                 ? "rankmap"
-                                               : "mpirun");
+            strcmp(r.form, "ompi-notice") == 0   ? "mpirun-exit"
+            : strcmp(r.form, "daemon-exit") == 0 ? "holder"
+            : by_map && i >= 0                   ? "rankmap"
+                                                 : "mpirun");
     json_t *pod = place(s, i, o);
     if (pod)
         check_oom(s, pod, &r, o);

@@ -1,7 +1,8 @@
 /* failure_parse.c - reads the first failure report of mpirun or Hydra out of the
  * launcher's output, and a worker's memory cgroup counters. The texts, as
  * captured from Debian 12's Open MPI 4.1.4 and MPICH 4.0.2 and read in PRRTE's
- * help-prterun.txt (Open MPI 5), are in tests/unit/data/mpirun/ (README there). */
+ * help-prterun.txt (Open MPI 5), are in tests/unit/data/mpirun/ (README there); and the
+ * stream holder's line when it stopped an mpirun that outlived a failed daemon. */
 #include "failure_parse.h"
 
 #include <ctype.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "mpik8s/contract.h"
 
 #define HYDRA_BANNER "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
 #define OMPI_NONZERO "detected that one or more processes exited with non-zero status"
@@ -85,6 +88,23 @@ static char *word(const char **p)
     char *w = strndup(*p, n);
     *p += n;
     return w;
+}
+
+/* The stream holder's line (mpik8s/contract.h MPIK8S_HOLDER_DAEMON_EXIT_FMT): it stopped mpirun,
+ * which ran on after the MPI daemon on pod H exited with code C (Hydra waits for ever). */
+static int holder_daemon_exit(const char *line, struct agent_rank_failure *f)
+{
+    const char *p = line;
+    long code;
+    char *pod = lit(&p, MPIK8S_HOLDER_DAEMON_EXIT_PREFIX) ? word(&p) : NULL;
+    if (!pod || !lit(&p, MPIK8S_HOLDER_DAEMON_EXIT_CODE) || !num(&p, 255, &code) || code == 0 || *p != ';') {
+        free(pod);
+        return 0;
+    }
+    f->host = pod;
+    f->exit_code = (int)code;
+    f->form = "daemon-exit";
+    return 1;
 }
 
 /* "N with PID P on node H exited on signal S[ (name)]." (Open MPI 4 and 5) */
@@ -305,7 +325,7 @@ int agent_failure_parse(const char *text, size_t len, struct agent_rank_failure 
         found = ompi_signal(l.v[i], f) || ompi_exit(&l, i, f) || ompi_improper(&l, i, f);
         if (found)
             f->mpi = "openmpi";
-        if (found || (found = hydra(&l, i, f)))
+        if (found || (found = hydra(&l, i, f)) || (found = holder_daemon_exit(l.v[i], f)))
             f->at = (size_t)(l.v[report_start(&l, i)] - l.buf);
         else
             reset(f);

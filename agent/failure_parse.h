@@ -14,10 +14,12 @@ struct agent_rank_failure {
     char *host;       /* node name as mpirun/Hydra printed it, NULL when not said */
     int exit_code;    /* -1 when not said or when a signal ended it */
     int signal;       /* signal number, 0 when none */
-    const char *mpi;  /* "openmpi" or "mpich" (static) */
+    const char *mpi;  /* "openmpi" or "mpich" (static); NULL for "daemon-exit" (not MPI's text) */
     const char *form; /* which text matched (static): "ompi-signal", "ompi-exit",
                        * "ompi-improper-exit", "ompi-abort", "hydra-exit-code", "hydra-signal",
-                       * "ompi-notice" (ORTE's notice alone: no rank, no code in the text) */
+                       * "ompi-notice" (ORTE's notice alone: no rank, no code in the text),
+                       * "daemon-exit" (the stream holder stopped mpirun after the daemon on
+                       * pod `host` exited with exit_code: no rank) */
     size_t at;        /* byte offset of the report's first line in the text */
 };
 

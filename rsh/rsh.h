@@ -83,6 +83,9 @@ char *rsh_remote_command(const char *command, const char *tag);
 #define RSH_WAIT_GONE "mpi-rsh-gone"
 /* *secs from $MPI_RSH_REATTACH_S (0-86400), else RSH_REATTACH_DEFAULT_S. 0, or -1 with *errmsg. */
 int rsh_reattach_env(int *secs, char **errmsg);
+/* *secs from $MPI_RSH_DAEMON_EXIT_S (0-86400), else MPIK8S_RSH_DAEMON_EXIT_DEFAULT_S. 0, or -1
+ * with *errmsg. */
+int rsh_daemon_exit_env(int *secs, char **errmsg);
 /* The script a reattach runs in the pod: prints RSH_WAIT_ATTACHED when the session's processes
  * run (and then exits 0 unless follow), waits until they are gone, then prints "RSH_WAIT_EXIT N"
  * (the code the session left; the file removed) or RSH_WAIT_GONE (no process, no code). New

@@ -124,6 +124,12 @@ int rsh_reattach_env(int *secs, char **errmsg)
     return env_int(RSH_REATTACH_ENV, 0, 86400, secs, errmsg);
 }
 
+int rsh_daemon_exit_env(int *secs, char **errmsg)
+{
+    *secs = MPIK8S_RSH_DAEMON_EXIT_DEFAULT_S;
+    return env_int(MPIK8S_RSH_ENV_DAEMON_EXIT_S, 0, 86400, secs, errmsg);
+}
+
 int rsh_session_tag(char tag[17])
 {
     uint8_t raw[8];

@@ -88,6 +88,18 @@ static inline long long mpik8s_slots(long long slots) { return slots > 0 ? slots
 
 /* ---- environment mpi-rsh (and the agent's reach check, the stream holder) read ---- */
 #define MPIK8S_RSH_ENV_TLS_CACHE_DIR "MPI_RSH_TLS_CACHE_DIR" /* TLS session cache directory */
+/* Seconds the stream holder lets mpirun run on after an MPI daemon's stream ended with a non-zero
+ * code (the daemon failed, its pod went away) before it stops mpirun: Open MPI aborts on its own
+ * within a second, MPICH's Hydra waits for ever for a proxy that never calls back. 0 = never. */
+#define MPIK8S_RSH_ENV_DAEMON_EXIT_S "MPI_RSH_DAEMON_EXIT_S"
+#define MPIK8S_RSH_DAEMON_EXIT_DEFAULT_S 30
+/* The line the holder prints (stderr) when it stops mpirun for that, and which the agent parses
+ * (agent/failure_parse.c form "daemon-exit"): printf(MPIK8S_HOLDER_DAEMON_EXIT_FMT, pod, code,
+ * command, seconds). The pod is a DNS-1123 name; the code 1..255. */
+#define MPIK8S_HOLDER_DAEMON_EXIT_PREFIX "mpi-rsh-holder: the MPI daemon on pod "
+#define MPIK8S_HOLDER_DAEMON_EXIT_CODE " exited with code "
+#define MPIK8S_HOLDER_DAEMON_EXIT_FMT                                                                                       \
+    MPIK8S_HOLDER_DAEMON_EXIT_PREFIX "%s" MPIK8S_HOLDER_DAEMON_EXIT_CODE "%d; %s was still running %d s later: stopping it\n"
 
 /* ---- MPIJob annotations (metadata.annotations) the operator turns into the above ---- */
 #define MPIK8S_ANN_TRANSPORT "mpi-k8s.io/transport"                   /* exec | ssh */
@@ -186,7 +198,7 @@ static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn,
 #define MPIK8S_FAIL_MPI "mpi"                    /* "openmpi" or "mpich": whose text was parsed */
 #define MPIK8S_FAIL_FORM "form"                  /* which text matched (agent/failure_parse.h) */
 #define MPIK8S_FAIL_SOURCE                                                                                                  \
-    "source" /* "mpirun" (its text), "rankmap" (rank placed by the hostfile), "mpirun-exit" (its notice and exit code: no rank), "watcher" */
+    "source" /* "mpirun" (its text), "rankmap" (rank placed by the hostfile), "mpirun-exit" (its notice and exit code: no rank), "holder" (the stream holder stopped mpirun after a daemon failed), "watcher" */
 #define MPIK8S_FAIL_LAST_LINES "lastLines" /* the last lines of output before the report (<= 1 KiB) */
 #define MPIK8S_FAIL_R_EXIT_CODE "exit_code"
 #define MPIK8S_FAIL_R_SIGNAL "signal"

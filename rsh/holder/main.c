@@ -7,7 +7,10 @@
  * COMMAND exits, then cancels the streams still open (remote kill), removes the socket and
  * exits with COMMAND's status (128+N when killed by signal N). SIGTERM/SIGINT/SIGHUP are
  * passed to COMMAND. When the Kubernetes configuration cannot be loaded it runs COMMAND
- * without a holder (each mpi-rsh then reports the problem itself). See docs/rsh.md. */
+ * without a holder (each mpi-rsh then reports the problem itself). A daemon whose stream ends
+ * with a non-zero code while COMMAND runs on for $MPI_RSH_DAEMON_EXIT_S (30) seconds stops
+ * COMMAND (MPICH's Hydra would wait for ever): the holder prints which pod and code, and exits
+ * with that code. See docs/rsh.md. */
 #include <errno.h>
 #include "mpik8s/contract.h"
 #include <poll.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -26,11 +30,20 @@
 #include "../holder_proto.h"
 #include "../rsh.h"
 #include "holder.h"
+#include "kube/clock.h"
 #include "kube/exec.h"
 #include "kube/log.h"
 
 #define DRAIN_MS 10000 /* after COMMAND exits: bound on the streams' remote kills */
 #define GRACE_MS 3000  /* after COMMAND exits 0: its daemons are exiting; their streams end alone */
+#define KILL_MS 10000  /* after the daemon-exit rule's SIGTERM: bound before SIGKILL */
+
+/* The daemon-exit rule's state: code (the daemon's, non-zero) once COMMAND was told to stop. */
+struct daemon_stop {
+    int code;
+    int64_t term_ms;
+    int killed;
+};
 
 static char dir[4096], sock_path[4200];
 
@@ -95,13 +108,48 @@ static void report(const char *cmd)
 
 static int status_code(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255; }
 
+/* The daemon-exit rule (MPIK8S_RSH_ENV_DAEMON_EXIT_S): once a daemon failed, COMMAND has
+ * h->daemon_exit_s to end on its own; then it gets SIGTERM, and SIGKILL KILL_MS later. The
+ * poll timeout until the next step (-1: none due), after taking the step that is due. */
+static int daemon_exit_step(struct holder *h, const char *cmd, pid_t pid, struct daemon_stop *ds)
+{
+    struct holder_daemon_exit e;
+    if (h->daemon_exit_s <= 0 || ds->killed || !holder_streams_daemon_exit(&e))
+        return -1;
+    int64_t now = kube_now_ms(), due = ds->code ? ds->term_ms + KILL_MS : e.at_ms + (int64_t)h->daemon_exit_s * 1000;
+    if (now < due) {
+        free(e.pod);
+        return (int)(due - now);
+    }
+    if (!ds->code) {
+        fprintf(stderr, MPIK8S_HOLDER_DAEMON_EXIT_FMT, e.pod, e.code, cmd, h->daemon_exit_s);
+        fflush(stderr);
+        ds->code = e.code;
+        ds->term_ms = now;
+        kill(pid, SIGTERM);
+        free(e.pod);
+        return KILL_MS;
+    }
+    KLOG_WARN("%s still running %d ms after SIGTERM: SIGKILL", cmd, KILL_MS);
+    kill(pid, SIGKILL);
+    ds->killed = 1;
+    free(e.pod);
+    return -1;
+}
+
 /* Serves clients until COMMAND (pid) exits; its wait status. */
-static int serve(struct holder *h, int ls, int sfd, pid_t pid)
+static int serve(struct holder *h, int ls, int sfd, pid_t pid, const char *cmd, struct daemon_stop *ds)
 {
     for (;;) {
-        struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ls, .events = POLLIN } };
-        if (poll(p, ls >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+        struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
+                               { .fd = h->wake_fd, .events = POLLIN },
+                               { .fd = ls, .events = POLLIN } };
+        int timeout = daemon_exit_step(h, cmd, pid, ds);
+        if (poll(p, ls >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
             return -1;
+        uint64_t n;
+        if ((p[1].revents & POLLIN) && read(h->wake_fd, &n, sizeof n) < 0)
+            KLOG_DEBUG("eventfd: %s", strerror(errno));
         if (p[0].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof si) == sizeof si && si.ssi_signo != SIGCHLD)
@@ -112,7 +160,7 @@ static int serve(struct holder *h, int ls, int sfd, pid_t pid)
                 if (w == pid)
                     return st;
         }
-        if (ls >= 0 && (p[1].revents & POLLIN)) {
+        if (ls >= 0 && (p[2].revents & POLLIN)) {
             int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
             if (c >= 0 && holder_stream_start(h, c) < 0)
                 KLOG_WARN("cannot serve a client: out of threads or memory");
@@ -194,8 +242,10 @@ int main(int argc, char **argv)
 
     struct kube_config *cfg = NULL;
     char *err = NULL;
-    struct holder h = { 0 };
+    struct holder h = { .wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };
     int ls = -1;
+    if (h.wake_fd < 0)
+        KLOG_WARN("eventfd: %s; a failed daemon is noticed late", strerror(errno));
     if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
         KLOG_WARN("not holding streams (each mpi-rsh runs alone): %s", err ? err : "no Kubernetes configuration");
         free(err);
@@ -206,6 +256,12 @@ int main(int argc, char **argv)
         if (rsh_reattach_env(&h.reattach_s, &err) < 0) { /* the launcher's setting, read once */
             KLOG_WARN("%s; reattaching up to %d s", err, RSH_REATTACH_DEFAULT_S);
             h.reattach_s = RSH_REATTACH_DEFAULT_S;
+            free(err);
+            err = NULL;
+        }
+        if (rsh_daemon_exit_env(&h.daemon_exit_s, &err) < 0) {
+            KLOG_WARN("%s; stopping %s %d s after a daemon fails", err, argv[i], MPIK8S_RSH_DAEMON_EXIT_DEFAULT_S);
+            h.daemon_exit_s = MPIK8S_RSH_DAEMON_EXIT_DEFAULT_S;
             free(err);
             err = NULL;
         }
@@ -222,7 +278,8 @@ int main(int argc, char **argv)
         free(h.tls_dir);
         return 255;
     }
-    int st = serve(&h, ls, sfd, pid);
+    struct daemon_stop ds = { 0 };
+    int st = serve(&h, ls, sfd, pid, argv[i], &ds);
     if (ls >= 0) {
         close(ls);
         remove_socket();
@@ -243,6 +300,8 @@ int main(int argc, char **argv)
      * OpenSSL's per-thread cleanup, and exit()'s atexit handlers (OpenSSL's, libcurl's) would free
      * the same state under it. The process is over; the kernel frees the rest. */
     fflush(NULL);
+    if (ds.code) /* stopped for a failed daemon: its code, not the signal's */
+        _exit(ds.code);
     if (st >= 0 && WIFSIGNALED(st)) { /* die the same way, so the agent says "killed by" */
         int sig = WTERMSIG(st);
         signal(sig, SIG_DFL);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "../holder_proto.h"
 #include "../rsh.h"
+#include "kube/clock.h"
 #include "kube/exec.h"
 #include "kube/log.h"
 #include "kube/util.h"
@@ -29,7 +31,8 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int *socks; /* client sockets being served */
 static size_t nsocks, capsocks;
-static int served, failed; /* streams ended, and those with a non-zero exit code */
+static int served, failed;                   /* streams ended, and those with a non-zero exit code */
+static struct holder_daemon_exit first_exit; /* the first daemon that failed (pod NULL: none yet) */
 
 struct stream {
     struct holder *h;
@@ -77,6 +80,32 @@ void holder_streams_counts(int *nserved, int *nfailed)
     *nserved = served;
     *nfailed = failed;
     pthread_mutex_unlock(&mu);
+}
+
+/* Records pod's daemon as the first that failed, unless one is already, and wakes the main
+ * thread (its poll then times the daemon-exit rule). */
+static void daemon_exited(struct holder *h, const char *pod, int code)
+{
+    int first = 0;
+    pthread_mutex_lock(&mu);
+    if (!first_exit.pod && (first_exit.pod = strdup(pod))) {
+        first_exit.code = code;
+        first_exit.at_ms = kube_now_ms();
+        first = 1;
+    }
+    pthread_mutex_unlock(&mu);
+    uint64_t one = 1;
+    if (first && h->wake_fd >= 0 && write(h->wake_fd, &one, sizeof one) != sizeof one)
+        KLOG_WARN("cannot wake the main thread: %s", strerror(errno));
+}
+
+int holder_streams_daemon_exit(struct holder_daemon_exit *e)
+{
+    pthread_mutex_lock(&mu);
+    *e = first_exit;
+    e->pod = first_exit.pod ? strdup(first_exit.pod) : NULL;
+    pthread_mutex_unlock(&mu);
+    return e->pod != NULL;
 }
 
 int holder_streams_active(void)
@@ -231,6 +260,8 @@ static int run(struct stream *st)
     }
     if (code == 0 && outcome != KUBE_EXEC_EXITED)
         code = 255; /* never 0 without a Success status */
+    if (code != 0 && outcome != KUBE_EXEC_CANCELLED)
+        daemon_exited(st->h, pod, code);
     kube_exec_result_free(&r);
     free(cmd);
     return code;

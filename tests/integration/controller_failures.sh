@@ -11,7 +11,8 @@
 # launcher's output is kept in ConfigMap <job>-log: readable with kubectl and
 # `mpi-agent logs` after cleanPodPolicy All and after every pod of the job is
 # deleted; `mpi-agent logs -f` follows a running launcher to its end; the log goes
-# with the MPIJob (owner reference, garbage collection).
+# with the MPIJob (owner reference, garbage collection). A Hydra launch whose proxies all
+# fail (mpiexec would wait for ever) is stopped by the stream holder, naming the pod and code.
 set -u
 . "$(dirname "$0")/controller_common.bash"
 PROG=$ROOT/build/${MODE:-release}/tests/mpi/rank_fail
@@ -19,7 +20,7 @@ PROG=$ROOT/build/${MODE:-release}/tests/mpi/rank_fail
 ctl_cluster
 ctl_start a --monitoring-port 18184 --leader-elect=false -v 1
 
-# mk NAME IMPL LAUNCHER_COMMAND (a YAML list)
+# mk NAME IMPL LAUNCHER_COMMAND (a YAML list); WORKERS (4) and LAUNCHER_ENV (a YAML list, none)
 mk() {
   kc create -f - >/dev/null <<YAML || ks_fail "create $1"
 apiVersion: kubeflow.org/v2beta1
@@ -38,9 +39,9 @@ spec:
       template:
         spec:
           containers:
-          - {name: l, image: mpik8s/openmpi, command: $3}
+          - {name: l, image: mpik8s/openmpi, command: $3, env: ${LAUNCHER_ENV:-[]}}
     Worker:
-      replicas: 4
+      replicas: ${WORKERS:-4}
       template:
         spec:
           containers:
@@ -56,6 +57,15 @@ if command -v mpiexec.hydra >/dev/null && [ -x "${PROG}_mpich" ]; then
   jobs+=(fmpich)
 else
   echo "note: no MPICH here (mpiexec.hydra, ${PROG}_mpich): the MPICH job is left out"
+fi
+
+# fproxy: every Hydra proxy fails to start (mpiexec copied to the launcher's private /tmp, so
+# Hydra runs /tmp/hx/hydra_pmi_proxy in the workers, which have none: exit 127) and mpiexec
+# waits for them for ever; the stream holder stops it MPI_RSH_DAEMON_EXIT_S after the first
+if command -v mpiexec.hydra >/dev/null; then
+  WORKERS=2 LAUNCHER_ENV='[{name: MPI_RSH_DAEMON_EXIT_S, value: "5"}]' mk fproxy MPICH \
+    '[sh, -c, "mkdir -p /tmp/hx && cp $(command -v mpiexec.hydra) /tmp/hx/mpiexec && exec /tmp/hx/mpiexec -n 2 hostname"]'
+  fproxy=1
 fi
 
 # check JOB RANK_TEXT POD REASON WHAT: the finding everywhere the MPIJob shows it
@@ -99,12 +109,29 @@ if [ -n "$(kc get mpijob fmpich -o name 2>/dev/null)" ]; then
   [ "$(kc get mpijob fmpich -o jsonpath='{.status.rankFailure.mpi}')" = mpich ] || ks_fail "fmpich: mpi"
 fi
 echo "attribution: ${jobs[*]} named rank, pod, node and reason"
+if [ -n "${fproxy:-}" ]; then
+  ks_wait_for '[ "$(cond fproxy Failed status)" = True ]' 120 ||
+    { kc logs -l mpi_job_name=fproxy,mpi_role_type=launcher --all-containers --tail 40; ks_fail "fproxy: not Failed within 120 s"; }
+  msg=$(cond fproxy Failed message)
+  rf=$(kc get mpijob fproxy -o jsonpath='{.status.rankFailure.form}/{.status.rankFailure.source}/{.status.rankFailure.exitCode}/{.status.rankFailure.pod}/{.status.rankFailure.node}')
+  case "$rf" in daemon-exit/holder/127/fproxy-worker-[01]/?*) ;; *) ks_fail "fproxy: rankFailure $rf";; esac
+  pod=$(kc get mpijob fproxy -o jsonpath='{.status.rankFailure.pod}')
+  node=$(kc get mpijob fproxy -o jsonpath='{.status.rankFailure.node}')
+  case "$msg" in *"the MPI daemon on pod $pod (node $node) exited with code 127 and the launch did not end on its own (the stream holder stopped it); command exited 127 after "*) ;;
+    *) kc get mpijob fproxy -o yaml; ks_fail "fproxy: Failed message: $msg";; esac
+  kc get cm fproxy-log -o jsonpath='{.data.log}' >"$KS_DIR/fproxy.kept" || ks_fail "fproxy-log"
+  grep -q 'hydra_pmi_proxy: not found' "$KS_DIR/fproxy.kept" || { cat "$KS_DIR/fproxy.kept"; ks_fail "fproxy-log lacks the proxies' error"; }
+  grep -qF "mpi-rsh-holder: the MPI daemon on pod $pod exited with code 127; " "$KS_DIR/fproxy.kept" ||
+    { cat "$KS_DIR/fproxy.kept"; ks_fail "fproxy-log lacks the holder's line"; }
+  echo "fproxy: $msg"
+  jobs+=(fproxy)
+fi
 
 # the failure counter by reason (promtool-valid)
 ks_wait_for "[ \"\$(metrics 18184 | awk '\$1 == \"mpi_operator_job_failures_total{reason=\\\"exit_code\\\"}\" {print \$2}')\" -ge 1 ]" 20 \
   || { metrics 18184 | grep failures; ks_fail "job_failures_total{exit_code}"; }
 sig=$(metrics 18184 | awk '$1 == "mpi_operator_job_failures_total{reason=\"signal\"}" {print $2}')
-[ "$sig" -ge $((${#jobs[@]} - 1)) ] || ks_fail "job_failures_total{signal} = $sig"
+[ "$sig" -ge $((${#jobs[@]} - 1 - ${fproxy:-0})) ] || ks_fail "job_failures_total{signal} = $sig"
 metrics 18184 | promtool check metrics || ks_fail "promtool"
 
 # the launcher's output outlives the pods: cleanPodPolicy All removed the workers; the

@@ -283,6 +283,54 @@ static void test_notice(void **st)
     agent_hostlist_free(&s.hosts);
 }
 
+/* The stream holder stopped a Hydra launch whose proxies failed to start (captured on kubesim,
+ * tests/integration/controller_failures.sh's fproxy): the pod and code from its line, no rank,
+ * no MPI; Hydra's own lines after it do not count. Malformed forms of the line are refused. */
+static void test_daemon_exit(void **st)
+{
+    (void)st;
+    struct agent_session s;
+    struct agent_opts o;
+    session(&s, &o);
+    char *err = NULL;
+    assert_int_equal(agent_hostlist_add(&s.hosts, "fproxy-worker-1.fproxy.default.svc", 0, &err), 0);
+    size_t n;
+    char *t = slurp("mpich4-proxy-missing-holder.txt", &n), *phrase;
+    char *argv[] = { "sh", "-c", "exec /tmp/hx/mpiexec -n 2 hostname", NULL };
+    struct agent_rank_failure r;
+    assert_int_equal(agent_failure_parse(t, n, &r), 1);
+    assert_null(r.mpi);
+    assert_string_equal(r.form, "daemon-exit");
+    assert_string_equal(r.host, "fproxy-worker-1");
+    assert_int_equal(r.exit_code, 127);
+    assert_int_equal(r.rank, -1);
+    agent_rank_failure_free(&r);
+    json_t *f = agent_failure_explain(&s, t, n, argv, 127, &phrase);
+    assert_non_null(f);
+    assert_string_equal(phrase, "the MPI daemon on pod fproxy-worker-1 (node ?) exited with code 127 and the launch did "
+                                "not end on its own (the stream holder stopped it)");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_SOURCE)), "holder");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_REASON)), MPIK8S_FAIL_R_EXIT_CODE);
+    assert_null(json_object_get(f, MPIK8S_FAIL_MPI));
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_LAST_LINES)),
+                        "/bin/sh: 1: /tmp/hx/hydra_pmi_proxy: not found\n/bin/sh: 1: /tmp/hx/hydra_pmi_proxy: not found\n");
+    free(phrase);
+    json_decref(f);
+    free(t);
+    static const char *const bad[] = {
+        "mpi-rsh-holder: the MPI daemon on pod p exited with code 0; sh was still running 5 s later: stopping it\n",
+        "mpi-rsh-holder: the MPI daemon on pod p exited with code 256; sh was still running 5 s later: stopping it\n",
+        "mpi-rsh-holder: the MPI daemon on pod p exited with code 3\n",
+        "mpi-rsh-holder: the MPI daemon on pod  exited with code 3; x\n",
+        "  mpi-rsh-holder: the MPI daemon on pod p exited with code 3; x\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(agent_failure_parse(bad[i], strlen(bad[i]), &r), 0);
+        agent_rank_failure_free(&r);
+    }
+    agent_hostlist_free(&s.hosts);
+}
+
 static void test_oom_state(void **st)
 {
     (void)st;
@@ -344,10 +392,10 @@ static void test_termination_line(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_open_mpi_4),       cmocka_unit_test(test_open_mpi_5), cmocka_unit_test(test_mpich),
-        cmocka_unit_test(test_unparseable),      cmocka_unit_test(test_notice),     cmocka_unit_test(test_cgroup),
-        cmocka_unit_test(test_last_lines),       cmocka_unit_test(test_explain),    cmocka_unit_test(test_oom_state),
-        cmocka_unit_test(test_termination_line),
+        cmocka_unit_test(test_open_mpi_4),       cmocka_unit_test(test_open_mpi_5),  cmocka_unit_test(test_mpich),
+        cmocka_unit_test(test_unparseable),      cmocka_unit_test(test_notice),      cmocka_unit_test(test_cgroup),
+        cmocka_unit_test(test_last_lines),       cmocka_unit_test(test_explain),     cmocka_unit_test(test_oom_state),
+        cmocka_unit_test(test_termination_line), cmocka_unit_test(test_daemon_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
