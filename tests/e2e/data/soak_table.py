@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""soak_table.py DIR [BUCKET_S]: the soak's record (tests/e2e/soak.sh's mem.csv and rounds.csv
+in DIR) as a Markdown table for docs/reliability.md, one row per BUCKET_S seconds (default
+1200): rounds finished in it, how long a round took (median and max, from its create to its
+jobs' final states, and to nothing left after the delete), and the median RSS of the operator,
+the API server and etcd."""
+import csv
+import statistics
+import sys
+
+
+def load(path):
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def main():
+    d = sys.argv[1]
+    bucket = int(sys.argv[2]) if len(sys.argv) > 2 else 1200
+    mem = [r for r in load(d + "/mem.csv")[1:] if len(r) == 6]
+    rounds = [r for r in load(d + "/rounds.csv") if len(r) == 5]
+    end = max(int(r[0]) for r in mem)
+    print("| minutes | rounds (bad) | round to final: median / max s | to nothing left: median / max s "
+          "| operator RSS MiB | kube-apiserver RSS MiB | etcd RSS MiB | pods (max) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for lo in range(0, end + 1, bucket):
+        hi = lo + bucket
+        m = [r for r in mem if lo <= int(r[0]) < hi]
+        rs = [r for r in rounds if lo <= int(r[4]) < hi]
+        if not m:
+            continue
+        med = lambda k: statistics.median(int(r[k]) for r in m) / 1024
+        fin = [int(r[1]) for r in rs]
+        gone = [int(r[2]) for r in rs]
+        bad = sum(1 for r in rs if r[3] != "1")
+        span = lambda v: "%d / %d" % (statistics.median(v), max(v)) if v else "-"
+        print("| %d-%d | %d (%d) | %s | %s | %.1f | %.1f | %.1f | %d |" % (
+            lo // 60, min(hi, end) // 60, len(rs), bad, span(fin), span(gone), med(1), med(2), med(3),
+            max(int(r[4]) for r in m)))
+
+
+if __name__ == "__main__":
+    main()
