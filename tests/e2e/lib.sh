@@ -220,7 +220,9 @@ e2e_op_start() {
   else e2e_op_identity "$name"; kcfg=$E2E_DIR/op-$name.kubeconfig; fi
   # E2E_AGENT_IMAGE: the launchers' init container image (a branch's agent under test)
   [ -z "${E2E_AGENT_IMAGE:-}" ] || set -- --agent-image "$E2E_AGENT_IMAGE" "$@"
-  setsid "$KUBESIM" run --dir "$KS" -- "$BINDIR/mpi-operator" --kubeconfig "$kcfg" \
+  # E2E_OP_WRAP: a command the operator runs under (split on blanks: tests/e2e/soak.sh's valgrind)
+  # shellcheck disable=SC2086
+  setsid "$KUBESIM" run --dir "$KS" -- ${E2E_OP_WRAP:-} "$BINDIR/mpi-operator" --kubeconfig "$kcfg" \
     --lease-duration "$lease" --renew-deadline "$renew" --retry-period "$retry" "$@" \
     >>"$E2E_DIR/op-$name.log" 2>&1 &
   echo $! >"$E2E_DIR/op-$name.pid"
