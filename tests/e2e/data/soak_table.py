@@ -29,12 +29,14 @@ def main():
         rs = [r for r in rounds if lo <= int(r[4]) < hi]
         if not m:
             continue
-        med = lambda k: statistics.median(int(r[k]) for r in m) / 1024
+        # a column sampled as 0 throughout (kubesim has no API server or etcd process of its own)
+        sampled = {k: any(int(r[k]) > 0 for r in mem) for k in (1, 2, 3)}
+        med = lambda k: "%.1f" % (statistics.median(int(r[k]) for r in m) / 1024) if sampled[k] else "-"
         fin = [int(r[1]) for r in rs]
         gone = [int(r[2]) for r in rs]
         bad = sum(1 for r in rs if r[3] != "1")
         span = lambda v: "%d / %d" % (statistics.median(v), max(v)) if v else "-"
-        print("| %d-%d | %d (%d) | %s | %s | %.1f | %.1f | %.1f | %d |" % (
+        print("| %d-%d | %d (%d) | %s | %s | %s | %s | %s | %d |" % (
             lo // 60, min(hi, end) // 60, len(rs), bad, span(fin), span(gone), med(1), med(2), med(3),
             max(int(r[4]) for r in m)))
 
