@@ -61,6 +61,17 @@ static void expect(const char *file, const char *mpi, const char *form, int rank
     agent_rank_failure_free(&r);
 }
 
+/* Each of the n texts in bad yields no finding (0, no host). */
+static void assert_no_finding(const char *const *bad, size_t n)
+{
+    struct agent_rank_failure r;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(agent_failure_parse(bad[i], strlen(bad[i]), &r), 0);
+        assert_null(r.host);
+        agent_rank_failure_free(&r);
+    }
+}
+
 static void test_open_mpi_4(void **st)
 {
     (void)st;
@@ -143,10 +154,7 @@ static void test_unparseable(void **st)
         "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   EXIT CODE: 9\n",
         "",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(agent_failure_parse(bad[i], strlen(bad[i]), &r), 0);
-        assert_null(r.host);
-    }
+    assert_no_finding(bad, sizeof bad / sizeof bad[0]);
     assert_int_equal(agent_failure_parse(NULL, 0, &r), 0);
 }
 
@@ -324,10 +332,7 @@ static void test_daemon_exit(void **st)
         "mpi-rsh-holder: the MPI daemon on pod  exited with code 3; x\n",
         "  mpi-rsh-holder: the MPI daemon on pod p exited with code 3; x\n",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(agent_failure_parse(bad[i], strlen(bad[i]), &r), 0);
-        agent_rank_failure_free(&r);
-    }
+    assert_no_finding(bad, sizeof bad / sizeof bad[0]);
     agent_hostlist_free(&s.hosts);
 }
 
