@@ -118,7 +118,7 @@ stage: all
 	$(MAKE) --no-print-directory install DESTDIR=$(abspath build/stage) PREFIX=/usr/local >/dev/null
 
 integration: all stage $(if $(TEST_PROGS),test-progs)
-	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) tests/run-integration.sh
+	BINDIR=$(abspath $(BINDIR)) MODE=$(MODE) JOBS=$${JOBS:-3} tests/run-integration.sh
 
 # The real-cluster suite (tests/k8s/run.sh): components built from the Go module proxy
 # (cached by version), images with the Docker Engine, then tests/k8s/cases and the listed
@@ -132,11 +132,17 @@ test-k8s: all stage
 # cluster's components and images are built (niced) beside the kubesim suites and waited for
 # before test-k8s: on a machine with a cold cache that is 30 minutes of building that no
 # longer comes after them; on a warm one tests/k8s/prebuild.sh finds everything and ends.
+# It ends with the wall time of each suite and the 10 slowest tests (tests/report.sh).
 test: format-check
 	$(MAKE) --no-print-directory all
-	@pre=$$(tests/k8s/prebuild.sh start); trap 'tests/k8s/prebuild.sh stop $$pre' EXIT; failed=; for t in unit fuzz-smoke integration test-k8s; do \
-	  [ "$$t" != test-k8s ] || tests/k8s/prebuild.sh wait $$pre || true; \
-	  $(MAKE) --no-print-directory $$t || failed="$$failed $$t"; done; \
+	@mkdir -p build/test-logs; : >build/test-logs/suites.tsv; \
+	pre=$$(tests/k8s/prebuild.sh start); trap 'tests/k8s/prebuild.sh stop $$pre' EXIT; failed=; \
+	for t in unit fuzz-smoke integration test-k8s; do \
+	  [ "$$t" != test-k8s ] || { s=$$SECONDS; tests/k8s/prebuild.sh wait $$pre || true; \
+	    printf '%s\t%s\t%s\n' $$((SECONDS - s)) prebuild-wait "(the components and images built beside the suites)" >>build/test-logs/suites.tsv; }; \
+	  s=$$SECONDS; r=ok; $(MAKE) --no-print-directory $$t || { failed="$$failed $$t"; r=failed; }; \
+	  printf '%s\t%s\t%s\n' $$((SECONDS - s)) $$t $$r >>build/test-logs/suites.tsv; done; \
+	tests/report.sh; \
 	if [ -n "$$failed" ]; then cat build/test-logs/failed.txt build/test-logs/k8s/failed.txt 2>/dev/null; \
 	  echo "make test: failed:$$failed"; exit 1; fi
 

@@ -51,6 +51,15 @@ if [ -z "${ENGINE:-}" ]; then
   else die "neither buildah nor a running Docker daemon found: run \`make deps\` (installs buildah and mmdebstrap)"; fi
 fi
 
+# One build at a time per image store: the tests that build images run side by side
+# (tests/run-integration.sh) and would each build the same cold stages; a second caller waits
+# here and then finds the first one's images (the inputs label) or its layers.
+lockdir=/run/lock; [ -w "$lockdir" ] || lockdir=${TMPDIR:-/tmp}
+if [ "$ENGINE" = buildah ]; then lock=$lockdir/mpik8s-images-buildah-$(printf '%s' "$STORAGE_ROOT" | sha1sum | cut -c1-8).lock
+else lock=$lockdir/mpik8s-images-docker.lock; fi
+exec {lockfd}>"$lock" || die "cannot open the lock $lock"
+flock "$lockfd" || die "cannot lock $lock"
+
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for df in images/*/Dockerfile; do names+=("$(basename "$(dirname "$df")")"); done

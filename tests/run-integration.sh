@@ -1,43 +1,114 @@
 #!/usr/bin/env bash
-# Runs every tests/integration/*.sh, each in its own process group under a
-# hard timeout, and prints one PASS/FAIL/SKIP line per test plus a summary.
-# A test exits 0 (pass), 77 (skip, with a reason on its last output line) or
-# anything else (fail). A test may set its own bound with a line
-# "# timeout: SECONDS" (default 300). ONLY=pattern runs a subset. TESTS="FILE..." runs
-# those files instead of tests/integration/*.sh, and SUITE names them in the summary
-# (tests/k8s/run.sh: the real cluster's suite).
+# tests/run-integration.sh: runs a suite of test scripts, several at a time, each in its own
+# process group under a hard timeout, and prints one PASS/FAIL/SKIP line per test (in the
+# order they end) plus a summary.
+#
+# A test exits 0 (pass), 77 (skip, with a reason on its last output line) or anything else
+# (fail). Its header may declare:
+#   # timeout: SECONDS    its bound (default 300)
+#   # needs: exclusive    load-sensitive: it runs with nothing else beside it
+# A passing test's "NOTE: " lines (what it left out, say) are printed under its PASS line.
+# Everything else shares the machine: at most JOBS tests at once (default 1, the old serial
+# run). The longest tests start first (their time in the last run's times.tsv, else their
+# timeout), so the suite's wall time is close to its longest test or its total / JOBS.
+#
+# ONLY=pattern runs a subset. TESTS="FILE..." runs those files instead of
+# tests/integration/*.sh, and SUITE names them in the summary (tests/k8s/run.sh: the real
+# cluster's suite). Logs: build/test-logs[/SUITE]/NAME.log; times.tsv (seconds, result,
+# name; make test's report reads it); failed.txt (one line per failed test with its reason).
 set -u
 cd "$(dirname "$0")/.."
 export ROOT=$PWD
 export BINDIR=${BINDIR:-$PWD/bin}
 logdir=$PWD/build/test-logs${SUITE:+/$SUITE}
 mkdir -p "$logdir"
-pass=0 fail=0 skip=0 failed=()
 suite=${SUITE:-integration}
-# failed.txt: one line per failed test with its reason (the log's last "FAIL:" line), which
-# `make test` prints again as its very last lines (a CI report may keep only the ends)
+jobs=${JOBS:-1}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "JOBS=$jobs: expected a whole number of at least 1" >&2; exit 2; }
+
+header() {  # FILE KEY -> the value of its "# KEY: VALUE" line
+  sed -n "s/^# $2: *\([^ ]*\).*/\1/p" "$1" | head -1
+}
+
+# The queue: "estimate<TAB>file", longest first; exclusive tests first of all, alone.
+last=$logdir/times.tsv
+queue=()
+while IFS=$'\t' read -r _ f; do queue+=("$f"); done < <(
+  for t in ${TESTS:-tests/integration/*.sh}; do
+    [ -e "$t" ] || continue
+    name=$(basename "$t" .sh)
+    if [ -n "${ONLY:-}" ] && [[ "$name" != *${ONLY}* ]]; then continue; fi
+    est=$( [ -f "$last" ] && awk -F'\t' -v n="$name" '$3 == n { print int($1) }' "$last" | tail -n 1)
+    [ -n "$est" ] || est=$(header "$t" timeout)
+    [ "$(header "$t" needs)" = exclusive ] && est=$((1000000 + ${est:-300}))
+    printf '%s\t%s\n' "${est:-300}" "$t"
+  done | sort -t $'\t' -k1,1nr)
+
+pass=0 fail=0 skip=0 failed=()
 : >"$logdir/failed.txt"
-for t in ${TESTS:-tests/integration/*.sh}; do
-  [ -e "$t" ] || continue
+times=$logdir/times.tsv.new
+: >"$times"
+declare -A name_of start_of limit_of
+used=0   # slots held by running tests (an exclusive one holds all of them)
+declare -A slots_of
+
+launch() {  # FILE
+  local t=$1 name limit
   name=$(basename "$t" .sh)
-  if [ -n "${ONLY:-}" ] && [[ "$name" != *${ONLY}* ]]; then continue; fi
-  limit=$(sed -n 's/^# timeout: *\([0-9]\+\).*/\1/p' "$t" | head -1)
+  limit=$(header "$t" timeout)
   limit=${limit:-300}
-  start=$(date +%s%N)
-  setsid timeout -k 10 "$limit" bash "$t" >"$logdir/$name.log" 2>&1
+  setsid timeout -k 10 "$limit" bash "$t" >"$logdir/$name.log" 2>&1 </dev/null &
+  name_of[$!]=$name start_of[$!]=$(date +%s%N) limit_of[$!]=$limit
+  slots_of[$!]=1
+  [ "$(header "$t" needs)" != exclusive ] || slots_of[$!]=$jobs
+  used=$((used + slots_of[$!]))
+}
+
+reap() {  # waits for one test to end and reports it
+  local pid rc name ms secs
+  wait -n -p pid
   rc=$?
-  ms=$(( ($(date +%s%N) - start) / 1000000 )); secs=$((ms/1000)).$(( (ms%1000)/100 ))
+  name=${name_of[$pid]}
+  ms=$(( ($(date +%s%N) - start_of[$pid]) / 1000000 )); secs=$((ms / 1000)).$(( (ms % 1000) / 100 ))
+  used=$((used - slots_of[$pid]))
+  unset "name_of[$pid]" "start_of[$pid]" "slots_of[$pid]"
   case $rc in
-    0)  echo "PASS $name (${secs}s)"; pass=$((pass+1)) ;;
-    77) echo "SKIP $name: $(tail -n1 "$logdir/$name.log")"; skip=$((skip+1)) ;;
-    124|137) echo "FAIL $name: timed out after ${limit}s"; fail=$((fail+1)); failed+=("$name") ;;
-    *)  echo "FAIL $name (rc $rc, ${secs}s)"; fail=$((fail+1)); failed+=("$name") ;;
+    0)  echo "PASS $name (${secs}s)"; grep -a '^NOTE: ' "$logdir/$name.log" | sed 's/^/  /'
+        pass=$((pass + 1)); res=pass ;;
+    77) echo "SKIP $name: $(tail -n1 "$logdir/$name.log")"; skip=$((skip + 1)); res=skip ;;
+    124|137) echo "FAIL $name: timed out after ${limit_of[$pid]}s"; fail=$((fail + 1)); failed+=("$name"); res=fail ;;
+    *)  echo "FAIL $name (rc $rc, ${secs}s)"; fail=$((fail + 1)); failed+=("$name"); res=fail ;;
   esac
+  unset "limit_of[$pid]"
+  printf '%s\t%s\t%s\n' "$secs" "$res" "$name" >>"$times"
+}
+
+# An interrupted suite ends its running tests (each is its own process group), whose own
+# traps then tear their clusters down.
+stop_all() {
+  local p
+  for p in "${!name_of[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
+  wait
+  exit 130
+}
+trap stop_all INT TERM
+
+t0=$SECONDS
+for t in "${queue[@]}"; do
+  want=1
+  [ "$(header "$t" needs)" != exclusive ] || want=$jobs
+  while [ $((used + want)) -gt "$jobs" ]; do reap; done
+  launch "$t"
 done
+while [ "$used" -gt 0 ]; do reap; done
+
+# the last time of every test ever run here (ONLY= runs keep the others')
+{ cat "$times"; [ ! -f "$last" ] || awk -F'\t' 'NR == FNR { seen[$3] = 1; next } !seen[$3]' "$times" "$last"; } >"$times.all"
+mv "$times.all" "$last"; rm -f "$times"
 for n in "${failed[@]}"; do
   echo "---- last lines of $n.log"; tail -n 60 "$logdir/$n.log"
   why=$(grep -a '^FAIL:' "$logdir/$n.log" | tail -n 1 | cut -c 1-400)
   echo "$suite $n: ${why:-no FAIL: line (timed out or crashed; see $logdir/$n.log)}" >>"$logdir/failed.txt"
 done
-echo "$suite: $pass passed, $fail failed, $skip skipped"
+echo "$suite: $pass passed, $fail failed, $skip skipped in $((SECONDS - t0)) s (JOBS=$jobs)"
 [ "$fail" -eq 0 ]

@@ -2,9 +2,10 @@
 # tests/k8s/run.sh: the real-cluster suite (`make test-k8s`, part of `make test`). Builds the
 # cluster's components (cached by version: tests/k8s/build.sh) and the images (`make
 # docker-images`), then runs tests/k8s/cases/*.sh and, with KUBE_BACKEND=k8s, the
-# integration tests listed in tests/k8s/integration.list: each starts its own real
-# cluster, bounded by its "# timeout:" line, and removes it on exit.
-# ONLY=pattern runs a subset.
+# e2e cases listed in tests/k8s/e2e.list and the integration tests listed in
+# tests/k8s/integration.list: each starts its own real cluster, bounded by its "# timeout:"
+# line, and removes it on exit. K8S_JOBS of them run at once (tests/run-integration.sh;
+# docs/k8s.md has the measurement that chose the default). ONLY=pattern runs a subset.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" = 0 ] || { echo "k8s suite: skipped (needs root)"; exit 0; }
@@ -17,6 +18,10 @@ t1=$SECONDS
 make --no-print-directory docker-images >/dev/null
 echo "k8s suite: images ready ($((SECONDS - t1)) s)"
 list=$(ls tests/k8s/cases/*.sh)
-list+=" $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's#^#tests/integration/#' -e 's#$#.sh#' tests/k8s/integration.list)"
+listed() {  # LIST DIR: the tests a list file names
+  sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*$//' -e "s#^#$2/#" -e 's#$#.sh#' "$1"
+}
+list+=" $(listed tests/k8s/e2e.list tests/e2e/cases)"
+list+=" $(listed tests/k8s/integration.list tests/integration)"
 export KUBE_BACKEND=k8s
-SUITE=k8s TESTS="$list" tests/run-integration.sh
+SUITE=k8s JOBS=${K8S_JOBS:-3} TESTS="$list" tests/run-integration.sh
