@@ -174,8 +174,9 @@ char *mpik8s_host_to_pod(const char *host, char **errmsg);
 #define MPIK8S_FAIL_MEMORY_LIMIT "memoryLimit"   /* "512Mi" */
 #define MPIK8S_FAIL_MPI "mpi"                    /* "openmpi" or "mpich": whose text was parsed */
 #define MPIK8S_FAIL_FORM "form"                  /* which text matched (agent/failure_parse.h) */
-#define MPIK8S_FAIL_SOURCE                                                                                                  \
-    "source" /* "mpirun" (its text), "rankmap" (rank placed by the hostfile), "mpirun-exit" (its notice and exit code: no rank), "holder" (the stream holder stopped mpirun after a daemon failed), "watcher" */
+/* "mpirun" (its text), "rankmap" (rank placed by the hostfile), "mpirun-exit" (its notice and exit code: no
+ * rank), "holder" (the stream holder stopped mpirun after a daemon failed), "watcher" */
+#define MPIK8S_FAIL_SOURCE "source"
 #define MPIK8S_FAIL_LAST_LINES "lastLines" /* the last lines of output before the report (<= 1 KiB) */
 #define MPIK8S_FAIL_R_EXIT_CODE "exit_code"
 #define MPIK8S_FAIL_R_SIGNAL "signal"
