@@ -6,6 +6,7 @@
 #   make test       format check, unit tests, fuzz smoke runs, integration tests on kubesim,
 #                   then the real-cluster suite (make test-k8s: tests/k8s/, Docker + Go needed)
 #   make format     rewrite the C sources to .clang-format's layout (format-check: list those that differ)
+#   make rules      check one rule per idea holds (tests/rules.sh: the contract header, single helpers)
 #   make asan       the same tests with AddressSanitizer + UBSan builds
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
 #   make valgrind   every unit test under valgrind memcheck (leaks, invalid accesses)
@@ -90,7 +91,7 @@ test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 unit_objs = $(if $(filter lib mpik8s,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1))))
 unit_libs = $(if $(filter lib,$(call test_comp,$(1))),,$(LIBMPIK8S)) $(LIBKUBE)
 
-.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check
+.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -167,6 +168,11 @@ format-check:
 	bad=$$(printf '%s\n' "$$out" | sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' | sort -u); \
 	if [ -n "$$bad" ]; then echo "format-check: these files differ from .clang-format's layout (run make format):"; \
 	  printf '  %s\n' $$bad; exit 1; fi; echo "format-check: $(words $(FORMAT_SRCS)) files match .clang-format"
+
+# One rule per idea (tests/rules.sh): contract.h declarations only and without jansson, one sh_quote,
+# one reader of /proc/self/exe. Seconds; not yet part of make test.
+rules:
+	bash tests/rules.sh
 
 # The whole-system fault matrix, load and security runs (full; a bounded subset is in integration).
 e2e: all stage $(if $(TEST_PROGS),test-progs)
