@@ -141,8 +141,9 @@ int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn, const char *h
 #define MPIK8S_DNS_LABEL_MAX 63
 #define MPIK8S_DNS_NAME_MAX 253
 
-/* The pod host names (new string), or NULL with *errmsg, one line naming the host and what was
- * expected ("host \"Worker-0\": pod name must be lower-case letters, digits and '-' (got 'W')"). */
+/* The pod that host names, by the rule above: its first label, a new string. NULL when host names
+ * no pod (or is NULL), with *errmsg: one line naming the host and what was expected
+ * ("host \"Worker-0\": pod name must be lower-case letters, digits and '-' (got 'W')"). */
 char *mpik8s_host_to_pod(const char *host, char **errmsg);
 
 /* ---- the launcher's termination message (agent/termination.c writes it) ----
