@@ -6,6 +6,7 @@
 #   make test       format check, unit tests, fuzz smoke runs, integration tests on kubesim,
 #                   then the real-cluster suite (make test-k8s: tests/k8s/, Docker + Go needed)
 #   make format     rewrite the C sources to .clang-format's layout (format-check: list those that differ)
+#   make rules      check one rule per idea holds (tests/rules.sh: the contract header, single helpers)
 #   make asan       the same tests with AddressSanitizer + UBSan builds
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
 #   make valgrind   every unit test under valgrind memcheck (leaks, invalid accesses)
@@ -16,11 +17,12 @@
 #
 # Conventions (so each component only adds files, not rules):
 #   lib/*.c                      -> $(BUILD)/libkube.a
+#   mpik8s/*.c                   -> $(BUILD)/libmpik8s.a (the contract's code), linked by
+#                                   every program but the bundle launcher, before libkube.a
 #   <comp>/*.c, comp in rsh agent controller -> $(BINDIR)/mpi-<comp>
 #                                (controller -> mpi-operator); <comp>/main.c holds main()
-#   mpik8s/*.c                   -> into mpi-agent and mpi-operator (and their tests)
-#   tests/unit/test_<comp>_*.c   -> unit test linked with libkube.a and <comp>'s
-#                                   objects except main.o (comp: lib rsh agent controller)
+#   tests/unit/test_<comp>_*.c   -> unit test linked with libmpik8s.a, libkube.a and <comp>'s
+#                                   objects except main.o (comp: lib mpik8s rsh agent controller)
 #   tests/fuzz/fuzz_*.c          -> libFuzzer target over lib/ (clang)
 #   tests/integration/*.sh       -> run by tests/run-integration.sh, each bounded
 #   <comp>/module.mk, images/images.mk, tests/tests.mk: optional extra rules
@@ -66,12 +68,17 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 LIBKUBE  := $(BUILD)/libkube.a
 
+# mpik8s/*.c: the contract's code (include/mpik8s/: contract.h, launch.h, util.h), one idea a file,
+# so that the operator, mpi-agent and mpi-rsh run the same functions (docs/architecture.md). An
+# archive: each program takes only the files it calls, so mpi-rsh-thin stays libc-only and
+# mpi-rsh-ssh without jansson (only mpik8s/termination.c reads JSON).
+CONTRACT_SRCS := $(wildcard mpik8s/*.c)
+CONTRACT_OBJS := $(CONTRACT_SRCS:%.c=$(BUILD)/%.o)
+LIBMPIK8S     := $(BUILD)/libmpik8s.a
+
 COMPS := rsh agent controller
 prog_of = $(if $(filter controller,$(1)),mpi-operator,mpi-$(1))
-# mpik8s/*.c: the contract's code (headers in include/mpik8s/: the launch policy), compiled into
-# the operator and mpi-agent alike, so both sides run the same function (docs/architecture.md)
-CONTRACT_SRCS := $(wildcard mpik8s/*.c)
-comp_srcs = $(wildcard $(1)/*.c) $(if $(filter agent controller,$(1)),$(CONTRACT_SRCS))
+comp_srcs = $(wildcard $(1)/*.c)
 comp_objs = $(patsubst %.c,$(BUILD)/%.o,$(call comp_srcs,$(1)))
 comp_lib_objs = $(filter-out $(BUILD)/$(1)/main.o,$(call comp_objs,$(1)))
 PROGS := $(foreach c,$(COMPS),$(if $(wildcard $(c)/main.c),$(BINDIR)/$(call prog_of,$(c))))
@@ -79,8 +86,12 @@ PROGS := $(foreach c,$(COMPS),$(if $(wildcard $(c)/main.c),$(BINDIR)/$(call prog
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
+# what a unit test links besides libkube.a: its component's objects (none for lib and mpik8s) and
+# libmpik8s.a (not for lib: lib/ knows no MPIJob)
+unit_objs = $(if $(filter lib mpik8s,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1))))
+unit_libs = $(if $(filter lib,$(call test_comp,$(1))),,$(LIBMPIK8S)) $(LIBKUBE)
 
-.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check
+.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -91,17 +102,21 @@ $(LIBKUBE): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+$(LIBMPIK8S): $(CONTRACT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
 define prog_rule
-$(BINDIR)/$(call prog_of,$(1)): $(call comp_objs,$(1)) $(LIBKUBE)
+$(BINDIR)/$(call prog_of,$(1)): $(call comp_objs,$(1)) $(LIBMPIK8S) $(LIBKUBE)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $(call comp_objs,$(1)) $(LIBKUBE) $$(PROG_LDLIBS) $$(call comp_libs,$(1))
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $(call comp_objs,$(1)) $(LIBMPIK8S) $(LIBKUBE) $$(PROG_LDLIBS) $$(call comp_libs,$(1))
 endef
 $(foreach c,$(COMPS),$(if $(wildcard $(c)/main.c),$(eval $(call prog_rule,$(c)))))
 
 define unit_rule
-$(BUILD)/tests/$(1): tests/unit/$(1).c $(if $(filter lib,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1)))) $(LIBKUBE)
+$(BUILD)/tests/$(1): tests/unit/$(1).c $(call unit_objs,$(1)) $(call unit_libs,$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_CFLAGS) $$(ALL_LDFLAGS) -o $$@ $$< $(if $(filter lib,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1)))) $(LIBKUBE) $$(LDLIBS_ALL) $$(call comp_libs,$(call test_comp,$(1))) -lcmocka
+	$$(CC) $$(ALL_CFLAGS) $$(ALL_LDFLAGS) -o $$@ $$< $(call unit_objs,$(1)) $(call unit_libs,$(1)) $$(LDLIBS_ALL) $$(call comp_libs,$(call test_comp,$(1))) -lcmocka
 endef
 $(foreach t,$(UNIT_SRCS:tests/unit/%.c=%),$(eval $(call unit_rule,$(t))))
 
@@ -160,6 +175,11 @@ format-check:
 	if [ -n "$$bad" ]; then echo "format-check: these files differ from .clang-format's layout (run make format):"; \
 	  printf '  %s\n' $$bad; exit 1; fi; echo "format-check: $(words $(FORMAT_SRCS)) files match .clang-format"
 
+# One rule per idea (tests/rules.sh): contract.h declarations only and without jansson, one sh_quote,
+# one reader of /proc/self/exe. Seconds; not yet part of make test.
+rules:
+	bash tests/rules.sh
+
 # The whole-system fault matrix, load and security runs (full; a bounded subset is in integration).
 e2e: all stage $(if $(TEST_PROGS),test-progs)
 	BINDIR=$(abspath $(BINDIR)) tests/e2e/run.sh
@@ -168,13 +188,14 @@ asan:
 	$(MAKE) MODE=asan all unit integration
 
 # ---- fuzzing (clang + libFuzzer), targets in tests/fuzz/fuzz_*.c ----
-# tests/fuzz/fuzz_<comp>_*.c (comp: rsh agent controller) also links <comp>/*.c minus main.c;
+# tests/fuzz/fuzz_<comp>_*.c (comp: rsh agent controller) also links <comp>/*.c minus main.c and mpik8s/*.c;
 # seeds in tests/fuzz/corpus/<target>/, an optional libFuzzer dictionary in tests/fuzz/<target>.dict.
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_CFLAGS = $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude $(PKG_CFLAGS)
 fuzz_comp = $(filter $(COMPS),$(word 2,$(subst _, ,$(1))))
-fuzz_objs = $(patsubst %.c,build/fuzz/%.o,$(LIB_SRCS) $(foreach c,$(call fuzz_comp,$(1)),$(filter-out $(c)/main.c,$(call comp_srcs,$(c)))))
+fuzz_objs = $(patsubst %.c,build/fuzz/%.o,$(LIB_SRCS) $(if $(call fuzz_comp,$(1)),$(CONTRACT_SRCS)) \
+  $(foreach c,$(call fuzz_comp,$(1)),$(filter-out $(c)/main.c,$(call comp_srcs,$(c)))))
 build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Iinclude $(PKG_CFLAGS) -MMD -MP -c $< -o $@

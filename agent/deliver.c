@@ -18,23 +18,26 @@
 #include "safefile.h"
 #include "kube/log.h"
 #include "kube/util.h"
+#include "mpik8s/util.h"
 
 char *agent_bundle_dir(char **err)
 {
     const char *env = getenv("MPI_AGENT_BUNDLE_DIR");
-    if (env && *env)
-        return strdup(env);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0) {
-        kube_set_err(err, "cannot locate myself (/proc/self/exe): %s", strerror(errno));
-        return NULL;
+    char *dir = NULL;
+    if (env && *env) {
+        dir = strdup(env);
+    } else {
+        char *exe_dir = mpik8s_self_dir();
+        if (!exe_dir) {
+            kube_set_err(err, "cannot locate myself (/proc/self/exe): %s", strerror(errno));
+            return NULL;
+        }
+        dir = kube_strdup_printf("%s/../lib/mpi-k8s/bundle", exe_dir);
+        free(exe_dir);
     }
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    return kube_strdup_printf("%s/../lib/mpi-k8s/bundle", exe);
+    if (!dir)
+        kube_set_err(err, "out of memory");
+    return dir;
 }
 
 /* Copies src to a temp file in dest's directory and renames it over dest. */

@@ -3,34 +3,21 @@
  * stream to it, and exits with the command's status once everything is closed. */
 #include "holder.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kube/log.h"
 #include "kube/util.h"
+#include "mpik8s/util.h"
 
 #define HOLDER "mpi-rsh-holder"
 
 /* DEST/mpi-rsh-holder (where mpi-rsh is delivered), else beside this binary; NULL if neither. */
 static char *find_holder(const struct agent_opts *o)
 {
-    char *p = o->dest ? kube_strdup_printf("%s/" HOLDER, o->dest) : NULL;
-    if (p && access(p, X_OK) == 0)
-        return p;
-    free(p);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
-    if (!slash)
-        return NULL;
-    *slash = '\0';
-    p = kube_strdup_printf("%s/" HOLDER, exe);
-    if (p && access(p, X_OK) == 0)
-        return p;
-    free(p);
-    return NULL;
+    char *p = mpik8s_program_at(o->dest, HOLDER);
+    return p ? p : mpik8s_sibling(HOLDER);
 }
 
 char **agent_holder_wrap(const struct agent_opts *o, char **argv)

@@ -1,6 +1,6 @@
 /* hostfile.c - parsing and printing MPI hostfiles (Open MPI `host slots=N`,
  * MPICH/Intel `host:N`, bare `host`); host names map to pod names by their
- * first DNS label, as upstream's kubectl-delivery did. */
+ * first DNS label, as upstream's kubectl-delivery did (the contract's rule, mpik8s_host_to_pod). */
 #include "hostfile.h"
 
 #include <ctype.h>
@@ -14,79 +14,6 @@
 #define HOSTFILE_MAX_BYTES (4 * 1024 * 1024)
 #define SLOTS_MAX 1000000
 
-static int is_label_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
-
-/* Whether s[0..n) is a DNS label: 1-63 letters, digits and '-', not starting or ending with '-'. */
-static int is_dns_label(const char *s, size_t n)
-{
-    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!is_label_char((char)tolower((unsigned char)s[i])))
-            return 0;
-    return 1;
-}
-
-/* Checks the labels after the first (the domain part of an FQDN); 0 ok, -1 with *err. */
-static int check_domain(const char *host, const char *dom, char **err)
-{
-    char q[128];
-    size_t total = strlen(host);
-    if (total > 253 + (host[total - 1] == '.'))
-        return kube_set_err(err, "host \"%s\": longer than 253 characters", kube_excerpt(host, q, sizeof q));
-    while (*dom) {
-        size_t n = strcspn(dom, ".");
-        if (!is_dns_label(dom, n))
-            return kube_set_err(err,
-                                "host \"%s\": expected a DNS name (labels of 1-63 letters, digits "
-                                "and '-', separated by '.')",
-                                kube_excerpt(host, q, sizeof q));
-        dom += n + (dom[n] == '.');
-    }
-    return 0;
-}
-
-char *agent_host_to_pod(const char *host, char **err)
-{
-    char q[128];
-    size_t n = strcspn(host, ".");
-    if (n == 0 || n > 63) {
-        kube_set_err(err,
-                     "host \"%s\": expected a DNS name whose first label (the pod name) "
-                     "is 1-63 characters",
-                     kube_excerpt(host, q, sizeof q));
-        return NULL;
-    }
-    int all_digits = 1;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_label_char(host[i])) {
-            unsigned char c = (unsigned char)host[i];
-            char got[16];
-            snprintf(got, sizeof got, isgraph(c) ? "'%c'" : "byte 0x%02x", c);
-            kube_set_err(err,
-                         "host \"%s\": pod name must be lower-case letters, digits "
-                         "and '-' (got %s)",
-                         kube_excerpt(host, q, sizeof q), got);
-            return NULL;
-        }
-        if (!isdigit((unsigned char)host[i]))
-            all_digits = 0;
-    }
-    if (host[0] == '-' || host[n - 1] == '-' || all_digits) {
-        kube_set_err(err,
-                     "host \"%s\": \"%.*s\" is not a pod name (IP addresses cannot be "
-                     "mapped to pods)",
-                     kube_excerpt(host, q, sizeof q), (int)n, host);
-        return NULL;
-    }
-    if (host[n] == '.' && check_domain(host, host + n + 1, err) < 0)
-        return NULL;
-    char *pod = strndup(host, n);
-    if (!pod)
-        kube_set_err(err, "out of memory");
-    return pod;
-}
-
 long agent_hostlist_find_pod(const struct agent_hostlist *l, const char *pod)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -97,7 +24,7 @@ long agent_hostlist_find_pod(const struct agent_hostlist *l, const char *pod)
 
 int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, char **err)
 {
-    char *pod = agent_host_to_pod(host, err);
+    char *pod = mpik8s_host_to_pod(host, err);
     if (!pod)
         return -1;
     /* capacity is the next power of two: grow when n is 0 or a power of two */
@@ -236,7 +163,7 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     if (parse_options(rest, origin, lineno, &slots, err) < 0)
         return -1;
     char *perr = NULL;
-    char *pod = agent_host_to_pod(line, &perr);
+    char *pod = mpik8s_host_to_pod(line, &perr);
     if (!pod) {
         kube_set_err(err, "%s line %d: %s", origin, lineno, perr ? perr : "invalid host");
         free(perr);

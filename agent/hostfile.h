@@ -10,7 +10,7 @@
 /* One hostfile entry. */
 struct agent_host {
     char *host; /* as written (FQDN or short name) */
-    char *pod;  /* pod name: the first DNS label of host */
+    char *pod;  /* pod name: the first DNS label of host (mpik8s_host_to_pod) */
     int slots;  /* slots, 0 when the line gave none */
 };
 
@@ -41,9 +41,6 @@ char *agent_hostfile_format(const struct agent_hostlist *l, enum mpik8s_mpi m, i
  * created exclusively (a planted file or symlink is never used), mode 0644; sets *path.
  * 0 ok, -1 with *err. */
 int agent_hostfile_write(const char *text, char **path, char **err);
-/* Returns the pod name for a hostname (first DNS label; newly allocated), NULL if not a
- * valid DNS-1123 name (e.g. an IP address), with *err. */
-char *agent_host_to_pod(const char *host, char **err);
 /* Frees the entries (the list itself may be on the stack). */
 void agent_hostlist_free(struct agent_hostlist *l);
 

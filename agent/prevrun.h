@@ -18,7 +18,8 @@ void agent_prev_run_save(const struct agent_session *s, const char *summary);
 json_t *agent_prev_run_load(const char *dest);
 /* A failed run's summary (taken) as the Job will show it: after a failed previous run (prev,
  * the record agent_prev_run_load found when this run started, before this run saved its own;
- * borrowed, NULL for none) it leads with that run's summary ("PREV (the previous run of this launcher container); then: THIS"),
+ * borrowed, NULL for none) it leads with that run's summary
+ * ("PREV (the previous run of this launcher container); then: THIS"),
  * and s->failure becomes that run's failure object when this run has none of its own or was
  * stopped by a signal it received (s->stopped_by_signal: the Job giving up). New string (or
  * summary itself when there is no previous run or memory runs out). */

@@ -7,7 +7,6 @@
 #include "commands.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include "holder.h"
 #include "prevrun.h"
 #include "wait.h"
+#include "mpik8s/util.h"
 #include "kube/log.h"
 #include "kube/util.h"
 
@@ -32,24 +32,10 @@
 /* The rsh agent mpirun should call: DEST/mpi-rsh, else mpi-rsh beside this binary. */
 static char *find_rsh(const struct agent_opts *o)
 {
-    char *p = kube_strdup_printf("%s/mpi-rsh", o->dest);
-    if (p && access(p, X_OK) == 0)
-        return p;
-    free(p);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            p = kube_strdup_printf("%s/mpi-rsh", exe);
-            if (p && access(p, X_OK) == 0)
-                return p;
-            free(p);
-        }
-    }
-    return strdup("mpi-rsh");
+    char *p = mpik8s_program_at(o->dest, "mpi-rsh");
+    if (!p)
+        p = mpik8s_sibling("mpi-rsh");
+    return p ? p : strdup("mpi-rsh");
 }
 
 /* Writes a hostfile for workers found without one; sets o->hostfile to it and *wrote. */

@@ -454,7 +454,7 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
     sigset_t set, old;
     agent_supervise_sigset(&set);
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    /* the child starts with the mask the process had before agent_supervise_block_signals */
+    /* the child starts with the mask the process had, less the supervised signals (agent_cmd_run blocked them) */
     sigdelset(&old, SIGTERM), sigdelset(&old, SIGINT), sigdelset(&old, SIGHUP);
     sigdelset(&old, SIGCHLD);
     signal(SIGPIPE, SIG_IGN);

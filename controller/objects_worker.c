@@ -5,33 +5,11 @@
 #include "objects_pods.h"
 #include "kube/json.h"
 #include "kube/util.h"
+#include "mpik8s/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* s in single quotes for sh (a ' becomes '\''); a new string. */
-static char *sh_quote(const char *s)
-{
-    size_t n = 3;
-    for (const char *p = s; *p; p++)
-        n += *p == '\'' ? 4 : 1;
-    char *q = malloc(n), *w = q;
-    if (!q)
-        return NULL;
-    *w++ = '\'';
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'') {
-            memcpy(w, "'\\''", 4);
-            w += 4;
-        } else {
-            *w++ = *p;
-        }
-    }
-    *w++ = '\'';
-    *w = 0;
-    return q;
-}
 
 /* sshd on the job's key: the private key doubles as host key, so mpi-rsh can
  * verify the worker against the public key the job distributes. Images that ship
@@ -42,7 +20,7 @@ static char *sh_quote(const char *s)
 static json_t *sshd_command(const struct mpijob *j)
 {
     char *script = NULL;
-    char *d = sh_quote(j->ssh_auth_mount_path);
+    char *d = mpik8s_sh_quote(j->ssh_auth_mount_path);
     if (!d || asprintf(&script,
                        "d=%s; if command -v mpi-sshd >/dev/null 2>&1; then exec mpi-sshd --dir \"$d\" --port %lld; fi; "
                        "k=$(mktemp -d) && cp \"$d/ssh-privatekey\" \"$k/hostkey\" && chmod 600 \"$k/hostkey\" && "

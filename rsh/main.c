@@ -138,7 +138,7 @@ int main(int argc, char **argv)
         rsh_opts_free(&o);
         return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */
     }
-    char *pod = rsh_host_to_pod(o.host, &err);
+    char *pod = mpik8s_host_to_pod(o.host, &err);
     if (pod)
         hand_to_holder(&o, pod, argc, argv);
     int code = pod ? run_exec(&o, pod) : 255;

@@ -11,18 +11,19 @@ BUNDLE_LAUNCHER := build/launcher/mpi-bundle-launcher
 # (exec_kill.o and reattach.o are the exec client's: left out, so libssl stays out of it)
 RSH_SSH_PROG := $(BINDIR)/mpi-rsh-ssh
 RSH_SSH_OBJS = $(filter-out %/exec_kill.o %/reattach.o,$(call comp_lib_objs,rsh))
-$(RSH_SSH_PROG): $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBKUBE)
+$(RSH_SSH_PROG): $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBMPIK8S) $(LIBKUBE)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBKUBE) $(PROG_LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(BUILD)/rsh/ssh/main.o $(RSH_SSH_OBJS) $(LIBMPIK8S) $(LIBKUBE) $(PROG_LDLIBS)
 # the stream holder (rsh/holder/) and the libc-only client mpi-rsh becomes when one serves
 # the launch (rsh/thin/): docs/rsh.md "Stream holder"
 RSH_HOLDER_PROG := $(BINDIR)/mpi-rsh-holder
 RSH_HOLDER_OBJS = $(BUILD)/rsh/holder/main.o $(BUILD)/rsh/holder/stream.o
-$(RSH_HOLDER_PROG): $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBKUBE)
+$(RSH_HOLDER_PROG): $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBMPIK8S) $(LIBKUBE)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBKUBE) $(PROG_LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(RSH_HOLDER_OBJS) $(call comp_lib_objs,rsh) $(LIBMPIK8S) $(LIBKUBE) $(PROG_LDLIBS)
+# libc only: no lib/, no libssl or jansson; from libmpik8s.a it takes mpik8s/sibling.o alone
 RSH_THIN_PROG := $(BINDIR)/mpi-rsh-thin
-$(RSH_THIN_PROG): $(BUILD)/rsh/thin/main.o $(BUILD)/rsh/sigpipe.o $(BUILD)/rsh/ssh_handoff.o
+$(RSH_THIN_PROG): $(BUILD)/rsh/thin/main.o $(BUILD)/rsh/sigpipe.o $(BUILD)/rsh/ssh_handoff.o $(LIBMPIK8S)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 all: $(RSH_SSH_PROG) $(RSH_HOLDER_PROG) $(RSH_THIN_PROG)

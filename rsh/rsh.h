@@ -1,5 +1,5 @@
 /* rsh.h - mpi-rsh internals: the ssh-compatible command line (as mpirun, Hydra
- * and Intel MPI call an rsh/ssh agent), host -> pod mapping, the remote command
+ * and Intel MPI call an rsh/ssh agent), the namespace a host names, the remote command
  * line, and the best-effort remote kill after a signal. */
 #ifndef RSH_H
 #define RSH_H
@@ -60,9 +60,6 @@ void rsh_opts_free(struct rsh_opts *o);
 /* Writes the usage of prog (mpi-rsh or mpi-rsh-ssh: same command line) to f. */
 void rsh_usage(FILE *f, const char *prog);
 
-/* Maps a host name to a pod name: the first DNS label ("w-0.job-worker.ns.svc" -> "w-0").
- * Returns a new string, or NULL with *errmsg when host is empty or not a valid pod name. */
-char *rsh_host_to_pod(const char *host, char **errmsg);
 /* The namespace an FQDN "<pod>.<svc>.<ns>.svc[...]" names, or NULL (new string). */
 char *rsh_host_namespace(const char *host);
 

@@ -5,49 +5,50 @@
  * the bundle directory the bundle launcher exports (there /proc/self/exe is the bundled
  * loader), else the directory of /proc/self/exe, else PATH. */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "mpik8s/util.h"
 #include "rsh.h"
 
 #define SSH_PROGRAM "mpi-rsh-ssh"
 
-/* dir/prog into buf when it is executable; 0 found, -1 not. */
-static int sibling(const char *dir, size_t dlen, const char *prog, char *buf, size_t n)
+/* rsh_exec_sibling, and whether mpi-rsh's own directory was known (*self_known). */
+static int exec_sibling(const char *prog, char **argv, int *self_known)
 {
-    int w = snprintf(buf, n, "%.*s/%s", (int)dlen, dir, prog);
-    return w > 0 && (size_t)w < n && access(buf, X_OK) == 0 ? 0 : -1;
+    const char *bundle = getenv("MPI_K8S_BUNDLE_DIR");
+    char *self = mpik8s_self_dir();
+    char *path = bundle && *bundle ? mpik8s_program_at(bundle, prog) : NULL;
+    if (!path)
+        path = mpik8s_program_at(self, prog);
+    *self_known = self != NULL;
+    free(self);
+    argv[0] = (char *)prog;
+    if (path)
+        execv(path, argv);
+    else
+        execvp(prog, argv);
+    int e = errno;
+    free(path);
+    errno = e;
+    return -1;
 }
 
 int rsh_exec_sibling(const char *prog, char **argv)
 {
-    char path[PATH_MAX], self[PATH_MAX];
-    const char *bundle = getenv("MPI_K8S_BUNDLE_DIR");
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    const char *slash = sl > 0 ? memrchr(self, '/', (size_t)sl) : NULL;
-    int found = (bundle && *bundle && sibling(bundle, strlen(bundle), prog, path, sizeof path) == 0) ||
-                (slash && sibling(self, (size_t)(slash - self), prog, path, sizeof path) == 0);
-    char *const *args = argv;
-    argv[0] = (char *)prog;
-    if (found)
-        execv(path, args);
-    else
-        execvp(prog, args);
-    return -1;
+    int self_known;
+    return exec_sibling(prog, argv, &self_known);
 }
 
 int rsh_exec_ssh_program(char **argv)
 {
     const char *bundle = getenv("MPI_K8S_BUNDLE_DIR");
-    char self[PATH_MAX];
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    const char *slash = sl > 0 ? memrchr(self, '/', (size_t)sl) : NULL;
-    rsh_exec_sibling(SSH_PROGRAM, argv);
+    int self_known;
+    exec_sibling(SSH_PROGRAM, argv, &self_known);
     fprintf(stderr, "mpi-rsh: cannot start the SSH transport (%s, looked in %s%s%s and PATH): %s\n", SSH_PROGRAM,
-            bundle && *bundle ? "$MPI_K8S_BUNDLE_DIR, " : "", slash ? "mpi-rsh's directory" : "",
-            slash ? "" : "(no /proc/self/exe)", strerror(errno));
+            bundle && *bundle ? "$MPI_K8S_BUNDLE_DIR, " : "", self_known ? "mpi-rsh's directory" : "",
+            self_known ? "" : "(no /proc/self/exe)", strerror(errno));
     return 255;
 }

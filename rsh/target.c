@@ -1,65 +1,17 @@
-/* target.c - where and what mpi-rsh runs: host -> pod name (first DNS label),
- * namespace from an FQDN, settings from the environment the agent writes, the
+/* target.c - where and what mpi-rsh runs: the namespace from an FQDN (the pod: the contract's
+ * rule, mpik8s_host_to_pod), settings from the environment the agent writes, the
  * remote command line with its session tag, and the script that kills a tagged
  * session's processes inside the pod. */
 #include "rsh.h"
 #include "mpik8s/contract.h"
+#include "mpik8s/util.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/util.h"
 #include "kube/ws.h"
-
-static int is_ip_literal(const char *h)
-{
-    if (strchr(h, ':'))
-        return 1; /* IPv6 */
-    int dots = 0;
-    for (const char *p = h; *p; p++) {
-        if (*p == '.')
-            dots++;
-        else if (!isdigit((unsigned char)*p))
-            return 0;
-    }
-    return dots == 3;
-}
-
-char *rsh_host_to_pod(const char *host, char **errmsg)
-{
-    if (!host || !*host) {
-        kube_set_err(errmsg, "empty host name");
-        return NULL;
-    }
-    if (is_ip_literal(host)) {
-        kube_set_err(errmsg, "host \"%s\" is an IP address; mpi-rsh needs a pod name or its DNS name", host);
-        return NULL;
-    }
-    size_t n = strcspn(host, ".");
-    if (n == 0 || n > 63) {
-        kube_set_err(errmsg, "host \"%s\": first label must be 1-63 characters (a pod name)", host);
-        return NULL;
-    }
-    char *pod = malloc(n + 1);
-    if (!pod) {
-        kube_set_err(errmsg, "out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = (char)tolower((unsigned char)host[i]);
-        if (!(isalnum((unsigned char)c) || (c == '-' && i > 0 && i < n - 1))) {
-            kube_set_err(errmsg, "host \"%s\": \"%.*s\" is not a valid pod name (lower-case letters, digits, '-')", host,
-                         (int)n, host);
-            free(pod);
-            return NULL;
-        }
-        pod[i] = c;
-    }
-    pod[n] = 0;
-    return pod;
-}
 
 char *rsh_host_namespace(const char *host)
 {
@@ -140,29 +92,6 @@ int rsh_session_tag(char tag[17])
     return 0;
 }
 
-/* command in single quotes for sh ('\'' for each '); new string or NULL. */
-static char *sh_quote(const char *command)
-{
-    size_t n = 3;
-    for (const char *p = command; *p; p++)
-        n += *p == '\'' ? 4 : 1;
-    char *q = malloc(n), *o = q;
-    if (!q)
-        return NULL;
-    *o++ = '\'';
-    for (const char *p = command; *p; p++) {
-        if (*p == '\'') {
-            memcpy(o, "'\\''", 4);
-            o += 4;
-        } else {
-            *o++ = *p;
-        }
-    }
-    *o++ = '\'';
-    *o = 0;
-    return q;
-}
-
 char *rsh_remote_command(const char *command, const char *tag)
 {
     if (!tag)
@@ -171,11 +100,11 @@ char *rsh_remote_command(const char *command, const char *tag)
      * is cut (containerd after a kubelet restart); its child, which lives on, runs COMMAND and leaves
      * its exit code for a reattach; and COMMAND's own, started as the exec API starts it (/bin/sh -c:
      * $0, line numbers and syntax errors read the same; exit and exec are its own) */
-    char *q = sh_quote(command), *mid = NULL, *qmid = NULL, *line = NULL;
+    char *q = mpik8s_sh_quote(command), *mid = NULL, *qmid = NULL, *line = NULL;
     if (q)
         mid = kube_strdup_printf("/bin/sh -c %s; r=$?; echo $r >" RSH_RC_DIR "/.mpi-rsh-%s.rc 2>/dev/null; exit $r", q, tag);
     if (mid)
-        qmid = sh_quote(mid);
+        qmid = mpik8s_sh_quote(mid);
     if (qmid)
         line = kube_strdup_printf("export MPI_RSH_SESSION=%s; /bin/sh -c %s; exit $?", tag, qmid);
     free(q);

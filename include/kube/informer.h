@@ -66,7 +66,8 @@ struct kube_informer_opts {
 struct kube_informer;
 
 /* Creates an informer (not started) on client c (borrowed, must outlive it; NULL: a cache that
- * only kube_informer_store fills, and that cannot start); handlers may be NULL. Strings in opts are copied. NULL with *errmsg on bad input (e.g. selector syntax). */
+ * only kube_informer_store fills, and that cannot start); handlers may be NULL. Strings in opts
+ * are copied. NULL with *errmsg on bad input (e.g. selector syntax). */
 struct kube_informer *kube_informer_new(struct kube_client *c, const struct kube_resource *r,
                                         const struct kube_informer_opts *opts, const struct kube_informer_handlers *handlers,
                                         char **errmsg);

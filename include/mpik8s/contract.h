@@ -2,17 +2,17 @@
  * agree on, in one place: the environment the operator sets on the launcher, the
  * MPIJob annotations behind it, the pod labels the agent selects workers by, the
  * shared paths, the transport, the MPI implementation, the slot default, the hostfile
- * line and the termination message (the launch policy: mpik8s/launch.h).
+ * line, the host -> pod rule and the termination message (the launch policy: mpik8s/launch.h).
+ * Names, constants and declarations only: the code is in mpik8s/, one idea a file, built into
+ * libmpik8s.a, which every program links (docs/architecture.md, "The contract").
  * Not under include/kube/: lib/ knows no MPIJob. docs/agent.md's table of
  * variables is checked against the MPIK8S_ENV_* names here (test_agent_contract). */
 #ifndef MPIK8S_CONTRACT_H
 #define MPIK8S_CONTRACT_H
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-#include <jansson.h>
+
+struct json_t; /* jansson's json_t: only mpik8s/termination.c needs <jansson.h> */
 
 /* ---- environment the operator sets on the launcher's containers (init and main) ---- */
 #define MPIK8S_ENV_JOB_NAME "MPI_JOB_NAME"                         /* the MPIJob's name */
@@ -39,40 +39,21 @@ enum mpik8s_mpi { MPIK8S_MPI_OPENMPI = 0, MPIK8S_MPI_INTEL = 1, MPIK8S_MPI_MPICH
 #define MPIK8S_MPI_DEFAULT MPIK8S_MPI_OPENMPI /* the API's default, and the agent's */
 
 /* The API's spelling, which the operator writes into MPI_JOB_MPI_IMPLEMENTATION: OpenMPI | Intel | MPICH. */
-static inline const char *mpik8s_mpi_name(enum mpik8s_mpi m)
-{
-    return m == MPIK8S_MPI_INTEL ? "Intel" : m == MPIK8S_MPI_MPICH ? "MPICH" : "OpenMPI";
-}
+const char *mpik8s_mpi_name(enum mpik8s_mpi m);
 
 /* The spelling of mpi-agent's --mpi and of what it prints: openmpi | intel | mpich. */
-static inline const char *mpik8s_mpi_flag(enum mpik8s_mpi m)
-{
-    return m == MPIK8S_MPI_INTEL ? "intel" : m == MPIK8S_MPI_MPICH ? "mpich" : "openmpi";
-}
+const char *mpik8s_mpi_flag(enum mpik8s_mpi m);
 
 /* Parses MPI_JOB_MPI_IMPLEMENTATION or --mpi, in any case: the API's names, the flag's, and the
  * aliases openmpi4, openmpi5, ompi, prte, prrte (Open MPI), hydra (MPICH), intelmpi (Intel).
  * 0 ok; -1 unknown or NULL (*m unchanged). */
-static inline int mpik8s_mpi_parse(const char *s, enum mpik8s_mpi *m)
-{
-    static const char *const names[] = { "openmpi", "openmpi4", "openmpi5", "ompi",  "prte", "prrte",
-                                         "intel",   "intelmpi", "mpich",    "hydra", NULL };
-    static const enum mpik8s_mpi of[] = { MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI,
-                                          MPIK8S_MPI_OPENMPI, MPIK8S_MPI_OPENMPI, MPIK8S_MPI_INTEL,   MPIK8S_MPI_INTEL,
-                                          MPIK8S_MPI_MPICH,   MPIK8S_MPI_MPICH };
-    for (int i = 0; s && names[i]; i++)
-        if (strcasecmp(s, names[i]) == 0) {
-            *m = of[i];
-            return 0;
-        }
-    return -1;
-}
+int mpik8s_mpi_parse(const char *s, enum mpik8s_mpi *m);
 
 /* ---- slots per worker (spec.slotsPerWorker; MPI_JOB_SLOTS; --slots) ---- */
 #define MPIK8S_DEFAULT_SLOTS 1 /* the API's default; also what an unknown (<= 0) count means */
 
 /* The slots a worker offers: slots, or MPIK8S_DEFAULT_SLOTS when slots <= 0 (not known). */
-static inline long long mpik8s_slots(long long slots) { return slots > 0 ? slots : MPIK8S_DEFAULT_SLOTS; }
+long long mpik8s_slots(long long slots);
 
 /* ---- launch environment (mpik8s/launch.h: the operator's pod spec and mpi-agent run both use it) ---- */
 /* SHELL for Open MPI's rsh launcher (4.x: plm rsh; 5.x: prte's plm ssh), unless already set: it
@@ -130,22 +111,10 @@ static inline long long mpik8s_slots(long long slots) { return slots > 0 ? slots
 enum mpik8s_transport { MPIK8S_TRANSPORT_EXEC = 0, MPIK8S_TRANSPORT_SSH = 1 };
 
 /* "exec" or "ssh": the spelling in MPI_JOB_TRANSPORT, the annotation and --transport. */
-static inline const char *mpik8s_transport_name(enum mpik8s_transport t)
-{
-    return t == MPIK8S_TRANSPORT_SSH ? "ssh" : "exec";
-}
+const char *mpik8s_transport_name(enum mpik8s_transport t);
 
 /* Parses "exec" or "ssh" (NULL or anything else: -1, *t unchanged); 0 ok. */
-static inline int mpik8s_transport_parse(const char *s, enum mpik8s_transport *t)
-{
-    if (s && strcmp(s, "exec") == 0)
-        *t = MPIK8S_TRANSPORT_EXEC;
-    else if (s && strcmp(s, "ssh") == 0)
-        *t = MPIK8S_TRANSPORT_SSH;
-    else
-        return -1;
-    return 0;
-}
+int mpik8s_transport_parse(const char *s, enum mpik8s_transport *t);
 
 /* ---- the hostfile (ConfigMap key "hostfile", and the one the agent writes) ---- */
 enum mpik8s_hostfile_syntax {
@@ -154,19 +123,28 @@ enum mpik8s_hostfile_syntax {
 };
 
 /* The syntax implementation m reads. */
-static inline enum mpik8s_hostfile_syntax mpik8s_hostfile_syntax_for(enum mpik8s_mpi m)
-{
-    return m == MPIK8S_MPI_OPENMPI ? MPIK8S_HOSTFILE_SLOTS_EQ : MPIK8S_HOSTFILE_COLON;
-}
+enum mpik8s_hostfile_syntax mpik8s_hostfile_syntax_for(enum mpik8s_mpi m);
 
 /* Writes one hostfile line for host: "host slots=N\n" or "host:N\n", or "host\n" when
  * slots <= 0. Returns fprintf's result. */
-static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn, const char *host, long long slots)
-{
-    if (slots <= 0)
-        return fprintf(f, "%s\n", host);
-    return fprintf(f, syn == MPIK8S_HOSTFILE_SLOTS_EQ ? "%s slots=%lld\n" : "%s:%lld\n", host, slots);
-}
+int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn, const char *host, long long slots);
+
+/* ---- host -> pod: the one rule (mpik8s/host.c; the agent's hostfile, mpi-rsh, the holder) ----
+ * A host names a pod by its first DNS label: "w-0", "w-0.job-worker.ns.svc",
+ * "w-0.job-worker.ns.svc.cluster.local" and "w-0.job-worker.ns.svc." all name pod w-0. That label
+ * is the pod's hostname as Kubernetes makes it (a DNS-1123 label): 1-63 lower-case letters, digits
+ * and '-', starting and ending with a letter or digit, and not all digits ("123" is the IPv4
+ * address 0.0.0.123 to a resolver). Upper case is refused, not lower-cased: pod names are
+ * lower-case, so "Worker-0" names no pod. The labels after it are DNS labels in either case (DNS
+ * ignores case), the whole name at most 253 characters plus a trailing dot. IPv4 and IPv6
+ * literals are refused: nothing maps an address to a pod. */
+#define MPIK8S_DNS_LABEL_MAX 63
+#define MPIK8S_DNS_NAME_MAX 253
+
+/* The pod that host names, by the rule above: its first label, a new string. NULL when host names
+ * no pod (or is NULL), with *errmsg: one line naming the host and what was expected
+ * ("host \"Worker-0\": pod name must be lower-case letters, digits and '-' (got 'W')"). */
+char *mpik8s_host_to_pod(const char *host, char **errmsg);
 
 /* ---- the launcher's termination message (agent/termination.c writes it) ----
  * Line 1: a one-line summary. A later line: MPIK8S_TERM_PHASES followed by a compact JSON
@@ -197,8 +175,9 @@ static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn,
 #define MPIK8S_FAIL_MEMORY_LIMIT "memoryLimit"   /* "512Mi" */
 #define MPIK8S_FAIL_MPI "mpi"                    /* "openmpi" or "mpich": whose text was parsed */
 #define MPIK8S_FAIL_FORM "form"                  /* which text matched (agent/failure_parse.h) */
-#define MPIK8S_FAIL_SOURCE                                                                                                  \
-    "source" /* "mpirun" (its text), "rankmap" (rank placed by the hostfile), "mpirun-exit" (its notice and exit code: no rank), "holder" (the stream holder stopped mpirun after a daemon failed), "watcher" */
+/* "mpirun" (its text), "rankmap" (rank placed by the hostfile), "mpirun-exit" (its notice and exit code: no
+ * rank), "holder" (the stream holder stopped mpirun after a daemon failed), "watcher" */
+#define MPIK8S_FAIL_SOURCE "source"
 #define MPIK8S_FAIL_LAST_LINES "lastLines" /* the last lines of output before the report (<= 1 KiB) */
 #define MPIK8S_FAIL_R_EXIT_CODE "exit_code"
 #define MPIK8S_FAIL_R_SIGNAL "signal"
@@ -209,45 +188,10 @@ static inline int mpik8s_hostfile_line(FILE *f, enum mpik8s_hostfile_syntax syn,
 /* Parses a termination message: *summary = its first line (new string; NULL for a NULL msg),
  * *phases = the object on its phases line (new reference), NULL when there is none. Returns 0,
  * or -1 when a phases line is there but is not a JSON object (*phases NULL; *summary set). */
-static inline int mpik8s_termination_parse(const char *msg, char **summary, json_t **phases)
-{
-    const size_t plen = sizeof MPIK8S_TERM_PHASES - 2; /* "phases:"; the space is JSON's */
-    *summary = NULL;
-    *phases = NULL;
-    if (!msg)
-        return 0;
-    *summary = strndup(msg, strcspn(msg, "\n"));
-    for (const char *line = msg; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, MPIK8S_TERM_PHASES, plen) != 0)
-            continue;
-        json_error_t je;
-        json_t *v = json_loadb(line + plen, strcspn(line + plen, "\n"), 0, &je);
-        if (!json_is_object(v)) {
-            json_decref(v);
-            return -1;
-        }
-        *phases = v;
-        return 0;
-    }
-    return 0;
-}
+int mpik8s_termination_parse(const char *msg, char **summary, struct json_t **phases);
 
 /* The object on a termination message's failure line (new reference), NULL when there is none
  * or it is not a JSON object. */
-static inline json_t *mpik8s_termination_failure(const char *msg)
-{
-    const size_t plen = sizeof MPIK8S_TERM_FAILURE - 2; /* "failure:" */
-    for (const char *line = msg; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, MPIK8S_TERM_FAILURE, plen) != 0)
-            continue;
-        json_error_t je;
-        json_t *v = json_loadb(line + plen, strcspn(line + plen, "\n"), 0, &je);
-        if (json_is_object(v))
-            return v;
-        json_decref(v);
-        return NULL;
-    }
-    return NULL;
-}
+struct json_t *mpik8s_termination_failure(const char *msg);
 
 #endif

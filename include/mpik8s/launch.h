@@ -3,7 +3,7 @@
  * name/value pairs per MPI implementation. The operator writes it into the launcher's pod spec
  * (flavour_env, controller/objects_launcher.c), so launchers without our agent get it too;
  * `mpi-agent run` sets it before mpirun (agent/launch_env.c), the user's values winning. The code
- * is mpik8s/launch.c, compiled into both programs (docs/architecture.md, "The contract"). */
+ * is mpik8s/launch.c, in libmpik8s.a, which both programs link (docs/architecture.md, "The contract"). */
 #ifndef MPIK8S_LAUNCH_H
 #define MPIK8S_LAUNCH_H
 

@@ -221,6 +221,15 @@ static int run(struct stream *st)
         return 255;
     }
     const char *pod = st->f[RSH_HF_POD];
+    char *perr = NULL, *named = mpik8s_host_to_pod(pod, &perr); /* the pod mpi-rsh mapped its host to */
+    int is_pod = named && strcmp(named, pod) == 0;
+    if (!is_pod)
+        dprintf(st->fds[2], "mpi-rsh: the stream holder got a malformed request: %s\n",
+                perr ? perr : "expected a pod name, not a host's DNS name");
+    free(named);
+    free(perr);
+    if (!is_pod)
+        return 255;
     char tag[17];
     tagged = tagged && rsh_session_tag(tag) == 0;
     char *cmd = rsh_remote_command(st->f[RSH_HF_COMMAND], tagged ? tag : NULL);

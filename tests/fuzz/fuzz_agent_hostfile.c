@@ -22,7 +22,7 @@ static void check_list(const struct agent_hostlist *l)
     for (size_t i = 0; i < l->n; i++) {
         const struct agent_host *h = &l->v[i];
         char *err = NULL;
-        char *pod = agent_host_to_pod(h->host, &err);
+        char *pod = mpik8s_host_to_pod(h->host, &err);
         if (!pod || strcmp(pod, h->pod) != 0 || h->slots < 0 || h->slots > 1000000)
             abort();
         free(pod);

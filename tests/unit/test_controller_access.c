@@ -158,9 +158,9 @@ static void stop(struct fake *f, struct kube_client *c)
     free(f->list_query);
 }
 
-#define OURS                                                                                                                 \
-    ",create:serviceaccounts,create:roles,create:rolebindings,patch:configmaps,patch:jobs,get:configmaps,create:configmaps," \
-    "list:events,"
+#define OURS                                                                                                                \
+    ",create:serviceaccounts,create:roles,create:rolebindings,patch:configmaps,patch:jobs,get:configmaps,"                  \
+    "create:configmaps,list:events,"
 /* upstream v2beta1's mpi-operator ClusterRole: update, no patch, no RBAC objects */
 #define UPSTREAM ",create:configmaps,update:configmaps,create:jobs,update:jobs,create:pods,"
 

@@ -35,7 +35,8 @@ static const char *job_json =
     "{\"apiVersion\":\"kubeflow.org/v2beta1\",\"kind\":\"MPIJob\",\"metadata\":{\"name\":\"pi\",\"namespace\":\"default\","
     "\"uid\":\"u-pi\",\"resourceVersion\":\"1\",\"creationTimestamp\":\"2026-05-28T20:26:40Z\"},"
     "\"spec\":{\"runPolicy\":{\"cleanPodPolicy\":\"Running\"},\"mpiReplicaSpecs\":{"
-    "\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"i\",\"command\":[\"mpirun\",\"hostname\"]}]}}},"
+    "\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"i\","
+    "\"command\":[\"mpirun\",\"hostname\"]}]}}},"
     "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"i\"}]}}}}}}";
 
 static void key(char *buf, size_t n, enum res_kind r, const char *name) { snprintf(buf, n, "%s/%s", kind_name(r), name); }
@@ -318,10 +319,10 @@ static void test_running_then_succeeded(void **state)
         json_string_value(json_object_get(json_object_get(get(&w, RK_CONFIGMAP, "pi-config"), "data"), "discover_hosts.sh")),
         "pi-worker-1.pi.default.svc:1"));
     assert_int_equal(sync1(&w, T0 + 4000), 0);
-    add_launcher_pod(
-        &w, "pi-launcher-abcde", "Succeeded",
-        "mpirun finished\nphases: {\"workersReady\":\"2026-05-28T20:26:46.000Z\",\"mpirunStarted\":\"2026-05-28T20:26:47.250Z\"}",
-        0);
+    add_launcher_pod(&w, "pi-launcher-abcde", "Succeeded",
+                     "mpirun finished\nphases: {\"workersReady\":\"2026-05-28T20:26:46.000Z\","
+                     "\"mpirunStarted\":\"2026-05-28T20:26:47.250Z\"}",
+                     0);
     set_job_cond(&w, "Complete", "", "", 1, 0);
     struct plan p;
     sync_at(&w, T0 + 80000, &p);

@@ -139,11 +139,13 @@ static void test_cache_pruned_pod(void **state)
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pi-worker-1\",\"namespace\":\"team\","
         "\"uid\":\"u1\",\"resourceVersion\":\"42\",\"creationTimestamp\":\"2026-11-30T12:00:00Z\","
         "\"annotations\":{\"a\":\"b\"},\"labels\":{\"training.kubeflow.org/job-name\":\"pi\","
-        "\"training.kubeflow.org/job-role\":\"worker\",\"training.kubeflow.org/replica-index\":\"1\",\"mpi_job_name\":\"pi\"},"
+        "\"training.kubeflow.org/job-role\":\"worker\",\"training.kubeflow.org/replica-index\":\"1\","
+        "\"mpi_job_name\":\"pi\"},"
         "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Other\",\"name\":\"x\",\"uid\":\"u-x\"},"
         "{\"apiVersion\":\"kubeflow.org/v2beta1\",\"kind\":\"MPIJob\",\"name\":\"pi\",\"uid\":\"u-pi\",\"controller\":true,"
         "\"blockOwnerDeletion\":true}]},\"spec\":{\"containers\":[{\"name\":\"w\"}]},"
-        "\"status\":{\"phase\":\"Running\",\"qosClass\":\"BestEffort\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+        "\"status\":{\"phase\":\"Running\",\"qosClass\":\"BestEffort\","
+        "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
         "\"lastTransitionTime\":\"2026-11-30T12:00:05Z\",\"lastProbeTime\":null}],\"containerStatuses\":[{\"name\":\"w\","
         "\"image\":\"i\",\"state\":{\"running\":{}},\"lastState\":{\"terminated\":{\"exitCode\":3}}}]}}",
         0, NULL);
@@ -183,7 +185,8 @@ static void test_prune_pod_blocked(void **state)
         "{\"metadata\":{\"name\":\"p\"},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
         "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available\","
         "\"lastTransitionTime\":\"t\"},{\"type\":\"Initialized\",\"status\":\"True\",\"reason\":\"x\",\"message\":\"y\"}],"
-        "\"initContainerStatuses\":[{\"name\":\"i\",\"image\":\"a\",\"state\":{\"waiting\":{\"reason\":\"PodInitializing\"}}}],"
+        "\"initContainerStatuses\":[{\"name\":\"i\",\"image\":\"a\","
+        "\"state\":{\"waiting\":{\"reason\":\"PodInitializing\"}}}],"
         "\"containerStatuses\":[{\"name\":\"c\",\"image\":\"b:1\",\"imageID\":\"\",\"state\":{\"waiting\":"
         "{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off pulling image \\\"b:1\\\"\"}}}]}}",
         0, NULL);

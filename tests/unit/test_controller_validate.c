@@ -22,7 +22,8 @@
 static const char *base_v1 =
     "{\"apiVersion\":\"kubeflow.org/v1alpha2\",\"kind\":\"MPIJob\",\"metadata\":{\"name\":\"tf\",\"namespace\":\"ns\"},"
     "\"spec\":{\"slotsPerWorker\":2,\"cleanPodPolicy\":\"Running\",\"mpiReplicaSpecs\":{"
-    "\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"i\",\"command\":[\"mpirun\"]}]}}},"
+    "\"Launcher\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"l\",\"image\":\"i\","
+    "\"command\":[\"mpirun\"]}]}}},"
     "\"Worker\":{\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"i\"}]}}}}}}";
 
 /* Loads base_v1, applies a JSON merge of `patch` at dotted `path` (NULL value = delete). */

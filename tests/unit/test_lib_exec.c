@@ -68,11 +68,16 @@ static void test_status(void **s)
     /* bad causes -> 255 with a reason */
     const char *bad[] = {
         "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\"}",
-        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":\"256\"}]}}",
-        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":\"-1\"}]}}",
-        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":\"3x\"}]}}",
-        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":3}]}}",
-        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\",\"message\":\"0\"}]}}",
+        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\","
+        "\"message\":\"256\"}]}}",
+        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\","
+        "\"message\":\"-1\"}]}}",
+        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\","
+        "\"message\":\"3x\"}]}}",
+        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\","
+        "\"message\":3}]}}",
+        "{\"status\":\"Failure\",\"reason\":\"NonZeroExitCode\",\"details\":{\"causes\":[{\"reason\":\"ExitCode\","
+        "\"message\":\"0\"}]}}",
         "{\"status\":\"Weird\"}",
         "{}",
         "[1,2]",
@@ -112,9 +117,9 @@ static void test_reply_ok(void **s)
     (void)s;
     struct kube_exec_reply r;
     char *m;
-    const char *h =
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
-        "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol:v4.channel.k8s.io \r\n\r\n\x82\x01\x01";
+    const char *h = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
+                    "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol:v4.channel.k8s.io \r\n\r\n"
+                    "\x82\x01\x01";
     assert_int_equal(parse(h, &r, &m), 1);
     assert_int_equal(r.code, 101);
     assert_string_equal(r.protocol, "v4.channel.k8s.io");
@@ -185,24 +190,24 @@ static void test_reply_bad(void **s)
     expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
                "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
                "Connection");
-    expect_bad(
-        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: AAAAMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-        "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
-        "does not match");
+    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: "
+               "AAAAMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+               "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
+               "does not match");
     expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\n"
                "Sec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n",
                "missing");
-    expect_bad(
-        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
-        "no subprotocol");
-    expect_bad(
-        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-        "Sec-WebSocket-Protocol: channel.k8s.io\r\n\r\n",
-        "not offered");
-    expect_bad(
-        "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
-        "Sec-WebSocket-Protocol: v5.channel.k8s.io, v4.channel.k8s.io\r\n\r\n",
-        "not offered");
+    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: "
+               "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+               "no subprotocol");
+    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: "
+               "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+               "Sec-WebSocket-Protocol: channel.k8s.io\r\n\r\n",
+               "not offered");
+    expect_bad("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Accept: "
+               "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+               "Sec-WebSocket-Protocol: v5.channel.k8s.io, v4.channel.k8s.io\r\n\r\n",
+               "not offered");
     expect_bad("HTTP/2 200\r\n\r\n", "status line");
     expect_bad("HTTP/1.1 2x0 OK\r\n\r\n", "status line");
     expect_bad("HTTP/1.1 200OK\r\n\r\n", "status line");

@@ -1,5 +1,5 @@
 /* test_rsh_args.c - unit tests for mpi-rsh's command line (argv exactly as
- * Open MPI 4.1, Hydra and ssh-style callers pass it), host -> pod/namespace
+ * Open MPI 4.1, Hydra and ssh-style callers pass it), host -> namespace
  * mapping, the remote command line, and the kill script (run for real with
  * /bin/sh against a tagged local process). */
 #include <stdarg.h>
@@ -201,23 +201,10 @@ static void test_usage_text(void **s)
     free(buf);
 }
 
-static void test_host_mapping(void **s)
+/* The namespace an FQDN names (the pod: mpik8s_host_to_pod, tests/unit/test_mpik8s_host.c). */
+static void test_host_namespace(void **s)
 {
     (void)s;
-    char *err = NULL, *p;
-    p = rsh_host_to_pod("job-worker-0", &err);
-    assert_string_equal(p, "job-worker-0");
-    free(p);
-    p = rsh_host_to_pod("Job-Worker-1.job-worker.ns.svc.cluster.local", &err);
-    assert_string_equal(p, "job-worker-1");
-    free(p);
-    const char *bad[] = { "", ".x", "a_b", "-a", "a-", "10.0.0.1", "fd00::2" };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err = NULL;
-        assert_null(rsh_host_to_pod(bad[i], &err));
-        assert_non_null(err);
-        free(err);
-    }
     char *ns = rsh_host_namespace("w-0.job-worker.team-a.svc");
     assert_string_equal(ns, "team-a");
     free(ns);
@@ -328,9 +315,9 @@ static void test_kill_script(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_openmpi_argv), cmocka_unit_test(test_hydra_argv),   cmocka_unit_test(test_ssh_options),
-        cmocka_unit_test(test_usage_errors), cmocka_unit_test(test_help_version), cmocka_unit_test(test_usage_text),
-        cmocka_unit_test(test_host_mapping), cmocka_unit_test(test_env),          cmocka_unit_test(test_remote_command),
+        cmocka_unit_test(test_openmpi_argv),   cmocka_unit_test(test_hydra_argv),   cmocka_unit_test(test_ssh_options),
+        cmocka_unit_test(test_usage_errors),   cmocka_unit_test(test_help_version), cmocka_unit_test(test_usage_text),
+        cmocka_unit_test(test_host_namespace), cmocka_unit_test(test_env),          cmocka_unit_test(test_remote_command),
         cmocka_unit_test(test_kill_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,19 @@
+/* util.h - the small helpers the programs share beside the contract, each once, in its own file
+ * of libmpik8s.a: shell quoting (mpik8s/sh_quote.c) and finding a sibling program
+ * (mpik8s/sibling.c). libc only: mpi-rsh-thin links them too. */
+#ifndef MPIK8S_UTIL_H
+#define MPIK8S_UTIL_H
+
+/* s in single quotes for sh, each ' written '\'' ("it's" -> 'it'\''s'): one word to /bin/sh
+ * whatever s holds. New string, NULL when out of memory. */
+char *mpik8s_sh_quote(const char *s);
+
+/* The directory of this program's executable, read from /proc/self/exe (the one place that reads
+ * it): a new string ("" for the root directory), or NULL with errno set (no /proc, out of memory). */
+char *mpik8s_self_dir(void);
+/* dir/prog when that is an executable file: a new string; NULL when it is not, or dir is NULL. */
+char *mpik8s_program_at(const char *dir, const char *prog);
+/* prog beside this program's executable (mpik8s_self_dir), when executable: a new string, or NULL. */
+char *mpik8s_sibling(const char *prog);
+
+#endif
