@@ -12,6 +12,8 @@
 #include "sync_ctx.h"
 #include "pod.h"
 #include "blocked.h"
+#include "restart_record.h"
+#include "launcher_restart.h"
 #include "reconcile_status.h"
 
 #include <stdio.h>
@@ -180,24 +182,7 @@ static json_t *launcher_failed_pod(struct sync_ctx *c, json_t **pod)
 }
 
 /* "launcher pod P: <agent summary | exit code N (reason)>" from pod's record t, or NULL. */
-static char *record_detail(const json_t *pod, const json_t *t)
-{
-    if (!t)
-        return NULL;
-    char *summary = NULL, *out = NULL;
-    json_t *ph = NULL;
-    mpik8s_termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
-    json_decref(ph);
-    int rc;
-    if (summary && *summary)
-        rc = asprintf(&out, "launcher pod %s: %s", kube_obj_name(pod), summary);
-    else
-        rc = asprintf(&out, "launcher pod %s: exit code %lld (%s)", kube_obj_name(pod),
-                      (long long)json_integer_value(json_object_get(t, "exitCode")),
-                      json_string_value(json_object_get(t, "reason")) ?: "no reason");
-    free(summary);
-    return rc < 0 ? NULL : out;
-}
+static char *record_detail(const json_t *pod, const json_t *t) { return restart_record_cause(kube_obj_name(pod), t); }
 
 /* The newest launcher record's detail (record_detail), or NULL. */
 static char *launcher_detail(struct sync_ctx *c)
@@ -455,19 +440,19 @@ static void launch_phases(struct sync_ctx *c)
     json_object_set_new(c->status, "launchPhases", ph);
 }
 
+/* Every launcher run that ended early and is retried is a restart (launcher_restart.h): a new
+ * pod after a failed one, even when the next is already running by the time we look, or its
+ * container restarted in place. Running returns (in a later sync) once the launcher runs again,
+ * Ready (not in its crash back-off), with every worker Running. */
 static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
 {
-    /* every new launcher failure the Job retries is a restart, even when the next
-     * launcher pod is already running by the time we look */
-    long long was = json_integer_value(kube_json_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
-    long long now = json_integer_value(kube_json_at(lj, "status", "failed"));
-    if (now > was)
-        worker_restart_note_launcher(c, now);
-    if (now > was && sync_ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, "is restarting.", "Warning"))
-        c->p->restarted = 1;
+    if (launcher_restart_new_pod(c, lj) + launcher_restart_in_place(c, lj) > 0)
+        return;
     long long running = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++)
         running += c->workers[i] && !pod_terminating(c->workers[i]) && strcmp(pod_phase(c->workers[i]), "Running") == 0;
+    if (cond_true(c->status, COND_RESTARTING) && !pod_ready(c->launcher_pod))
+        return;
     if (c->launchers_running > 0 && running == c->j->worker.replicas &&
         sync_ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") &&
         !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
