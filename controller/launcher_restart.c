@@ -73,6 +73,13 @@ void launcher_restart_record(struct sync_ctx *c, const json_t *lj, const char *k
     free(what);
 }
 
+char *launcher_restart_running(const struct sync_ctx *c, const json_t *lj)
+{
+    if (json_integer_value(json_object_get(c->status, "restartCount")) <= 0)
+        return strdup("is running.");
+    return kube_strdup_printf("is running (run %lld of %lld).", budget_used(c, lj) + 1, backoff_limit(c) + 1);
+}
+
 /* pod's main container status (the v1alpha2 mainContainer, else the template's first). */
 static json_t *main_status(const struct sync_ctx *c, const json_t *pod)
 {

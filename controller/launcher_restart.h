@@ -18,6 +18,9 @@ struct sync_ctx;
  * status.restarts, restartCount + 1, retriesLeft, Restarting=True "is restarting (run K of N):
  * CAUSE", the same words in a Warning MPIJobRestarting Event, and reason for the metric. */
 void launcher_restart_record(struct sync_ctx *c, const json_t *lj, const char *key, const char *reason, const char *cause);
+/* Running's words after a restart (status.restartCount > 0): "is running (run K of N).", the
+ * budget's count as in Restarting's; else upstream's "is running.". New string, NULL on failure. */
+char *launcher_restart_running(const struct sync_ctx *c, const json_t *lj);
 /* Each restart in place of a cached launcher pod's main container not recorded yet (its Nth
  * restart keyed on the pod's name, creationTimestamp and N), its cause read from the
  * container's lastState.terminated (the agent's termination message). Returns how many. */

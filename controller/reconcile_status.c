@@ -440,26 +440,27 @@ static void launch_phases(struct sync_ctx *c)
     json_object_set_new(c->status, "launchPhases", ph);
 }
 
-/* Every launcher run that ended early and is retried is a restart (launcher_restart.h): a new
- * pod after a failed one, even when the next is already running by the time we look, or its
- * container restarted in place. Running returns (in a later sync) once the launcher runs again,
- * Ready (not in its crash back-off), with every worker Running. */
-static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
+/* Running once the launcher pod and every worker run; after a restart (recorded now, or
+ * Restarting still True) only in a later sync, once the launcher is Ready again (its container
+ * runs, not in its crash back-off). */
+static void running_or_restarting(struct sync_ctx *c, const json_t *lj, int restarted)
 {
-    if (launcher_restart_new_pod(c, lj) + launcher_restart_in_place(c, lj) > 0)
-        return;
     long long running = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++)
         running += c->workers[i] && !pod_terminating(c->workers[i]) && strcmp(pod_phase(c->workers[i]), "Running") == 0;
-    if (cond_true(c->status, COND_RESTARTING) && !pod_ready(c->launcher_pod))
+    if (restarted || c->launchers_running == 0 || running < c->j->worker.replicas ||
+        (cond_true(c->status, COND_RESTARTING) && !pod_ready(c->launcher_pod)))
         return;
-    if (c->launchers_running > 0 && running == c->j->worker.replicas &&
-        sync_ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") &&
-        !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
+    char *what = launcher_restart_running(c, lj);
+    /* the launch latency once: not again when Running returns after a restart */
+    if (what && sync_ctx_cond(c, COND_RUNNING, "True", R_RUNNING, what, "Normal") &&
+        !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING) &&
+        !json_integer_value(json_object_get(c->status, "restartCount"))) {
         int64_t created;
         if (kube_time_parse_ms(kube_json_at_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
             c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;
     }
+    free(what);
 }
 
 void reconcile_status(struct sync_ctx *c)
@@ -479,6 +480,12 @@ void reconcile_status(struct sync_ctx *c)
     worker_restart_lost(c);
     if (workers_not_ready(c))
         return;
+    /* every launcher run that ended early and was retried is a restart (launcher_restart.h), also
+     * when the next run has finished by the time we look: before Succeeded, which keeps it; the
+     * failure that failed the Job was not retried */
+    int restarted = c->j->suspend || (lj && job_cond(lj, "Failed", NULL, NULL))
+                        ? 0
+                        : launcher_restart_new_pod(c, lj) + launcher_restart_in_place(c, lj);
     if (lj && job_cond(lj, "Complete", NULL, NULL)) {
         finish(c, COND_SUCCEEDED, R_SUCCEEDED, "successfully completed.",
                json_string_value(kube_json_at(lj, "status", "completionTime")));
@@ -496,5 +503,5 @@ void reconcile_status(struct sync_ctx *c)
         free(blocked_fail);
         return;
     }
-    running_or_restarting(c, lj);
+    running_or_restarting(c, lj, restarted);
 }

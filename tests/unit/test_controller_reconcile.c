@@ -719,6 +719,7 @@ static void test_restart_in_place(void **state)
     set_launcher_restarted(&w, 1, 1, "rank 1 ...");
     sync1(&w, T0 + 8000);
     assert_string_equal(cond_field(&w, COND_RUNNING, "status"), "True");
+    assert_string_equal(cond_field(&w, COND_RUNNING, "message"), "MPIJob default/pi is running (run 2 of 7).");
     assert_null(cond_get(status(&w), COND_RESTARTING));
     /* a second restart, a deleted worker this time */
     set_launcher_restarted(&w, 2, 0, "worker pi-worker-1: deleted; command exited 1\nfailure: {\"reason\":\"worker_lost\"}");
