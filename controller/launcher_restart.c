@@ -163,18 +163,21 @@ int launcher_restart_new_pod(struct sync_ctx *c, const json_t *lj)
     if (json_integer_value(kube_json_at(lj, "status", "failed")) <= was)
         return 0;
     const json_t *p = ended_pod(c);
-    json_t *s = p ? main_status(c, p) : NULL, *t = kube_json_at(s, "state", "terminated");
     char *key = p ? restart_record_key(kube_obj_name(p), kube_json_at_str(p, "metadata", "creationTimestamp"), 0) : NULL;
+    if (key && restart_record_seen(c->status, key)) {
+        free(key); /* an earlier pod, recorded: the one the Job counted now is not seen yet */
+        key = NULL;
+        p = NULL;
+    }
+    json_t *s = p ? main_status(c, p) : NULL, *t = kube_json_at(s, "state", "terminated");
     char *rec = restart_record_cause(kube_obj_name(p), t), *cause = NULL;
     if (p && pod_terminating(p))
         cause = kube_strdup_printf("launcher pod %s deleted%s%s", kube_obj_name(p), rec ? "; " : "", rec ? rec : "");
     const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
     const char *why = cause ? cause : rec ? rec : kept ? kept : RESTART_NO_RECORD_YET;
-    int done = !key || !restart_record_seen(c->status, key);
-    if (done)
-        launcher_restart_record(c, lj, key, t ? reason_of(t) : rank_failure_reason(c->status), why);
+    launcher_restart_record(c, lj, key, t ? reason_of(t) : rank_failure_reason(c->status), why);
     free(cause);
     free(rec);
     free(key);
-    return done;
+    return 1;
 }

@@ -26,8 +26,9 @@ char *launcher_restart_running(const struct sync_ctx *c, const json_t *lj);
  * container's lastState.terminated (the agent's termination message). Returns how many. */
 int launcher_restart_in_place(struct sync_ctx *c, const json_t *lj);
 /* The launcher Job's failed count rose since the status last said (a failed, evicted or
- * deleted launcher pod the Job replaces): one record, its cause from the pod that ended (a
- * deleted one named so), else status.launcherFailure. Returns 1 when it recorded. */
+ * deleted launcher pod the Job replaces; the status' count makes it once): one record, its
+ * cause from the newest pod that ended and is not recorded yet (a deleted one named so), else
+ * status.launcherFailure. Returns 1 when it recorded. */
 int launcher_restart_new_pod(struct sync_ctx *c, const json_t *lj);
 
 #endif

@@ -755,6 +755,12 @@ static void test_restart_launcher_deleted(void **state)
     assert_int_equal(events_named(&w, "MPIJobRestarting"), 1);
     sync1(&w, T0 + 6000);
     assert_int_equal(events_named(&w, "MPIJobRestarting"), 1);
+    /* the Job counts the next pod's failure before that pod is seen: recorded all the same */
+    json_object_set_new(get(&w, RK_JOB, "pi-launcher"), "status", json_pack("{s:i}", "failed", 2));
+    sync1(&w, T0 + 7000);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 2);
+    assert_int_equal(events_named(&w, "MPIJobRestarting"), 2);
+    assert_non_null(strstr(cond_field(&w, COND_RESTARTING, "message"), "(run 3 of 7)"));
     world_free(&w);
 }
 
