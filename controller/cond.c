@@ -65,6 +65,15 @@ int cond_set(json_t *status, const char *type, const char *cstatus, const char *
     return 1;
 }
 
+void cond_reword(json_t *status, const char *type, const char *message, const char *now)
+{
+    json_t *cur = cond_get(status, type);
+    if (!cur || !message)
+        return;
+    json_object_set_new(cur, "message", json_string(message));
+    json_object_set_new(cur, "lastUpdateTime", json_string(now));
+}
+
 char *cond_msg(const char *ns, const char *name, const char *what)
 {
     char *s = NULL;

@@ -45,6 +45,9 @@ int cond_finished(const json_t *status);
 int cond_set(json_t *status, const char *type, const char *cstatus, const char *reason, const char *message,
              const char *now);
 /* The standard message "MPIJob <ns>/<name> <what>" (new string), e.g. what = "is created.". */
+/* Replaces the message and lastUpdateTime of condition type (kept in place, its status, reason
+ * and lastTransitionTime unchanged); nothing when there is none. */
+void cond_reword(json_t *status, const char *type, const char *message, const char *now);
 char *cond_msg(const char *ns, const char *name, const char *what);
 
 #endif

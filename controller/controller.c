@@ -195,6 +195,10 @@ static void record_metrics(struct metrics *m, const char *key, const char *ns, c
     }
     if (p->restarted)
         metrics_inc(m, M_RESTARTED);
+    size_t i;
+    json_t *r;
+    json_array_foreach(p->restart_reasons, i, r)
+        metrics_restart(m, json_string_value(r));
     if (p->launch_latency_s >= 0)
         metrics_launch_latency(m, p->launch_latency_s);
     const char *k;

@@ -28,6 +28,7 @@ struct metrics {
     pthread_mutex_t mu;
     uint64_t counters[M__COUNT];
     uint64_t failures[NREASONS];
+    uint64_t restarts[NREASONS];
     int leader, ready;
     json_t *jobs; /* key -> [ns, launcher] */
     struct histo latency;
@@ -71,13 +72,28 @@ void metrics_inc(struct metrics *m, enum metric_counter c)
     pthread_mutex_unlock(&m->mu);
 }
 
-void metrics_failure(struct metrics *m, const char *reason)
+/* The index of reason in fail_reasons; anything else (NULL too) is "unknown", the last. */
+static size_t reason_index(const char *reason)
 {
     size_t i = 0;
     while (i + 1 < NREASONS && (!reason || strcmp(reason, fail_reasons[i]) != 0))
         i++;
+    return i;
+}
+
+void metrics_failure(struct metrics *m, const char *reason)
+{
+    size_t i = reason_index(reason);
     pthread_mutex_lock(&m->mu);
     m->failures[i]++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_restart(struct metrics *m, const char *reason)
+{
+    size_t i = reason_index(reason);
+    pthread_mutex_lock(&m->mu);
+    m->restarts[i]++;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -193,6 +209,14 @@ static void put_summary(struct metrics *m, FILE *f)
             m->rsum, (unsigned long long)m->rn);
 }
 
+/* One counter family labelled by the reasons of fail_reasons. */
+static void put_by_reason(FILE *f, const char *name, const char *help, const uint64_t *counts)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (size_t i = 0; i < NREASONS; i++)
+        fprintf(f, "%s{reason=\"%s\"} %llu\n", name, fail_reasons[i], (unsigned long long)counts[i]);
+}
+
 static void put_counters(struct metrics *m, FILE *f)
 {
     static const char *const names[M__COUNT][2] = {
@@ -204,12 +228,14 @@ static void put_counters(struct metrics *m, FILE *f)
     for (int i = 0; i < M__COUNT; i++)
         fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", names[i][0], names[i][1], names[i][0], names[i][0],
                 (unsigned long long)m->counters[i]);
-    fputs("# HELP mpi_operator_job_failures_total Counts MPI jobs failed, by what failed them (the failed rank's "
-          "exit code, signal or OOM kill, a lost worker, or unknown).\n# TYPE mpi_operator_job_failures_total counter\n",
-          f);
-    for (size_t i = 0; i < NREASONS; i++)
-        fprintf(f, "mpi_operator_job_failures_total{reason=\"%s\"} %llu\n", fail_reasons[i],
-                (unsigned long long)m->failures[i]);
+    put_by_reason(f, "mpi_operator_job_failures_total",
+                  "Counts MPI jobs failed, by what failed them (the failed rank's exit code, signal or OOM kill, a "
+                  "lost worker, or unknown).",
+                  m->failures);
+    put_by_reason(f, "mpi_operator_job_restarts_total",
+                  "Counts launcher runs that ended early and were retried, by what ended them (as "
+                  "mpi_operator_job_failures_total).",
+                  m->restarts);
 }
 
 static void put_job_info(struct metrics *m, FILE *f, const char *name, const char *help)

@@ -35,6 +35,8 @@ void metrics_launch_phase(struct metrics *m, const char *phase, double seconds);
 /* Adds 1 to mpi_operator_job_failures_total{reason} (reason: exit_code, signal, oom,
  * worker_lost; anything else or NULL counts as unknown). */
 void metrics_failure(struct metrics *m, const char *reason);
+/* Adds 1 to mpi_operator_job_restarts_total{reason} (the same reasons as metrics_failure). */
+void metrics_restart(struct metrics *m, const char *reason);
 /* Observes one reconcile's duration in seconds. */
 void metrics_reconcile(struct metrics *m, double seconds);
 /* The exposition text (new string). */

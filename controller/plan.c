@@ -63,6 +63,15 @@ void plan_event(struct plan *p, const char *type, const char *reason, const char
     a->ev_msg = strdup(msg ? msg : "");
 }
 
+void plan_restart(struct plan *p, const char *reason)
+{
+    p->restarted = 1;
+    if (!p->restart_reasons)
+        p->restart_reasons = json_array();
+    if (!p->restart_reasons || json_array_append_new(p->restart_reasons, json_string(reason)) < 0)
+        return; /* out of memory: the counter by reason misses one; the status has it */
+}
+
 void plan_requeue(struct plan *p, int64_t ms)
 {
     if (ms < 1)
@@ -82,6 +91,7 @@ void plan_free(struct plan *p)
     }
     free(p->a);
     json_decref(p->new_phases);
+    json_decref(p->restart_reasons);
     free(p->launcher_pod);
     memset(p, 0, sizeof *p);
 }

@@ -89,7 +89,7 @@ void prune_compared(json_t *obj)
     keep_top_level(obj, compared);
 }
 
-/* Keeps name/state.terminated/lastState.terminated of each container status, and
+/* Keeps name/state.terminated/lastState.terminated/restartCount of each container status, and
  * state.waiting with the image while a container cannot start (controller/blocked.c). */
 static json_t *slim_statuses(json_t *arr)
 {
@@ -110,6 +110,8 @@ static json_t *slim_statuses(json_t *arr)
         json_t *lt = kube_json_at(s, "lastState", "terminated");
         if (lt)
             json_object_set_new(o, "lastState", json_pack("{s:O}", "terminated", lt));
+        if (json_integer_value(json_object_get(s, "restartCount")) > 0) /* launcher_restart.c */
+            json_object_set(o, "restartCount", json_object_get(s, "restartCount"));
         json_array_append_new(out, o);
     }
     return out;

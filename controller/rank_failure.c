@@ -31,9 +31,14 @@ void rank_failure_remember(struct sync_ctx *c, const json_t *terminated)
 
 const char *rank_failure_reason(const json_t *status)
 {
+    return rank_failure_reason_of(json_object_get(status, ST_RANK_FAILURE));
+}
+
+const char *rank_failure_reason_of(const json_t *failure)
+{
     static const char *const known[] = { MPIK8S_FAIL_R_EXIT_CODE, MPIK8S_FAIL_R_SIGNAL, MPIK8S_FAIL_R_OOM,
                                          MPIK8S_FAIL_R_WORKER_LOST };
-    const char *r = json_string_value(json_object_get(json_object_get(status, ST_RANK_FAILURE), MPIK8S_FAIL_REASON));
+    const char *r = json_string_value(json_object_get(failure, MPIK8S_FAIL_REASON));
     for (size_t i = 0; r && i < sizeof known / sizeof known[0]; i++)
         if (strcmp(r, known[i]) == 0)
             return known[i];

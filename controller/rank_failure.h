@@ -17,6 +17,8 @@ struct sync_ctx;
 /* Copies the failure line of a launcher's terminated state (its "message") into
  * status.rankFailure when it has one and it changed; removes it when the record has none. */
 void rank_failure_remember(struct sync_ctx *c, const json_t *terminated);
+/* The reason label (MPIK8S_FAIL_R_*, static) of a failure object: "unknown" without one. */
+const char *rank_failure_reason_of(const json_t *failure);
 /* The reason label (MPIK8S_FAIL_R_*, static) of status.rankFailure: "unknown" without one. */
 const char *rank_failure_reason(const json_t *status);
 /* Once the job has failed: sets the plan's failure reason (a worker-lost reason already set

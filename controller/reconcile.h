@@ -48,6 +48,7 @@ struct plan {
     char *launcher_pod;      /* current launcher pod name, for mpi_operator_job_info */
     int invalid;             /* the job failed validation */
     const char *fail_reason; /* with failed: the failure metric's reason (static; NULL = "unknown") */
+    json_t *restart_reasons; /* the restart metric's reason of each restart recorded now (owned) */
 };
 
 /* Computes the plan for one sync at now_ms (epoch). The plan must be freed with plan_free. */

@@ -12,6 +12,8 @@
 #include "sync_ctx.h"
 #include "pod.h"
 #include "blocked.h"
+#include "restart_record.h"
+#include "launcher_restart.h"
 #include "reconcile_status.h"
 
 #include <stdio.h>
@@ -180,24 +182,7 @@ static json_t *launcher_failed_pod(struct sync_ctx *c, json_t **pod)
 }
 
 /* "launcher pod P: <agent summary | exit code N (reason)>" from pod's record t, or NULL. */
-static char *record_detail(const json_t *pod, const json_t *t)
-{
-    if (!t)
-        return NULL;
-    char *summary = NULL, *out = NULL;
-    json_t *ph = NULL;
-    mpik8s_termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
-    json_decref(ph);
-    int rc;
-    if (summary && *summary)
-        rc = asprintf(&out, "launcher pod %s: %s", kube_obj_name(pod), summary);
-    else
-        rc = asprintf(&out, "launcher pod %s: exit code %lld (%s)", kube_obj_name(pod),
-                      (long long)json_integer_value(json_object_get(t, "exitCode")),
-                      json_string_value(json_object_get(t, "reason")) ?: "no reason");
-    free(summary);
-    return rc < 0 ? NULL : out;
-}
+static char *record_detail(const json_t *pod, const json_t *t) { return restart_record_cause(kube_obj_name(pod), t); }
 
 /* The newest launcher record's detail (record_detail), or NULL. */
 static char *launcher_detail(struct sync_ctx *c)
@@ -455,26 +440,27 @@ static void launch_phases(struct sync_ctx *c)
     json_object_set_new(c->status, "launchPhases", ph);
 }
 
-static void running_or_restarting(struct sync_ctx *c, const json_t *lj)
+/* Running once the launcher pod and every worker run; after a restart (recorded now, or
+ * Restarting still True) only in a later sync, once the launcher is Ready again (its container
+ * runs, not in its crash back-off). */
+static void running_or_restarting(struct sync_ctx *c, const json_t *lj, int restarted)
 {
-    /* every new launcher failure the Job retries is a restart, even when the next
-     * launcher pod is already running by the time we look */
-    long long was = json_integer_value(kube_json_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
-    long long now = json_integer_value(kube_json_at(lj, "status", "failed"));
-    if (now > was)
-        worker_restart_note_launcher(c, now);
-    if (now > was && sync_ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, "is restarting.", "Warning"))
-        c->p->restarted = 1;
     long long running = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++)
         running += c->workers[i] && !pod_terminating(c->workers[i]) && strcmp(pod_phase(c->workers[i]), "Running") == 0;
-    if (c->launchers_running > 0 && running == c->j->worker.replicas &&
-        sync_ctx_cond(c, COND_RUNNING, "True", R_RUNNING, "is running.", "Normal") &&
-        !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING)) {
+    if (restarted || c->launchers_running == 0 || running < c->j->worker.replicas ||
+        (cond_true(c->status, COND_RESTARTING) && !pod_ready(c->launcher_pod)))
+        return;
+    char *what = launcher_restart_running(c, lj);
+    /* the launch latency once: not again when Running returns after a restart */
+    if (what && sync_ctx_cond(c, COND_RUNNING, "True", R_RUNNING, what, "Normal") &&
+        !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING) &&
+        !json_integer_value(json_object_get(c->status, "restartCount"))) {
         int64_t created;
         if (kube_time_parse_ms(kube_json_at_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
             c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;
     }
+    free(what);
 }
 
 void reconcile_status(struct sync_ctx *c)
@@ -494,6 +480,12 @@ void reconcile_status(struct sync_ctx *c)
     worker_restart_lost(c);
     if (workers_not_ready(c))
         return;
+    /* every launcher run that ended early and was retried is a restart (launcher_restart.h), also
+     * when the next run has finished by the time we look: before Succeeded, which keeps it; the
+     * failure that failed the Job was not retried */
+    int restarted = c->j->suspend || (lj && job_cond(lj, "Failed", NULL, NULL))
+                        ? 0
+                        : launcher_restart_new_pod(c, lj) + launcher_restart_in_place(c, lj);
     if (lj && job_cond(lj, "Complete", NULL, NULL)) {
         finish(c, COND_SUCCEEDED, R_SUCCEEDED, "successfully completed.",
                json_string_value(kube_json_at(lj, "status", "completionTime")));
@@ -511,5 +503,5 @@ void reconcile_status(struct sync_ctx *c)
         free(blocked_fail);
         return;
     }
-    running_or_restarting(c, lj);
+    running_or_restarting(c, lj, restarted);
 }

@@ -12,23 +12,12 @@
 #include "kube/util.h"
 #include "sync_ctx.h"
 #include "pod.h"
+#include "restart_record.h"
+#include "kube/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Appends entry (stolen) to status.restarts, keeping the newest RESTARTS_KEPT. */
-static void add_entry(struct sync_ctx *c, json_t *entry)
-{
-    json_t *list = json_object_get(c->status, "restarts");
-    if (!json_is_array(list)) {
-        list = json_array();
-        json_object_set_new(c->status, "restarts", list);
-    }
-    json_array_append_new(list, entry);
-    while (json_array_size(list) > RESTARTS_KEPT)
-        json_array_remove(list, 0);
-}
 
 /* 1 when status.restarts records pod already: by name and creationTimestamp (the pod cache
  * keeps no uid; a re-created pod is younger). */
@@ -94,9 +83,16 @@ static int restart_one(struct sync_ctx *c, json_t *p)
                  kube_obj_name(p), why, done + 1, c->j->worker_restart_limit) < 0)
         return 1;
     json_object_set_new(c->status, "workerRestarts", json_integer(done + 1));
-    add_entry(c, json_pack("{s:s, s:s, s:s, s:s*, s:s}", "time", c->now, "reason", MPIK8S_FAIL_R_WORKER_LOST, "pod",
-                           kube_obj_name(p), "podCreated", created, "message", msg));
+    if (restart_record_add(c->status,
+                           json_pack("{s:s, s:s, s:s, s:s*, s:s}", "time", c->now, "reason", MPIK8S_FAIL_R_WORKER_LOST,
+                                     "pod", kube_obj_name(p), "podCreated", created, "message", msg)) < 0)
+        KLOG_WARN("%s/%s: status.restarts: out of memory", c->j->ns, c->j->name);
     plan_event(c->p, "Warning", R_WORKER_RESTARTED, msg);
+    /* the run's end itself is recorded once, with the launcher's (launcher_restart.h) */
+    char *what = kube_strdup_printf("is restarting: %s", msg);
+    if (what)
+        sync_ctx_cond(c, COND_RESTARTING, "True", R_RESTARTING, what, NULL);
+    free(what);
     free(msg);
     return 1;
 }
@@ -132,26 +128,16 @@ int worker_restart_after(struct sync_ctx *c, const json_t *pod)
     return 0;
 }
 
-#define NO_RECORD_YET "the launcher failed; its Job starts another"
-
-void worker_restart_note_launcher(struct sync_ctx *c, long long attempts)
-{
-    const char *msg = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
-    json_object_set_new(c->status, "restartCount", json_integer(attempts));
-    add_entry(c, json_pack("{s:s, s:s, s:s}", "time", c->now, "reason", rank_failure_reason(c->status), "message",
-                           msg ? msg : NO_RECORD_YET));
-}
-
 void worker_restart_fill_launcher(struct sync_ctx *c)
 {
     const char *msg = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
     json_t *list = json_object_get(c->status, "restarts");
-    for (size_t i = json_array_size(list); msg && i > 0; i--) {
-        json_t *e = json_array_get(list, i - 1);
+    for (size_t i = 0; msg && i < json_array_size(list); i++) { /* newest first */
+        json_t *e = json_array_get(list, i);
         if (json_object_get(e, "pod"))
             continue; /* a worker's entry */
         const char *m = json_string_value(json_object_get(e, "message"));
-        if (m && strcmp(m, NO_RECORD_YET) == 0) {
+        if (m && strcmp(m, RESTART_NO_RECORD_YET) == 0) {
             json_object_set_new(e, "message", json_string(msg));
             json_object_set_new(e, "reason", json_string(rank_failure_reason(c->status)));
         }

@@ -8,8 +8,6 @@
 
 struct sync_ctx;
 
-/* Most entries kept in status.restarts (the newest). */
-#define RESTARTS_KEPT 10
 /* Event reason (Warning) for a worker pod deleted to be re-created. */
 #define R_WORKER_RESTARTED "WorkerRestarted"
 
@@ -19,16 +17,14 @@ struct sync_ctx;
  * status.restarts with
  * a WorkerRestarted Event. The launcher, whose agent stops mpirun when a worker goes, is
  * retried by its Job (the same backoffLimit). Returns how many failed workers are being
- * restarted now (they do not fail the job). */
+ * restarted now (they do not fail the job). Each sets Restarting=True with the
+ * Event's words (the launcher's record of the run's end follows: launcher_restart.h). */
 int worker_restart_lost(struct sync_ctx *c);
 /* 1 when pod (a worker) is one worker_restart_lost recorded: it is being re-created. */
 int worker_restart_recorded(struct sync_ctx *c, const json_t *pod);
 /* 1 when a worker restart was recorded after pod (a launcher pod) was created: its failed
  * worker wait was about that worker, and the Job's retry will wait for the new one. */
 int worker_restart_after(struct sync_ctx *c, const json_t *pod);
-/* A new launcher failure the Job retries: its reason (status.rankFailure's, else "unknown") and
- * message (status.launcherFailure) appended to status.restarts; status.restartCount = attempts. */
-void worker_restart_note_launcher(struct sync_ctx *c, long long attempts);
 
 /* The Job's failed count can move before the pod watch delivers the failed launcher's record
  * (two watches, no order): the newest launcher entry written without it takes the record

@@ -661,6 +661,110 @@ static void test_restarting(void **state)
     world_free(&w);
 }
 
+/* The launcher pod's status: phase Running, Ready as given, its container "l" restarted in place
+ * n times (OnFailure) with the last run's termination message msg in lastState. */
+static void set_launcher_restarted(struct world *w, int n, int ready, const char *msg)
+{
+    json_t *p = get(w, RK_POD, "pi-launcher-abcde");
+    assert_non_null(p);
+    json_t *last = json_pack("{s:i, s:s, s:s}", "exitCode", 1, "reason", "Error", "message", msg);
+    json_object_set_new(p, "status",
+                        json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}], s:[{s:s, s:{s:{}}, s:{s:o}, s:i}]}", "phase", "Running",
+                                  "startTime", "2026-05-28T20:26:45Z", "conditions", "type", "Ready", "status",
+                                  ready ? "True" : "False", "lastTransitionTime", "2026-05-28T20:26:50Z",
+                                  "containerStatuses", "name", "l", "state", ready ? "running" : "waiting", "lastState",
+                                  "terminated", last, "restartCount", n));
+}
+
+static size_t events_named(struct world *w, const char *reason);
+
+/* OnFailure (the seed's default): the launcher container restarted in place is recorded once (also
+ * after an operator restart) with the agent's words and the retry budget; Running returns when the
+ * container runs again; a job that then Succeeds keeps its restart history. */
+static void test_restart_in_place(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    set_launcher_restarted(&w, 1, 0,
+                           "rank 1 on pod pi-worker-1 (node n1) exited with code 7; command exited 7\nphases: {}\n"
+                           "failure: {\"reason\":\"exit_code\",\"rank\":1}");
+    struct plan p;
+    sync_at(&w, T0 + 5000, &p);
+    assert_int_equal(p.restarted, 1);
+    assert_int_equal(json_array_size(p.restart_reasons), 1);
+    assert_string_equal(json_string_value(json_array_get(p.restart_reasons, 0)), "exit_code");
+    plan_free(&p);
+    assert_string_equal(cond_field(&w, COND_RESTARTING, "message"),
+                        "MPIJob default/pi is restarting (run 2 of 7): launcher pod pi-launcher-abcde: rank 1 on pod "
+                        "pi-worker-1 (node n1) exited with code 7; command exited 7");
+    assert_null(cond_get(status(&w), COND_RUNNING));
+    assert_int_equal(events_named(&w, "MPIJobRestarting"), 1);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 1);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "retriesLeft")), 5);
+    json_t *e = json_array_get(json_object_get(status(&w), "restarts"), 0);
+    assert_string_equal(json_string_value(json_object_get(e, "key")), "pi-launcher-abcde@2026-05-28T20:26:42Z#1");
+    assert_string_equal(json_string_value(json_object_get(e, "reason")), "exit_code");
+    /* once only: a later sync, and an operator restart (its memory empty; the status keeps the key) */
+    sync_at(&w, T0 + 6000, &p);
+    assert_int_equal(p.restarted, 0);
+    plan_free(&p);
+    launcher_memory_free(w.lmem);
+    w.lmem = launcher_memory_new();
+    sync_at(&w, T0 + 7000, &p);
+    assert_int_equal(p.restarted, 0);
+    plan_free(&p);
+    assert_int_equal(events_named(&w, "MPIJobRestarting"), 1);
+    /* the next run: Running again */
+    set_launcher_restarted(&w, 1, 1, "rank 1 ...");
+    sync1(&w, T0 + 8000);
+    assert_string_equal(cond_field(&w, COND_RUNNING, "status"), "True");
+    assert_string_equal(cond_field(&w, COND_RUNNING, "message"), "MPIJob default/pi is running (run 2 of 7).");
+    assert_null(cond_get(status(&w), COND_RESTARTING));
+    /* a second restart, a deleted worker this time */
+    set_launcher_restarted(&w, 2, 0, "worker pi-worker-1: deleted; command exited 1\nfailure: {\"reason\":\"worker_lost\"}");
+    sync1(&w, T0 + 9000);
+    assert_non_null(strstr(cond_field(&w, COND_RESTARTING, "message"), "(run 3 of 7): launcher pod pi-launcher-abcde: "
+                                                                       "worker pi-worker-1: deleted"));
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 2);
+    assert_int_equal(json_array_size(json_object_get(status(&w), "restarts")), 2);
+    set_job_cond(&w, "Complete", "CompletionsReached", "done", 1, 0);
+    sync1(&w, T0 + 10000);
+    assert_string_equal(cond_field(&w, COND_SUCCEEDED, "status"), "True");
+    assert_int_equal(json_array_size(json_object_get(status(&w), "restarts")), 2);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 2);
+    world_free(&w);
+}
+
+/* restartPolicy Never: the launcher pod deleted, the Job counts it failed and makes another: one
+ * record naming the deletion, with the budget the Job has left. */
+static void test_restart_launcher_deleted(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    json_object_set_new(json_object_get(get(&w, RK_POD, "pi-launcher-abcde"), "metadata"), "deletionTimestamp",
+                        json_string("2026-05-28T20:26:50Z"));
+    json_object_set_new(get(&w, RK_JOB, "pi-launcher"), "status", json_pack("{s:i}", "failed", 1));
+    sync1(&w, T0 + 5000);
+    assert_string_equal(cond_field(&w, COND_RESTARTING, "message"),
+                        "MPIJob default/pi is restarting (run 2 of 7): launcher pod pi-launcher-abcde deleted");
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 1);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "retriesLeft")), 5);
+    assert_int_equal(events_named(&w, "MPIJobRestarting"), 1);
+    sync1(&w, T0 + 6000);
+    assert_int_equal(events_named(&w, "MPIJobRestarting"), 1);
+    /* the Job counts the next pod's failure before that pod is seen: recorded all the same */
+    json_object_set_new(get(&w, RK_JOB, "pi-launcher"), "status", json_pack("{s:i}", "failed", 2));
+    sync1(&w, T0 + 7000);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 2);
+    assert_int_equal(events_named(&w, "MPIJobRestarting"), 2);
+    assert_non_null(strstr(cond_field(&w, COND_RESTARTING, "message"), "(run 3 of 7)"));
+    world_free(&w);
+}
+
 static void test_worker_failed_and_evicted(void **state)
 {
     (void)state;
@@ -753,7 +857,7 @@ static void test_worker_restart(void **state)
         assert_int_equal(count(&p, ACT_DELETE, RK_POD), 1);
         plan_free(&p);
         assert_int_equal(json_integer_value(json_object_get(status(&w), "workerRestarts")), round);
-        json_t *e = json_array_get(json_object_get(status(&w), "restarts"), (size_t)round - 1);
+        json_t *e = json_array_get(json_object_get(status(&w), "restarts"), 0); /* newest first */
         assert_string_equal(json_string_value(json_object_get(e, "pod")), name);
         assert_string_equal(json_string_value(json_object_get(e, "reason")), "worker_lost");
         assert_non_null(strstr(json_string_value(json_object_get(e, "message")), round == 1 ? "failed" : "was evicted"));
@@ -770,7 +874,7 @@ static void test_worker_restart(void **state)
     set_job_cond(&w, "Running", "x", "y", 0, 1);
     sync1(&w, T0 + 20000);
     assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 1);
-    json_t *last = json_array_get(json_object_get(status(&w), "restarts"), 2);
+    json_t *last = json_array_get(json_object_get(status(&w), "restarts"), 0);
     assert_non_null(strstr(json_string_value(json_object_get(last, "message")), "worker pi-worker-1: deleted"));
     /* the budget (2) is spent: the next lost worker fails the job */
     set_pod(&w, "pi-worker-1", "Failed", 0);
@@ -1270,6 +1374,8 @@ int main(void)
         cmocka_unit_test(test_rank_failure_of_ignored_attempt),
         cmocka_unit_test(test_worker_restart),
         cmocka_unit_test(test_restarting),
+        cmocka_unit_test(test_restart_in_place),
+        cmocka_unit_test(test_restart_launcher_deleted),
         cmocka_unit_test(test_worker_failed_and_evicted),
         cmocka_unit_test(test_worker_preempted),
         cmocka_unit_test(test_suspend_resume),

@@ -348,8 +348,14 @@ static void test_metrics_text(void **state)
     metrics_launch_phase(m, "workersReady", 2.5);
     for (int i = 1; i <= 100; i++)
         metrics_reconcile(m, i / 1000.0);
+    metrics_restart(m, "worker_lost");
+    metrics_restart(m, "worker_lost");
+    metrics_restart(m, "no such reason");
     char *t = metrics_render(m);
     assert_non_null(t);
+    assert_non_null(strstr(t, "\nmpi_operator_job_restarts_total{reason=\"worker_lost\"} 2\n"));
+    assert_non_null(strstr(t, "\nmpi_operator_job_restarts_total{reason=\"unknown\"} 1\n"));
+    assert_non_null(strstr(t, "\nmpi_operator_job_restarts_total{reason=\"oom\"} 0\n"));
     assert_non_null(strstr(t, "\nmpi_operator_jobs_created_total 2\n"));
     assert_non_null(strstr(t, "\nmpi_operator_jobs_successful_total 1\n"));
     assert_non_null(strstr(t, "mpi_operator_job_info{launcher=\"pi-launcher-abcde\",namespace=\"default\"} 1\n"));
