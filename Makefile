@@ -148,7 +148,7 @@ test-k8s: all stage
 # before test-k8s: on a machine with a cold cache that is 30 minutes of building that no
 # longer comes after them; on a warm one tests/k8s/prebuild.sh finds everything and ends.
 # It ends with the wall time of each suite and the 10 slowest tests (tests/report.sh).
-test: format-check
+test: format-check rules
 	$(MAKE) --no-print-directory all
 	@mkdir -p build/test-logs; : >build/test-logs/suites.tsv; \
 	pre=$$(tests/k8s/prebuild.sh start); trap 'tests/k8s/prebuild.sh stop $$pre' EXIT; failed=; \

@@ -28,6 +28,12 @@ export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLO
 export MPI_RSH_TLS_CACHE_DIR=$M/tls
 unset MPI_JOB_TRANSPORT MPI_RSH_HOLDER
 IN() { nsenter --net=/run/netns/$NETNS -- "$@"; }
+# this test's mpi-rsh, holder and thin clients left running: those in its kubesim's network
+# namespace (other tests run side by side with their own: tests/run-integration.sh)
+left() { local n p; n=$(stat -Lc %i "/run/netns/$NETNS")
+  for p in $(pgrep -f "$BINDIR/mpi-rsh"); do
+    [ "$(stat -Lc %i "/proc/$p/ns/net" 2>/dev/null)" != "$n" ] || ps -o pid=,args= -p "$p"
+  done; }
 streams() { timeout 30 "$KUBESIM" stat --dir "$KS_DIR" exec-streams | awk '{print $1}'; }
 fails=0
 ok() { echo "ok   $*"; }
@@ -96,8 +102,8 @@ else
   [ $rc -ne 0 ] && ok "worker killed: mpirun failed (rc $rc) after $((SECONDS - t0)) s" || bad "worker killed: mpirun exited 0"
 fi
 ks_wait_for '[ "$(streams)" -eq 0 ]' 20 && ok "no exec stream left in kubesim" || bad "$(streams) exec streams left in kubesim"
-[ -z "$(ps -eo pid=,args= | grep "$BINDIR/mpi-rsh" | grep -v grep)" ] && ok "no holder, thin client or mpi-rsh left" \
-  || { bad "left running: $(ps -eo pid=,args= | grep "$BINDIR/mpi-rsh" | grep -v grep | head -3)"; }
+ks_wait_for '[ -z "$(left)" ]' 10 && ok "no holder, thin client or mpi-rsh left" \
+  || { bad "left running: $(left | head -3)"; }
 grep -q "hw-5" "$M/out2" && ok "the failure names the worker: $(grep -m1 'hw-5' "$M/out2" | cut -c1-120)" \
   || bad "mpirun's output does not name hw-5: $(tail -n 5 "$M/out2")"
 MP=
@@ -116,8 +122,8 @@ if kill -0 "$MP" 2>/dev/null; then bad "mpirun still running 60 s after the API 
 fi
 grep -q "mpi-rsh: hw-[0-9]*: exec: " "$M/out4" && ok "the failure names the stream: $(grep -m1 'mpi-rsh: hw-' "$M/out4" | cut -c1-120)" \
   || bad "mpirun's output does not name a broken stream: $(tail -n 5 "$M/out4")"
-ks_wait_for '[ -z "$(ps -eo pid=,args= | grep "$BINDIR/mpi-rsh" | grep -v grep)" ]' 20 && ok "nothing left after the restart" \
-  || bad "left running after the restart: $(ps -eo pid=,args= | grep "$BINDIR/mpi-rsh" | grep -v grep | head -3)"
+ks_wait_for '[ -z "$(left)" ]' 20 && ok "nothing left after the restart" \
+  || bad "left running after the restart: $(left | head -3)"
 MP=
 
 # 5. the holder's socket is gone: mpi-rsh runs the stream alone
