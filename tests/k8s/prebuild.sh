@@ -24,8 +24,9 @@ case ${1:-} in
     # timeout makes the process group that `stop` ends (its PID is the group's). What the
     # suite needs comes first; its "prebuild: done" line is what `wait` waits for. Then, on a
     # machine whose cache was warm already (it keeps its cache), the other Kubernetes versions
-    # (K8S_OTHER_VERSIONS) at nice 19, on what the suites leave idle, until `stop`: a build cut
-    # short keeps what it compiled in the Go build cache, so a later run goes on from there.
+    # (K8S_OTHER_VERSIONS) at nice 19, on what the kubesim suite leaves idle, until `stop`
+    # (make test stops it before the real-cluster suite): a build cut short keeps what it
+    # compiled in the Go build cache, so a later run goes on from there.
     warm=; [ -f "$(tests/k8s/build.sh --bindir kube)/.stamp" ] && warm=1
     nice -n 10 timeout -k 10 "${PREBUILD_S:-3600}" bash -c 's=$SECONDS; tests/k8s/build.sh &&
       make --no-print-directory docker-images && echo "prebuild: done in $((SECONDS - s)) s" ||

@@ -24,4 +24,4 @@ listed() {  # LIST DIR: the tests a list file names
 list+=" $(listed tests/k8s/e2e.list tests/e2e/cases)"
 list+=" $(listed tests/k8s/integration.list tests/integration)"
 export KUBE_BACKEND=k8s
-SUITE=k8s JOBS=${K8S_JOBS:-3} TESTS="$list" tests/run-integration.sh
+SUITE=k8s JOBS=${K8S_JOBS:-2} TESTS="$list" tests/run-integration.sh

@@ -10,6 +10,7 @@
 # timeAdded). Then the node comes back (start-node) and nothing is left.
 # TRANSPORT (exec, the default, or ssh) picks the transport.
 # timeout: 330
+# needs: exclusive (its bound is the cluster's timing: 30-50 s after the fault, not a loaded machine's)
 . "$(dirname "$0")/../lib.sh"
 [ "$KUBE_BACKEND" = k8s ] || e2e_skip "a node lost needs the real cluster (KUBE_BACKEND=k8s)"
 e2e_begin

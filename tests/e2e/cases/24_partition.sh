@@ -14,6 +14,7 @@
 # waits on worker-1's daemon, whose messages the partition drops (TCP retransmits for ~15
 # min). Then heal and delete: nothing left. docs/reliability.md records the measurements.
 # timeout: 600
+# needs: exclusive (its bound is the cluster's timing: 30-50 s after the fault, not a loaded machine's)
 . "$(dirname "$0")/../lib.sh"
 e2e_begin
 LN= WN=
