@@ -32,6 +32,8 @@ MODE    ?= release
 PREFIX  ?= /usr/local
 DESTDIR ?=
 FUZZ_SECONDS ?= 60
+# how many compilers, unit tests or fuzzers `make test` runs at once (the machine's cores)
+NPROC   ?= $(shell nproc 2>/dev/null || echo 1)
 
 PKGS := libcurl jansson yaml-0.1 libssh2 openssl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -122,11 +124,10 @@ $(foreach t,$(UNIT_SRCS:tests/unit/%.c=%),$(eval $(call unit_rule,$(t))))
 
 -include $(wildcard rsh/module.mk agent/module.mk controller/module.mk images/images.mk tests/tests.mk)
 
+# NPROC at once, each bounded; a failed one's log is printed whole
 unit: $(UNIT_TESTS)
-	@fail=0; for t in $(UNIT_TESTS); do \
-	  s=$$SECONDS; timeout 300 $$t >$$t.log 2>&1 && echo "PASS $$t ($$((SECONDS-s))s)" || \
-	    { cat $$t.log; echo "FAIL: $$t"; fail=1; }; \
-	done; exit $$fail
+	@printf '%s\n' $(UNIT_TESTS) | xargs -P $(NPROC) -I{} bash -c 's=$$SECONDS; \
+	  timeout 300 {} >{}.log 2>&1 && echo "PASS {} ($$((SECONDS-s))s)" || { cat {}.log; echo "FAIL: {}"; exit 1; }'
 
 # The install tree kubesim's image map resolves mpik8s/* images to.
 stage: all
@@ -151,13 +152,13 @@ test-k8s: all stage
 # (its timing bounds are the cluster's, not a loaded machine's).
 # It ends with the wall time of each suite and the 10 slowest tests (tests/report.sh).
 test: format-check rules
-	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory -j$(NPROC) all
 	@mkdir -p build/test-logs; : >build/test-logs/suites.tsv; \
 	pre=$$(tests/k8s/prebuild.sh start); trap 'tests/k8s/prebuild.sh stop $$pre' EXIT; failed=; \
 	for t in unit fuzz-smoke integration test-k8s; do \
 	  [ "$$t" != test-k8s ] || { s=$$SECONDS; tests/k8s/prebuild.sh wait $$pre || true; tests/k8s/prebuild.sh stop $$pre >/dev/null; \
 	    printf '%s\t%s\t%s\n' $$((SECONDS - s)) prebuild-wait "(the components and images built beside the suites)" >>build/test-logs/suites.tsv; }; \
-	  s=$$SECONDS; r=ok; $(MAKE) --no-print-directory $$t || { failed="$$failed $$t"; r=failed; }; \
+	  s=$$SECONDS; r=ok; $(MAKE) --no-print-directory -j$(NPROC) $$t || { failed="$$failed $$t"; r=failed; }; \
 	  printf '%s\t%s\t%s\n' $$((SECONDS - s)) $$t $$r >>build/test-logs/suites.tsv; done; \
 	tests/report.sh; \
 	if [ -n "$$failed" ]; then cat build/test-logs/failed.txt build/test-logs/k8s/failed.txt 2>/dev/null; \
@@ -208,14 +209,15 @@ build/fuzz/$(1): tests/fuzz/$(1).c $(call fuzz_objs,$(1))
 endef
 $(foreach t,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(eval $(call fuzz_rule,$(t))))
 .SECONDARY: $(sort $(foreach t,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(call fuzz_objs,$(t))))
+# NPROC targets at once; each one's summary lines are printed together when it ends
 fuzz: $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do n=$$(basename $$f); mkdir -p build/fuzz/corpus/$$n; \
-	  seeds=tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
+	@printf '%s\n' $(FUZZ_BINS) | xargs -P $(NPROC) -I{} bash -c 'f={}; n=$$(basename $$f); \
+	  mkdir -p build/fuzz/corpus/$$n; seeds=tests/fuzz/corpus/$$n; [ -d $$seeds ] || seeds=; \
 	  dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
-	  echo "== $$n for $(FUZZ_SECONDS)s"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) $$dict -print_final_stats=1 -rss_limit_mb=1024 \
-	     build/fuzz/corpus/$$n $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
-	  test $${PIPESTATUS[0]} -eq 0 || exit 1; done
+	     build/fuzz/corpus/$$n $$seeds >build/fuzz/$$n.log 2>&1; rc=$$?; \
+	  { echo "== $$n for $(FUZZ_SECONDS)s"; grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Done" build/fuzz/$$n.log; } | \
+	    flock build/fuzz/.out cat; [ $$rc -eq 0 ] || { echo "FAIL: $$n (log: build/fuzz/$$n.log)"; exit 1; }'
 # In make test: the seeds plus a short run from a fixed seed (repeatable).
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=10 FUZZ_FLAGS=-seed=1
