@@ -148,10 +148,17 @@ e2e_owner_refs_ready() {
 }
 
 # kc ARGS...: the real kubectl against the instance, bounded.
-kc() { timeout 60 "$KUBESIM" run --dir "$KS" -- kubectl "$@"; }
+kc() { local _run; _e2e_runner; timeout 60 "${_run[@]}" kubectl "$@"; }
 
 # ksrun CMD...: CMD where the API server and pod IPs are reachable, bounded by E2E_RUN_T (60).
-ksrun() { timeout -k 5 "${E2E_RUN_T:-60}" "$KUBESIM" run --dir "$KS" -- "$@"; }
+ksrun() { local _run; _e2e_runner; timeout -k 5 "${E2E_RUN_T:-60}" "${_run[@]}" "$@"; }
+
+# _e2e_runner: sets its caller's _run to the argv of `kubesim run`: the shell script that
+# kubesim's `up` wrote where there is one (no Python started per poll), else the CLI.
+_e2e_runner() {
+  _run=("$KUBESIM" run --dir "$KS" --)
+  [ ! -x "$KS/state/run" ] || _run=("$KS/state/run")
+}
 
 # e2e_fault KIND ARGS...: kubesim fault.
 e2e_fault() {
@@ -167,12 +174,15 @@ e2e_fault() {
   timeout 60 "$KUBESIM" fault --dir "$KS" "$@" || e2e_fail "fault $* failed"
 }
 
-# e2e_wait_for 'CMD' SECONDS: polls CMD (eval'd) every 0.25 s, bounded.
+# e2e_wait_for 'CMD' SECONDS: polls CMD (eval'd), every 0.25 s at first, bounded.
 e2e_wait_for() {
-  local cmd=$1 end=$(( $(e2e_mono_ms) + ${2:-30} * 1000 ))
-  while [ "$(e2e_mono_ms)" -lt $end ]; do
+  local cmd=$1 t0 now
+  t0=$(e2e_mono_ms); now=$t0
+  while [ "$now" -lt $(( t0 + ${2:-30} * 1000 )) ]; do
     if ( eval "$cmd" ) >/dev/null 2>&1; then return 0; fi
-    sleep 0.25
+    # as ks_wait_for (tests/lib/kubesim.sh): finer at first, every second after 15 s
+    if [ $((now - t0)) -lt 3000 ]; then sleep 0.25; elif [ $((now - t0)) -lt 15000 ]; then sleep 0.5; else sleep 1; fi
+    now=$(e2e_mono_ms)
   done
   e2e_log "timed out after ${2:-30}s waiting for: $cmd"
   return 1

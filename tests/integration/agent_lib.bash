@@ -38,11 +38,14 @@ ks_up() {
   trap ks_cleanup EXIT
   trap 'exit 130' INT TERM
   timeout 60 "$KS" up --dir "$D" "$@" >"$D/up.log" 2>&1 || { cat "$D/up.log" >&2; fail "kubesim up"; }
+  # `kubesim run` as the shell script `up` wrote: no Python started per call (the polls)
+  KSRUN=("$KS" run --dir "$D" --)
+  [ ! -x "$D/state/run" ] || KSRUN=("$D/state/run")
 }
 
 # ksrun CMD...: runs CMD where the API server and pods are reachable.
-ksrun() { timeout -k 5 "${KT:-120}" "$KS" run --dir "$D" -- "$@"; }
-k() { timeout 60 "$KS" run --dir "$D" -- kubectl "$@"; }
+ksrun() { timeout -k 5 "${KT:-120}" "${KSRUN[@]}" "$@"; }
+k() { timeout 60 "${KSRUN[@]}" kubectl "$@"; }
 
 # ghost_pod JOB I: a worker pod bound to a node no kubelet runs, so its status
 # is whatever the test patches (API-side tests of the wait/watch logic).

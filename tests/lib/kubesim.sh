@@ -111,7 +111,8 @@ ks_down() {
 
 ks_run() {
   [ -n "$KS_DIR" ] || ks_fail "ks_run before ks_up"
-  "$KUBESIM" run --dir "$KS_DIR" -- "$@"
+  # kubesim's own `run` as the shell script `up` wrote (no Python started: the polls call this)
+  if [ -x "$KS_DIR/state/run" ]; then "$KS_DIR/state/run" "$@"; else "$KUBESIM" run --dir "$KS_DIR" -- "$@"; fi
 }
 
 ks_kubectl() {
@@ -137,13 +138,17 @@ ks_mono_ms() {
   echo $(( 10#${up/./} * 10 ))
 }
 
-# ks_wait_for 'CMD' TIMEOUT_SECONDS: polls every 0.2 s; returns 1 on timeout (monotonic clock).
+# ks_wait_for 'CMD' TIMEOUT_SECONDS: polls every 0.2 s for its first 3 s, every 0.5 s up to
+# 15 s, then every second; returns 1 on timeout (monotonic clock). A poll is typically a
+# kubectl (about 0.1 s of CPU): a long wait that polled 5 times a second took a third of a
+# core, and the suites run side by side on 2 cores (docs/k8s.md).
 ks_wait_for() {
-  local cmd=$1 limit=${2:-30}
-  local end=$(( $(ks_mono_ms) + limit * 1000 ))
-  while [ "$(ks_mono_ms)" -lt $end ]; do
+  local cmd=$1 limit=${2:-30} t0 now
+  t0=$(ks_mono_ms); now=$t0
+  while [ "$now" -lt $(( t0 + limit * 1000 )) ]; do
     if ( eval "$cmd" ) >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
+    if [ $((now - t0)) -lt 3000 ]; then sleep 0.2; elif [ $((now - t0)) -lt 15000 ]; then sleep 0.5; else sleep 1; fi
+    now=$(ks_mono_ms)
   done
   echo "timed out after ${limit}s waiting for: $cmd" >&2
   return 1
