@@ -142,27 +142,19 @@ integration: all stage $(if $(TEST_PROGS),test-progs)
 test-k8s: all stage
 	tests/k8s/run.sh
 
-# The format check first: it takes seconds and names the files to fix. Once the build
-# passes, every suite runs even when an earlier one failed (one kubesim failure must not hide
-# the real-cluster suite's result); the target fails if any did, naming them. The real
-# cluster's components and images are built (niced) beside the kubesim suites and waited for
-# before test-k8s: on a machine with a cold cache that is 30 minutes of building that no
-# longer comes after them; on a warm one tests/k8s/prebuild.sh finds everything and builds
-# the other Kubernetes versions at nice 19 beside the kubesim suite, stopped before test-k8s
-# (its timing bounds are the cluster's, not a loaded machine's).
-# It ends with the wall time of each suite and the 10 slowest tests (tests/report.sh).
+# The format check and tests/rules.sh first: they take seconds and name what to fix. Then the
+# build on every core, and tests/run-suites.sh: unit and fuzz-smoke, then the kubesim suite and
+# the real-cluster suite side by side (the first is bound by CPU, the second mostly waits), then
+# the real-cluster suite's exclusive tests alone. Every suite runs even when an earlier one
+# failed, and the target fails if any did, naming them. The real cluster's components and
+# images are built (niced) beside the first suites by tests/k8s/prebuild.sh: on a machine with
+# a cold cache that is 30 minutes of building that no longer comes after them; on a warm one it
+# finds everything and builds the other Kubernetes versions at nice 19 on the idle CPU, until
+# the exclusive tests. It ends with the wall time of each suite and the 10 slowest tests
+# (tests/report.sh). docs/k8s.md has the measurements.
 test: format-check rules
 	$(MAKE) --no-print-directory -j$(NPROC) all
-	@mkdir -p build/test-logs; : >build/test-logs/suites.tsv; \
-	pre=$$(tests/k8s/prebuild.sh start); trap 'tests/k8s/prebuild.sh stop $$pre' EXIT; failed=; \
-	for t in unit fuzz-smoke integration test-k8s; do \
-	  [ "$$t" != test-k8s ] || { s=$$SECONDS; tests/k8s/prebuild.sh wait $$pre || true; tests/k8s/prebuild.sh stop $$pre >/dev/null; \
-	    printf '%s\t%s\t%s\n' $$((SECONDS - s)) prebuild-wait "(the components and images built beside the suites)" >>build/test-logs/suites.tsv; }; \
-	  s=$$SECONDS; r=ok; $(MAKE) --no-print-directory -j$(NPROC) $$t || { failed="$$failed $$t"; r=failed; }; \
-	  printf '%s\t%s\t%s\n' $$((SECONDS - s)) $$t $$r >>build/test-logs/suites.tsv; done; \
-	tests/report.sh; \
-	if [ -n "$$failed" ]; then cat build/test-logs/failed.txt build/test-logs/k8s/failed.txt 2>/dev/null; \
-	  echo "make test: failed:$$failed"; exit 1; fi
+	NPROC=$(NPROC) tests/run-suites.sh
 
 # ---- layout (.clang-format, clang-format 14) over every C source of ours ----
 CLANG_FORMAT ?= clang-format

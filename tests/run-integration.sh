@@ -12,6 +12,8 @@
 # run). The longest tests start first (their time in the last run's times.tsv, else their
 # timeout), so the suite's wall time is close to its longest test or its total / JOBS.
 #
+# EXCLUSIVE=skip leaves the exclusive tests out, EXCLUSIVE=only runs only them (tests/run-suites.sh:
+# the real-cluster suite beside the kubesim suite, then its exclusive tests once both ended).
 # ONLY=pattern runs a subset. TESTS="FILE..." runs those files instead of
 # tests/integration/*.sh, and SUITE names them in the summary (tests/k8s/run.sh: the real
 # cluster's suite). Logs: build/test-logs[/SUITE]/NAME.log; times.tsv (seconds, result,
@@ -25,6 +27,8 @@ mkdir -p "$logdir"
 suite=${SUITE:-integration}
 jobs=${JOBS:-1}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "JOBS=$jobs: expected a whole number of at least 1" >&2; exit 2; }
+excl=${EXCLUSIVE:-}
+case $excl in ''|skip|only) ;; *) echo "EXCLUSIVE=$excl: expected skip or only" >&2; exit 2 ;; esac
 
 header() {  # FILE KEY -> the value of its "# KEY: VALUE" line
   sed -n "s/^# $2: *\([^ ]*\).*/\1/p" "$1" | head -1
@@ -38,14 +42,17 @@ while IFS=$'\t' read -r _ f; do queue+=("$f"); done < <(
     [ -e "$t" ] || continue
     name=$(basename "$t" .sh)
     if [ -n "${ONLY:-}" ] && [[ "$name" != *${ONLY}* ]]; then continue; fi
+    x=; [ "$(header "$t" needs)" != exclusive ] || x=1
+    case $excl:$x in skip:1|only:) continue ;; esac
     est=$( [ -f "$last" ] && awk -F'\t' -v n="$name" '$3 == n { print int($1) }' "$last" | tail -n 1)
     [ -n "$est" ] || est=$(header "$t" timeout)
-    [ "$(header "$t" needs)" = exclusive ] && est=$((1000000 + ${est:-300}))
+    [ -z "$x" ] || est=$((1000000 + ${est:-300}))
     printf '%s\t%s\n' "${est:-300}" "$t"
   done | sort -t $'\t' -k1,1nr)
 
 pass=0 fail=0 skip=0 failed=()
-: >"$logdir/failed.txt"
+# the exclusive tests' run adds to the failures of the run before it (tests/run-suites.sh)
+[ "$excl" = only ] || : >"$logdir/failed.txt"
 times=$logdir/times.tsv.new
 : >"$times"
 declare -A name_of start_of limit_of
@@ -110,5 +117,5 @@ for n in "${failed[@]}"; do
   why=$(grep -a '^FAIL:' "$logdir/$n.log" | tail -n 1 | cut -c 1-400)
   echo "$suite $n: ${why:-no FAIL: line (timed out or crashed; see $logdir/$n.log)}" >>"$logdir/failed.txt"
 done
-echo "$suite: $pass passed, $fail failed, $skip skipped in $((SECONDS - t0)) s (JOBS=$jobs)"
+echo "$suite${excl:+ (exclusive tests: $excl)}: $pass passed, $fail failed, $skip skipped in $((SECONDS - t0)) s (JOBS=$jobs)"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# tests/run-suites.sh: the suites of `make test` after the build, in three steps:
+#   1. unit, then fuzz-smoke (each on every core);
+#   2. the kubesim integration suite and the real-cluster suite side by side: the kubesim suite
+#      is bound by CPU and the real-cluster suite mostly waits (grace periods, backoffs, the API
+#      server learning a CRD), so each fills the other's idle time (docs/k8s.md has the
+#      measurements). The real cluster's components and images are built beside the first
+#      suites (tests/k8s/prebuild.sh) and waited for before its suite starts;
+#   3. the real-cluster suite's exclusive tests ("# needs: exclusive": their bounds are the
+#      cluster's timing), once nothing else runs.
+# Every suite runs even when an earlier one failed (one kubesim failure must not hide the real
+# cluster's result); it exits 1 if any failed, naming them. The kubesim suite's output is kept
+# in build/test-logs/integration.out and printed when it ends; the real cluster's is printed as
+# it runs. It ends with each suite's wall time and the 10 slowest tests (tests/report.sh).
+# Side by side: JOBS kubesim tests (default 2) and K8S_JOBS clusters (default 2) at once.
+set -u
+cd "$(dirname "$0")/.."
+logs=build/test-logs
+mkdir -p "$logs"
+: >"$logs/suites.tsv"
+failed=
+t0=$SECONDS
+
+suite() {  # NAME MAKE-TARGET: runs it and records its wall time and result
+  local s=$SECONDS r=ok
+  make --no-print-directory -j"${NPROC:-$(nproc)}" "$2" || r=failed
+  printf '%s\t%s\t%s\n' $((SECONDS - s)) "$1" "$r" >>"$logs/suites.tsv"
+  [ $r = ok ]
+}
+
+pre=$(tests/k8s/prebuild.sh start)
+ipid=
+# shellcheck disable=SC2317
+cleanup() {
+  [ -z "$ipid" ] || kill -TERM -- "-$ipid" 2>/dev/null  # its session: make, the runner, its tests
+  tests/k8s/prebuild.sh stop "$pre" >/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+for t in unit fuzz-smoke; do suite "$t" "$t" || failed="$failed $t"; done
+
+# its own session, so that an interrupted make test ends it and its tests
+export JOBS=${JOBS:-2} K8S_JOBS=${K8S_JOBS:-2}
+setsid bash -c "$(declare -f suite); logs=$logs; suite integration integration" >"$logs/integration.out" 2>&1 </dev/null &
+ipid=$!
+echo "make test: the kubesim suite runs beside the real-cluster suite (its output: $logs/integration.out)"
+s=$SECONDS
+tests/k8s/prebuild.sh wait "$pre" || true
+printf '%s\t%s\t%s\n' $((SECONDS - s)) prebuild-wait "(the components and images, built beside the suites)" >>"$logs/suites.tsv"
+EXCLUSIVE=skip suite test-k8s test-k8s || failed="$failed test-k8s"
+wait "$ipid" || failed="$failed integration"
+ipid=
+echo "---- the kubesim integration suite ($logs/integration.out)"
+cat "$logs/integration.out"
+
+# alone: the other Kubernetes versions' niced build (prebuild.sh) stops here too
+tests/k8s/prebuild.sh stop "$pre"
+EXCLUSIVE=only suite test-k8s-exclusive test-k8s || failed="$failed test-k8s-exclusive"
+
+printf '%s\t%s\t%s\n' $((SECONDS - t0)) "(all)" "wall time from unit to the end (the kubesim and real-cluster suites side by side)" >>"$logs/suites.tsv"
+tests/report.sh
+if [ -n "$failed" ]; then
+  cat "$logs/failed.txt" "$logs/k8s/failed.txt" 2>/dev/null
+  echo "make test: failed:$failed"
+  exit 1
+fi
