@@ -24,14 +24,20 @@ case ${1:-} in
     # timeout makes the process group that `stop` ends (its PID is the group's). What the
     # suite needs comes first; its "prebuild: done" line is what `wait` waits for. Then, on a
     # machine whose cache was warm already (it keeps its cache), the other Kubernetes versions
-    # (K8S_OTHER_VERSIONS) at nice 19, on what the kubesim suite leaves idle, until `stop`
-    # (make test stops it before the real-cluster suite): a build cut short keeps what it
-    # compiled in the Go build cache, so a later run goes on from there.
+    # (K8S_OTHER_VERSIONS) at nice 19, on what the suites leave idle, until `stop` (make test
+    # stops it before the exclusive tests): a build cut short keeps what it compiled in the Go
+    # build cache, so a later run goes on from there.
+    # In a session of its own: the kernel's autogroup scheduler shares the CPU between sessions
+    # first and applies nice only inside one, and every test runs in a session of its own
+    # (tests/run-integration.sh). So what the suite needs gets a test's share; the other
+    # versions get the session's autogroup at nice 19: the idle CPU (a nice inside make test's
+    # session had left them a full share beside each test).
     warm=; [ -f "$(tests/k8s/build.sh --bindir kube)/.stamp" ] && warm=1
-    nice -n 10 timeout -k 10 "${PREBUILD_S:-3600}" bash -c 's=$SECONDS; tests/k8s/build.sh &&
+    setsid nice -n 10 timeout -k 10 "${PREBUILD_S:-3600}" bash -c 's=$SECONDS; tests/k8s/build.sh &&
       make --no-print-directory docker-images && echo "prebuild: done in $((SECONDS - s)) s" ||
       { echo "prebuild: failed"; exit 1; }
       [ -n "'"$warm"'" ] || exit 0
+      echo 19 >/proc/self/autogroup || echo "prebuild: the session stays at autogroup nice 0"
       . tests/k8s/versions.env
       for v in $K8S_OTHER_VERSIONS; do
         [ -f "$(K8S_VERSION=$v tests/k8s/build.sh --bindir kube)/.stamp" ] && continue
