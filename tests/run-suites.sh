@@ -12,7 +12,7 @@
 # cluster's result); it exits 1 if any failed, naming them. The kubesim suite's output is kept
 # in build/test-logs/integration.out and printed when it ends; the real cluster's is printed as
 # it runs. It ends with each suite's wall time and the 10 slowest tests (tests/report.sh).
-# Side by side: JOBS kubesim tests (default 2) and K8S_JOBS clusters (default 2) at once.
+# Side by side: JOBS kubesim tests (default 3) and K8S_JOBS clusters (default 2) at once.
 set -u
 cd "$(dirname "$0")/.."
 logs=build/test-logs
@@ -42,7 +42,7 @@ trap 'exit 143' TERM
 for t in unit fuzz-smoke; do suite "$t" "$t" || failed="$failed $t"; done
 
 # its own session, so that an interrupted make test ends it and its tests
-export JOBS=${JOBS:-2} K8S_JOBS=${K8S_JOBS:-2}
+export JOBS=${JOBS:-3} K8S_JOBS=${K8S_JOBS:-2}
 setsid bash -c "$(declare -f suite); logs=$logs; suite integration integration" >"$logs/integration.out" 2>&1 </dev/null &
 ipid=$!
 echo "make test: the kubesim suite runs beside the real-cluster suite (its output: $logs/integration.out)"
