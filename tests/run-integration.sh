@@ -64,7 +64,10 @@ launch() {  # FILE
   name=$(basename "$t" .sh)
   limit=$(header "$t" timeout)
   limit=${limit:-300}
-  setsid timeout -k 10 "$limit" bash "$t" >"$logdir/$name.log" 2>&1 </dev/null &
+  # TERM at the limit (or from stop_all), KILL 150 s later: the time a test's EXIT trap needs
+  # to take its cluster down (bounded at 120 s there); a KILL 10 s after the TERM cut `k8s
+  # down` short and left a real cluster running beside the rest of the suite
+  setsid timeout -k 150 "$limit" bash "$t" >"$logdir/$name.log" 2>&1 </dev/null &
   name_of[$!]=$name start_of[$!]=$(date +%s%N) limit_of[$!]=$limit
   slots_of[$!]=1
   [ "$(header "$t" needs)" != exclusive ] || slots_of[$!]=$jobs
