@@ -113,7 +113,8 @@ done
 while [ "$used" -gt 0 ]; do reap; done
 
 # the last time of every test ever run here (ONLY= runs keep the others')
-{ cat "$times"; [ ! -f "$last" ] || awk -F'\t' 'NR == FNR { seen[$3] = 1; next } !seen[$3]' "$times" "$last"; } >"$times.all"
+# (FILENAME, not NR == FNR: the new times are empty when no test ran, EXCLUSIVE=only say)
+{ cat "$times"; [ ! -f "$last" ] || awk -F'\t' 'FILENAME == ARGV[1] { seen[$3] = 1; next } !seen[$3]' "$times" "$last"; } >"$times.all"
 mv "$times.all" "$last"; rm -f "$times"
 for n in "${failed[@]}"; do
   echo "---- last lines of $n.log"; tail -n 60 "$logdir/$n.log"

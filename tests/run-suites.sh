@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # tests/run-suites.sh: the suites of `make test` after the build, in three steps:
 #   1. unit, then fuzz-smoke (each on every core);
-#   2. the kubesim integration suite and the real-cluster suite side by side: the kubesim suite
-#      is bound by CPU and the real-cluster suite mostly waits (grace periods, backoffs, the API
-#      server learning a CRD), so each fills the other's idle time (docs/k8s.md has the
-#      measurements). The real cluster's components and images are built beside the first
-#      suites (tests/k8s/prebuild.sh) and waited for before its suite starts;
+#   2. the kubesim integration suite and the real-cluster suite side by side: both mostly wait
+#      (grace periods, backoffs, the API server learning a CRD; process accounting over a whole
+#      kubesim suite: its tests used about a quarter of the 2 cores), so each fills the other's
+#      idle time (docs/k8s.md has the measurements). The real cluster's components and images
+#      are built beside the first suites (tests/k8s/prebuild.sh) and waited for before its
+#      suite starts;
 #   3. the real-cluster suite's exclusive tests ("# needs: exclusive": their bounds are the
 #      cluster's timing), once nothing else runs.
 # Every suite runs even when an earlier one failed (one kubesim failure must not hide the real
@@ -21,10 +22,10 @@ mkdir -p "$logs"
 failed=
 t0=$SECONDS
 
-suite() {  # NAME MAKE-TARGET: runs it and records its wall time and result
-  local s=$SECONDS r=ok
-  make --no-print-directory -j"${NPROC:-$(nproc)}" "$2" || r=failed
-  printf '%s\t%s\t%s\n' $((SECONDS - s)) "$1" "$r" >>"$logs/suites.tsv"
+suite() {  # NAME MAKE-ARGS...: runs make and records its wall time and result
+  local s=$SECONDS r=ok n=$1; shift
+  make --no-print-directory -j"${NPROC:-$(nproc)}" "$@" || r=failed
+  printf '%s\t%s\t%s\n' $((SECONDS - s)) "$n" "$r" >>"$logs/suites.tsv"
   [ $r = ok ]
 }
 
@@ -40,16 +41,20 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 for t in unit fuzz-smoke; do suite "$t" "$t" || failed="$failed $t"; done
+# what both suites run, made once: two makes side by side would each stage the install tree
+# (build/stage, the rsh bundle) over the other's; the suites below are told it is made (-o)
+suite stage all stage test-progs || { echo "make test: failed: stage (the install tree the suites run)"; exit 1; }
+made=(-o all -o stage -o test-progs)
 
 # its own session, so that an interrupted make test ends it and its tests
 export JOBS=${JOBS:-3} K8S_JOBS=${K8S_JOBS:-2}
-setsid bash -c "$(declare -f suite); logs=$logs; suite integration integration" >"$logs/integration.out" 2>&1 </dev/null &
+setsid bash -c "$(declare -f suite); logs=$logs; suite integration ${made[*]} integration" >"$logs/integration.out" 2>&1 </dev/null &
 ipid=$!
 echo "make test: the kubesim suite runs beside the real-cluster suite (its output: $logs/integration.out)"
 s=$SECONDS
 tests/k8s/prebuild.sh wait "$pre" || true
 printf '%s\t%s\t%s\n' $((SECONDS - s)) prebuild-wait "(the components and images, built beside the suites)" >>"$logs/suites.tsv"
-EXCLUSIVE=skip suite test-k8s test-k8s || failed="$failed test-k8s"
+EXCLUSIVE=skip suite test-k8s "${made[@]}" test-k8s || failed="$failed test-k8s"
 wait "$ipid" || failed="$failed integration"
 ipid=
 echo "---- the kubesim integration suite ($logs/integration.out)"
@@ -57,7 +62,7 @@ cat "$logs/integration.out"
 
 # alone: the other Kubernetes versions' niced build (prebuild.sh) stops here too
 tests/k8s/prebuild.sh stop "$pre"
-EXCLUSIVE=only suite test-k8s-exclusive test-k8s || failed="$failed test-k8s-exclusive"
+EXCLUSIVE=only suite test-k8s-exclusive "${made[@]}" test-k8s || failed="$failed test-k8s-exclusive"
 
 printf '%s\t%s\t%s\n' $((SECONDS - t0)) "(all)" "wall time from unit to the end (the kubesim and real-cluster suites side by side)" >>"$logs/suites.tsv"
 tests/report.sh
