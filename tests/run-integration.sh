@@ -12,6 +12,8 @@
 # run). The longest tests start first (their time in the last run's times.tsv, else their
 # timeout), so the suite's wall time is close to its longest test or its total / JOBS.
 #
+# JOBS_FILE=PATH: a file whose number, when there is one, replaces JOBS from the next test on
+# (tests/run-suites.sh raises the real-cluster suite's once the kubesim suite beside it ended).
 # EXCLUSIVE=skip leaves the exclusive tests out, EXCLUSIVE=only runs only them (tests/run-suites.sh:
 # the real-cluster suite beside the kubesim suite, then its exclusive tests once both ended).
 # ONLY=pattern runs a subset. TESTS="FILE..." runs those files instead of
@@ -59,6 +61,12 @@ declare -A name_of start_of limit_of
 used=0   # slots held by running tests (an exclusive one holds all of them)
 declare -A slots_of
 
+jobs_now() {  # JOBS from JOBS_FILE, where it holds a whole number
+  local j
+  [ -n "${JOBS_FILE:-}" ] && read -r j <"$JOBS_FILE" 2>/dev/null && [[ $j =~ ^[1-9][0-9]*$ ]] && jobs=$j
+  return 0
+}
+
 launch() {  # FILE
   local t=$1 name limit
   name=$(basename "$t" .sh)
@@ -105,9 +113,8 @@ trap stop_all INT TERM
 
 t0=$SECONDS
 for t in "${queue[@]}"; do
-  want=1
-  [ "$(header "$t" needs)" != exclusive ] || want=$jobs
-  while [ $((used + want)) -gt "$jobs" ]; do reap; done
+  x=; [ "$(header "$t" needs)" != exclusive ] || x=1
+  while jobs_now; want=${x:+$jobs}; [ $((used + ${want:-1})) -gt "$jobs" ]; do reap; done
   launch "$t"
 done
 while [ "$used" -gt 0 ]; do reap; done

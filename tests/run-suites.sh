@@ -13,7 +13,8 @@
 # cluster's result); it exits 1 if any failed, naming them. The kubesim suite's output is kept
 # in build/test-logs/integration.out and printed when it ends; the real cluster's is printed as
 # it runs. It ends with each suite's wall time and the 10 slowest tests (tests/report.sh).
-# Side by side: JOBS kubesim tests (default 3) and K8S_JOBS clusters (default 2) at once.
+# Side by side: JOBS kubesim tests (default 3) and K8S_JOBS clusters (default 2) at once; then
+# K8S_JOBS_ALONE clusters (default 3) once the kubesim suite ended.
 set -u
 cd "$(dirname "$0")/.."
 logs=build/test-logs
@@ -30,10 +31,11 @@ suite() {  # NAME MAKE-ARGS...: runs make and records its wall time and result
 }
 
 pre=$(tests/k8s/prebuild.sh start)
-ipid=
+ipid= kpid=
 # shellcheck disable=SC2317
 cleanup() {
-  [ -z "$ipid" ] || kill -TERM -- "-$ipid" 2>/dev/null  # its session: make, the runner, its tests
+  local p
+  for p in $ipid $kpid; do kill -TERM -- "-$p" 2>/dev/null; done  # a suite's session: make, the runner, its tests
   tests/k8s/prebuild.sh stop "$pre" >/dev/null
 }
 trap cleanup EXIT
@@ -46,17 +48,31 @@ for t in unit fuzz-smoke; do suite "$t" "$t" || failed="$failed $t"; done
 suite stage all stage test-progs || { echo "make test: failed: stage (the install tree the suites run)"; exit 1; }
 made=(-o all -o stage -o test-progs)
 
-# its own session, so that an interrupted make test ends it and its tests
-export JOBS=${JOBS:-3} K8S_JOBS=${K8S_JOBS:-2}
+# Each suite in a session of its own, so that an interrupted make test ends it and its tests.
+# The real-cluster suite runs K8S_JOBS clusters at once beside the kubesim suite, then
+# K8S_JOBS_ALONE once that one ended (run-integration.sh's JOBS_FILE).
+export JOBS=${JOBS:-3}
+jobs_file=$logs/k8s-jobs
+echo "${K8S_JOBS:-2}" >"$jobs_file"
 setsid bash -c "$(declare -f suite); logs=$logs; suite integration ${made[*]} integration" >"$logs/integration.out" 2>&1 </dev/null &
 ipid=$!
 echo "make test: the kubesim suite runs beside the real-cluster suite (its output: $logs/integration.out)"
-s=$SECONDS
-tests/k8s/prebuild.sh wait "$pre" || true
-printf '%s\t%s\t%s\n' $((SECONDS - s)) prebuild-wait "(the components and images, built beside the suites)" >>"$logs/suites.tsv"
-EXCLUSIVE=skip suite test-k8s "${made[@]}" test-k8s || failed="$failed test-k8s"
-wait "$ipid" || failed="$failed integration"
-ipid=
+setsid bash -c "$(declare -f suite); logs=$logs; s=\$SECONDS
+  tests/k8s/prebuild.sh wait '$pre' || true
+  printf '%s\t%s\t%s\n' \$((SECONDS - s)) prebuild-wait '(the components and images, built beside the suites)' >>$logs/suites.tsv
+  EXCLUSIVE=skip JOBS_FILE=$jobs_file suite test-k8s ${made[*]} test-k8s" </dev/null &
+kpid=$!
+wait -n -p first "$ipid" "$kpid"; rc=$?
+if [ "$first" = "$ipid" ]; then
+  echo "${K8S_JOBS_ALONE:-3}" >"$jobs_file"
+  echo "make test: the kubesim suite ended; the real-cluster suite goes on with ${K8S_JOBS_ALONE:-3} clusters at once"
+  [ $rc = 0 ] || failed="$failed integration"
+  wait "$kpid" || failed="$failed test-k8s"
+else
+  [ $rc = 0 ] || failed="$failed test-k8s"
+  wait "$ipid" || failed="$failed integration"
+fi
+ipid= kpid=
 echo "---- the kubesim integration suite ($logs/integration.out)"
 cat "$logs/integration.out"
 
