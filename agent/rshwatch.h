@@ -87,9 +87,10 @@ void agent_rshwatch_mark_free(char *dir, char *mark);
 struct agent_session;
 struct agent_launchwatch {
     struct agent_rshwatch w;
-    char *dir, *mark; /* the mark mpi-rsh creates ($MPI_AGENT_RSH_MARK) */
-    int done;         /* decided, or off */
-    int failed;       /* decided: a launch without mpi-rsh */
+    char *dir, *mark;           /* the mark mpi-rsh creates ($MPI_AGENT_RSH_MARK) */
+    int done;                   /* decided, or off */
+    int failed;                 /* decided: a launch without mpi-rsh */
+    int64_t started, last_scan; /* monotonic ms: the command's start, the last look at /proc */
 };
 /* Before the command starts: off (one log line says why) with --rsh-timeout 0, no workers, a
  * hostfile that names the launcher (it may run ranks itself), an agent variable the user set to
@@ -100,6 +101,10 @@ void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session 
  * signal): the failure message once the verdict is FAIL (new string; lw->failed set), else NULL. */
 char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t pgid, int cmd_done, int exit_code,
                              int64_t now);
+/* How often to look (ms), -1 when decided: every 100 ms for the first bound after the command
+ * started (a launcher that dies in 0.1 s is still seen), then every second (a command that runs
+ * no launcher is looked at for as long as it runs). */
+int agent_launchwatch_period_ms(const struct agent_launchwatch *lw, int64_t now);
 /* Removes the mark and unexports it. */
 void agent_launchwatch_end(struct agent_launchwatch *lw);
 

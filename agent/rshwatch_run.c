@@ -48,6 +48,7 @@ void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session 
         return;
     }
     lw->w.bound_ms = (int64_t)(s->o->rsh_timeout_s * 1000);
+    lw->started = now;
     lw->w.seen = argv && argv[0] ? agent_stack_of_program(argv[0]) : AGENT_STACK_NONE;
     lw->w.launcher_at = lw->w.seen != AGENT_STACK_NONE ? now : 0;
     lw->done = 0;
@@ -61,7 +62,10 @@ char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session 
     struct agent_rshwatch *w = &lw->w;
     w->rsh_called = agent_rshwatch_marked(lw->mark);
     /* look at the processes until the stack is known (a generic mpirun may exec prterun) */
-    if (!cmd_done && !w->rsh_called && (w->seen == AGENT_STACK_NONE || w->seen == AGENT_STACK_OPENMPI)) {
+    int64_t period = agent_launchwatch_period_ms(lw, now);
+    if (!cmd_done && !w->rsh_called && (w->seen == AGENT_STACK_NONE || w->seen == AGENT_STACK_OPENMPI) &&
+        now - lw->last_scan >= period) {
+        lw->last_scan = now;
         enum agent_stack st = agent_rshwatch_scan(pgid);
         if (st != AGENT_STACK_NONE && !w->launcher_at)
             w->launcher_at = now;
@@ -86,6 +90,13 @@ char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session 
     free(tail);
     return agent_rshwatch_message(st, s->o->mpi, s->rsh ? s->rsh : MPIK8S_RSH, (double)(now - w->launcher_at) / 1000.0,
                                   cmd_done, env_get, NULL);
+}
+
+int agent_launchwatch_period_ms(const struct agent_launchwatch *lw, int64_t now)
+{
+    if (lw->done)
+        return -1;
+    return now - lw->started < lw->w.bound_ms ? 100 : 1000;
 }
 
 void agent_launchwatch_end(struct agent_launchwatch *lw)

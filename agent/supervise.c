@@ -255,8 +255,9 @@ static int next_timeout(const struct sup *u)
     }
     if (t < 0 && (u->kill_at || u->child_done || pt > 0))
         t = 0;
-    if (!u->lw.done && (t < 0 || t > 100))
-        t = 100; /* the launch watch looks at the processes this often until it decides */
+    int lp = agent_launchwatch_period_ms(&u->lw, now); /* the launch watch's next look */
+    if (lp >= 0 && (t < 0 || t > lp))
+        t = lp;
     /* a bounded poll: reaping does not depend on SIGCHLD alone */
     return t < 0 || t > 1000 ? 1000 : (int)t;
 }
