@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kube/util.h"
+#include "rshwatch.h"
 
 #define DEFAULT_TIMEOUT_S 900.0
 #define DEFAULT_GRACE_S 10.0
@@ -32,6 +33,7 @@ enum {
     OPT_NO_REACH,
     OPT_PROGRESS,
     OPT_NETWORK,
+    OPT_RSH_TIMEOUT,
     OPT_GRACE,
     OPT_NO_WAIT,
     OPT_VERSION,
@@ -58,6 +60,7 @@ static const struct option long_opts[] = {
     { "no-reach-check", no_argument, NULL, OPT_NO_REACH },
     { "progress-timeout", required_argument, NULL, OPT_PROGRESS },
     { "network-timeout", required_argument, NULL, OPT_NETWORK },
+    { "rsh-timeout", required_argument, NULL, OPT_RSH_TIMEOUT },
     { "grace", required_argument, NULL, OPT_GRACE },
     { "no-wait", no_argument, NULL, OPT_NO_WAIT },
     { "ssh-dir", required_argument, NULL, OPT_SSH_DIR },
@@ -176,6 +179,7 @@ static int opts_from_env(struct agent_opts *o)
     o->timeout_s = DEFAULT_TIMEOUT_S;
     o->grace_s = DEFAULT_GRACE_S;
     o->network_timeout_s = MPIK8S_NETWORK_TIMEOUT_DEFAULT;
+    o->rsh_timeout_s = AGENT_RSHWATCH_DEFAULT_S;
     o->ssh_port = 2222;
     o->launcher_uid = -1;
     if ((v = getenv(MPIK8S_ENV_JOB_NAME)) && *v && set_str(&o->job, v) < 0)
@@ -206,6 +210,8 @@ static int opts_from_env(struct agent_opts *o)
     if ((v = getenv(MPIK8S_ENV_NETWORK_TIMEOUT)) && *v &&
         parse_duration_opt(MPIK8S_ENV_NETWORK_TIMEOUT, v, &o->network_timeout_s) < 0)
         return -1;
+    if ((v = getenv(AGENT_ENV_RSH_TIMEOUT)) && *v && parse_duration_opt(AGENT_ENV_RSH_TIMEOUT, v, &o->rsh_timeout_s) < 0)
+        return -1;
     if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0)
         return -1;
     return 0;
@@ -232,6 +238,7 @@ static int apply_flag(struct agent_opts *o, int c, const char *arg)
     case OPT_NO_REACH: o->no_reach = 1; return 0;
     case OPT_PROGRESS: return parse_duration_opt("--progress-timeout", arg, &o->progress_timeout_s);
     case OPT_NETWORK: return parse_duration_opt("--network-timeout", arg, &o->network_timeout_s);
+    case OPT_RSH_TIMEOUT: return parse_duration_opt("--rsh-timeout", arg, &o->rsh_timeout_s);
     case OPT_GRACE: return parse_duration_opt("--grace", arg, &o->grace_s);
     case OPT_NO_WAIT: o->no_wait = 1; return 0;
     case OPT_SSH_DIR: return set_str(&o->ssh_dir, arg);
@@ -261,6 +268,8 @@ static void usage(const char *cmd)
             "      --progress-timeout DUR  run: stop mpirun after DUR of silent output (default off)\n"
             "      --network-timeout DUR  run: stop mpirun when a worker has not answered over the pod\n"
             "                          network for DUR (default 60s; 0 off; $MPI_AGENT_NETWORK_TIMEOUT)\n"
+            "      --rsh-timeout DUR   run: stop mpirun when it has not called mpi-rsh DUR after it\n"
+            "                          started (default 20s; 0 off; $MPI_AGENT_RSH_TIMEOUT)\n"
             "      --grace DUR         run: SIGTERM to SIGKILL delay (default 10s)\n"
             "  -f, --follow            logs: follow the running launcher's log\n"
             "  -v, --verbose           more logging (repeat for trace)\n"

@@ -58,12 +58,39 @@ static int ensure_hostfile(struct agent_session *s, int *wrote, char **err)
     return 0;
 }
 
+/* 1 when name is a variable that names the rsh agent or selects the rsh launcher. */
+static int is_agent_var(const char *name)
+{
+    static const char *const vars[] = { MPIK8S_OMPI4_AGENT_VAR,    MPIK8S_OMPI5_AGENT_VAR, MPIK8S_MPICH_AGENT_VAR,
+                                        MPIK8S_MPICH_LAUNCHER_VAR, MPIK8S_INTEL_AGENT_VAR, MPIK8S_INTEL_LAUNCHER_VAR };
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        if (strcmp(name, vars[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Remembers the first agent variable the user set to a value of their own (the launch watch then
+ * trusts their launcher: agent/rshwatch.h). ours: the policy's values, by name. */
+static void note_user_agent(struct agent_session *s, const struct agent_env_item *it, const struct mpik8s_launch_env *ours)
+{
+    if (it->action != AGENT_ENV_KEPT || s->user_rsh_var || !is_agent_var(it->name))
+        return;
+    for (size_t i = 0; i < ours->n; i++)
+        if (strcmp(ours->v[i].name, it->name) == 0 && strcmp(ours->v[i].value, it->value) != 0)
+            s->user_rsh_var = kube_strdup_printf("%s=%s", it->name, it->value);
+}
+
 /* Composes and applies the launch environment. */
 static int set_launch_env(struct agent_session *s, char **err)
 {
     char *rsh = find_rsh(s->o);
     struct mpik8s_launch_in in = { s->o->mpi, rsh, s->o->hostfile, (long long)s->hosts.n, s->o->slots };
     struct agent_env_plan plan;
+    struct mpik8s_launch_env ours;
+    if (mpik8s_launch_env(&in, &ours) < 0) {
+        free(rsh);
+        return kube_set_err(err, "out of memory");
+    }
     int rc = agent_env_plan(&in, agent_getenv_process, NULL, &plan);
     if (rc == 0) {
         for (size_t i = 0; i < plan.n; i++) {
@@ -74,13 +101,16 @@ static int set_launch_env(struct agent_session *s, char **err)
                           it->name, it->value, s->hosts.n);
             else
                 KLOG_DEBUG("%s=%s (%s)", it->name, it->value, it->action == AGENT_ENV_SET ? "set" : "user's");
+            note_user_agent(s, it, &ours);
         }
         rc = agent_env_apply(&plan, err);
         agent_env_plan_free(&plan);
     } else {
         kube_set_err(err, "out of memory");
     }
-    free(rsh);
+    mpik8s_launch_env_free(&ours);
+    free(s->rsh);
+    s->rsh = rsh; /* the launch watch names it */
     return rc;
 }
 

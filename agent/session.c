@@ -137,4 +137,8 @@ void agent_session_close(struct agent_session *s)
     s->failure = NULL;
     free(s->ns);
     s->ns = NULL;
+    free(s->rsh);
+    s->rsh = NULL;
+    free(s->user_rsh_var);
+    s->user_rsh_var = NULL;
 }

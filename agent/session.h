@@ -26,6 +26,9 @@ struct agent_session {
     struct agent_outbuf output;      /* run: the command's last output (zeroed = not kept) */
     json_t *failure;                 /* run: which rank failed and why (agent/failure.h), or NULL */
     int stopped_by_signal;           /* run: the command was stopped because we received a signal */
+    char *rsh;                       /* run: the mpi-rsh the launch environment names (NULL before) */
+    char *user_rsh_var;              /* run: an agent variable the user set to a value of their own, or NULL */
+    size_t launchers_dropped;        /* hostfile entries naming the launcher (runLauncherAsWorker) */
 };
 
 /* Connects: loads the config (flag, env, in-cluster, ~/.kube/config) and creates the client;

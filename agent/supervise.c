@@ -5,8 +5,8 @@
  * the informer: a worker deleted, failed or NotReady stops CMD, naming it (and,
  * for a preempted worker, its preemptor once CMD is stopped: agent/preemptor.c); the
  * pod-network watch (agent/netwatch.h) does the same for a worker silent over the pod
- * network past the network timeout. The agent is a child subreaper, so nothing CMD
- * started outlives it. */
+ * network past the network timeout, and the launch watch (agent/rshwatch.h) for an mpirun
+ * that never calls mpi-rsh. The agent is a child subreaper, so nothing CMD started outlives it. */
 #include "supervise.h"
 
 #include <errno.h>
@@ -27,6 +27,7 @@
 #include "podstate.h"
 #include "preemptor.h"
 #include "reach.h"
+#include "rshwatch.h"
 #include "kube/json.h"
 #include "kube/log.h"
 #include "kube/poddisrupt.h"
@@ -77,9 +78,10 @@ struct sup {
     int stopping;    /* we asked CMD to stop */
     int64_t kill_at; /* monotonic ms to SIGKILL the group, 0 = none */
     int64_t started, last_output, drain_until;
-    char *reason;      /* why we stopped CMD, or NULL */
-    long lost;         /* index of the worker whose failure stopped CMD, -1 none */
-    json_t *preempted; /* its pod when it was preempted (the preemptor is named at the end), or NULL */
+    char *reason;                /* why we stopped CMD, or NULL */
+    long lost;                   /* index of the worker whose failure stopped CMD, -1 none */
+    json_t *preempted;           /* its pod when it was preempted (the preemptor is named at the end), or NULL */
+    struct agent_launchwatch lw; /* mpirun must call mpi-rsh within a bound */
 };
 
 /* "worker POD: reason (phase P, node N)" for a worker that is not ready (by: its preemptor or
@@ -217,6 +219,26 @@ static void on_silence(struct sup *u)
     agent_reach_results_free(rr, s->hosts.n);
 }
 
+/* The launch watch's look: an mpirun that has not called mpi-rsh within the bound is stopped; one
+ * that ended without calling it fails the run (agent/rshwatch.h). */
+static void launch_watch(struct sup *u, int64_t now)
+{
+    int code = u->child_done && WIFEXITED(u->status) ? WEXITSTATUS(u->status) : -1;
+    char *why = agent_launchwatch_step(&u->lw, u->s, u->pid, u->child_done, code, now);
+    if (!why)
+        return;
+    if (u->child_done) {
+        KLOG_ERROR("%s", why);
+        if (!u->reason)
+            u->reason = why;
+        else
+            free(why);
+        return;
+    }
+    KLOG_ERROR("%s; stopping the command", why);
+    sup_stop(u, SIGTERM, why);
+}
+
 /* Milliseconds until the next timed action (poll timeout), -1 for none. */
 static int next_timeout(const struct sup *u)
 {
@@ -233,6 +255,9 @@ static int next_timeout(const struct sup *u)
     }
     if (t < 0 && (u->kill_at || u->child_done || pt > 0))
         t = 0;
+    int lp = agent_launchwatch_period_ms(&u->lw, now); /* the launch watch's next look */
+    if (lp >= 0 && (t < 0 || t > lp))
+        t = lp;
     /* a bounded poll: reaping does not depend on SIGCHLD alone */
     return t < 0 || t > 1000 ? 1000 : (int)t;
 }
@@ -286,6 +311,8 @@ static int sup_step(struct sup *u, struct watcher *w)
     if (u->s->o->progress_timeout_s > 0 && !u->stopping && !u->child_done &&
         now - u->last_output >= (int64_t)(u->s->o->progress_timeout_s * 1000))
         on_silence(u);
+    if (!u->stopping)
+        launch_watch(u, now);
     if (u->child_done && ((u->out_fd < 0 && u->err_fd < 0) || now >= u->drain_until))
         return 0;
     return 1;
@@ -398,6 +425,8 @@ static char *describe_exit(struct sup *u, int *code)
     if (WIFEXITED(u->status)) {
         *code = WEXITSTATUS(u->status);
         how = kube_strdup_printf("%s exited %d after %.1f s", cmd, *code, secs);
+        if (*code == 0 && u->lw.failed)
+            *code = 1; /* its ranks ran, but not on the workers */
     } else {
         int sig = WIFSIGNALED(u->status) ? WTERMSIG(u->status) : SIGKILL;
         *code = 128 + sig;
@@ -470,6 +499,7 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
         KLOG_WARN("not watching the workers over the pod network: %s", strerror(errno));
     char *err = NULL;
     int code = 127;
+    agent_launchwatch_start(&u.lw, s, s->o->argv ? s->o->argv : argv, kube_now_ms());
     if (u.sig_fd < 0 || watching < 0 || sup_spawn(&u, argv, &old, &err) < 0) {
         *summary = kube_strdup_printf("cannot start %s: %s", argv[0], err ? err : strerror(errno));
         free(err);
@@ -482,6 +512,7 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
         *summary = describe_exit(&u, &code);
     }
     agent_phase_mark(&s->phases, AGENT_PHASE_FINISHED);
+    agent_launchwatch_end(&u.lw);
     agent_netwatch_stop(nw); /* before the watcher's pipe closes: it may still report */
     if (watching > 0) {
         w.stop = 1;

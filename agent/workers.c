@@ -129,6 +129,7 @@ int agent_workers_find(struct agent_session *s, char **err)
         if (agent_hostfile_load(o->hostfile, &s->hosts, err) < 0)
             return -1;
         size_t d = agent_hostlist_drop_launcher(&s->hosts);
+        s->launchers_dropped = d;
         if (d)
             KLOG_DEBUG("hostfile: skipped %zu launcher entr%s", d, d == 1 ? "y" : "ies");
     } else if (o->job && o->workers > 0) {

@@ -2,6 +2,8 @@
 # images/build-images.sh: build the Dockerfiles of images/ into local images (`make images`).
 #
 #   images/build-images.sh [NAME...]        default: every images/*/Dockerfile
+#   images/build-images.sh NAME:VARIANT...  a variant, tagged mpik8s/NAME:VARIANT (VARIANT_* below:
+#                                           the MPI stack and Debian suite, e.g. openmpi5-trixie)
 #   images/build-images.sh --base REF...    only make base images missing from the store
 #                                           (tests build their own small images on them)
 #
@@ -38,9 +40,16 @@ LOG_DIR=${LOG_DIR:-$ROOT/build/images}; mkdir -p "$LOG_DIR"
 # CPU variant of images whose default base cannot be made here (read through ${!var}).
 # shellcheck disable=SC2034
 CPU_ARGS_nccl_benchmarks="--build-arg BUILD_BASE=debian:12.11-slim --build-arg RUNTIME_BASE=debian:12.11-slim --build-arg WL_GPU=no"
-# Images built on one of ours: their FROM names it with this run's tag (both engines).
+# Images built on one of ours: their FROM names it with this run's tag, @TAG@ (both engines).
 # shellcheck disable=SC2034
-OWN_ARGS_mpi_pi="--build-arg OPENMPI_IMAGE=docker.io/mpik8s/openmpi:$IMAGE_TAG"
+OWN_ARGS_mpi_pi="--build-arg OPENMPI_IMAGE=docker.io/mpik8s/openmpi:@TAG@"
+# Variants, NAME:VARIANT (read through ${!var}, VARIANT_ + the variant with [-.] as _): build
+# arguments for every image of ours they name, so the tag says the stack: upstream MPI
+# Operator's images are Debian 13 "trixie" with Open MPI 5.0 (PRRTE) or MPICH 4.2.
+# shellcheck disable=SC2034
+VARIANT_openmpi5_trixie="--build-arg DEBIAN=trixie --build-arg MPI_PACKAGES=openmpi-bin --build-arg MPI_DEV_PACKAGES=libopenmpi-dev,openmpi-bin"
+# shellcheck disable=SC2034
+VARIANT_mpich4_2_trixie="--build-arg DEBIAN=trixie --build-arg MPI_PACKAGES=mpich --build-arg MPI_DEV_PACKAGES=libmpich-dev,mpich"
 
 die() { echo "build-images: $*" >&2; exit 1; }
 say() { echo "build-images: $*" >&2; }
@@ -72,14 +81,27 @@ own_deps() {  # own_deps NAME
          "images/$1/Dockerfile"
 }
 
-# The build order: every requested image after the images of ours it builds on.
+# NAME[:VARIANT] -> its directory's name, and its tag (the variant, else IMAGE_TAG).
+image_dir() { echo "${1%%:*}"; }
+image_tag() { if [[ $1 == *:* ]]; then echo "${1#*:}"; else echo "$IMAGE_TAG"; fi; }
+variant_args() {  # variant_args NAME[:VARIANT]: the variant's build arguments (none for NAME)
+  [[ $1 == *:* ]] || return 0
+  local v=${1#*:} var; var=VARIANT_${v//[-.]/_}
+  [ -n "${!var:-}" ] || die "$1: no variant $v (VARIANT_* in $0)"
+  echo "${!var}"
+}
+
+# The build order: every requested image after the images of ours it builds on (a variant
+# after the same variant of them).
 ordered=()
-order_add() {  # order_add NAME [CHAIN...]
-  local n=$1 d o; shift
-  [ -f "images/$n/Dockerfile" ] || die "images/$n/Dockerfile: no such file"
-  for o in "$@"; do [ "$o" != "$n" ] || die "images/$n/Dockerfile: builds on itself (via $*)"; done
+order_add() {  # order_add NAME[:VARIANT] [CHAIN...]
+  local n=$1 d o dir sfx=; shift
+  dir=$(image_dir "$n"); [[ $n == *:* ]] && sfx=:${n#*:}
+  [ -f "images/$dir/Dockerfile" ] || die "images/$dir/Dockerfile: no such file"
+  variant_args "$n" >/dev/null
+  for o in "$@"; do [ "$o" != "$n" ] || die "images/$dir/Dockerfile: builds on itself (via $*)"; done
   for o in "${ordered[@]}"; do [ "$o" != "$n" ] || return 0; done
-  for d in $(own_deps "$n"); do order_add "$d" "$n" "$@"; done
+  for d in $(own_deps "$dir"); do order_add "$d$sfx" "$n" "$@"; done
   ordered+=("$n")
 }
 if [ "${names[0]:-}" != --base ]; then
@@ -90,14 +112,16 @@ fi
 # Build arguments of image NAME: its CPU variant (CPU_ARGS_*) and its FROM ours (OWN_ARGS_*).
 # The CPU variant is built only where the Dockerfile's own bases (CUDA's) are not in the
 # engine's store: with them present (pulled from a registry), the GPU variant is built.
-build_args() {  # build_args NAME -> the array args
-  local cpu=CPU_ARGS_${1//-/_} own=OWN_ARGS_${1//-/_} c b all=1
+build_args() {  # build_args NAME[:VARIANT] -> the array args
+  local dir; dir=$(image_dir "$1")
+  local cpu=CPU_ARGS_${dir//-/_} own=OWN_ARGS_${dir//-/_} c b o all=1
   c=${!cpu:-}
   if [ -n "$c" ]; then
-    for b in $(bases "images/$1/Dockerfile" | sort -u); do have_image "$(full_ref "$b")" || all=; done
+    for b in $(bases "images/$dir/Dockerfile" | sort -u); do have_image "$(full_ref "$b")" || all=; done
     if [ -n "$all" ]; then c=; else say "$1: its CUDA base images are not here: building the CPU variant (no GPU programs)"; fi
   fi
-  read -r -a args <<<"$c ${!own:-}"
+  o=${!own:-}
+  read -r -a args <<<"$c ${o//@TAG@/$(image_tag "$1")} $(variant_args "$1")"
 }
 
 case $ENGINE in
@@ -300,7 +324,7 @@ label() {  # label IMAGE KEY
 }
 
 for n in "${names[@]}"; do
-  df=images/$n/Dockerfile
+  df=images/$(image_dir "$n")/Dockerfile
   [ -f "$df" ] || die "$df: no such file"
   build_args "$n"
   ids=
@@ -308,18 +332,19 @@ for n in "${names[@]}"; do
     have_image "$(full_ref "$b")" || make_base "$b"
     ids+="$b=$(image_id "$(full_ref "$b")") "
   done
-  ref=docker.io/mpik8s/$n:$IMAGE_TAG
+  tag=$(image_tag "$n"); lg=$LOG_DIR/build-images-${n/:/-}.log; n=$(image_dir "$n")
+  ref=docker.io/mpik8s/$n:$tag
   digest=$(context_digest "$df" "${args[@]}" <<<"$ids") || die "cannot hash the build context"
   # Cached by content: an image built from exactly these inputs is kept as it is (buildah's
   # own layer cache would also reuse every step, but with the vfs driver it copies each
   # stage's root filesystem to do so: about a minute per image).
   if [ "${FORCE:-}" != 1 ] && [ "$(label "$ref" org.mpi-k8s.inputs)" = "$digest" ]; then
-    say "mpik8s/$n:$IMAGE_TAG is up to date (inputs $digest)"
+    say "mpik8s/$n:$tag is up to date (inputs $digest)"
     continue
   fi
-  say "$ENGINE build mpik8s/$n:$IMAGE_TAG ${args[*]}"
+  say "$ENGINE build mpik8s/$n:$tag ${args[*]}"
   t0=$(date +%s)
-  build_image "$df" "$ref" "$digest" "$LOG_DIR/build-images-$n.log" "${args[@]}" ||
-    { tail -n 30 "$LOG_DIR/build-images-$n.log" >&2; die "$df: build failed (log: $LOG_DIR/build-images-$n.log)"; }
-  say "mpik8s/$n:$IMAGE_TAG built in $(( $(date +%s) - t0 )) s"
+  build_image "$df" "$ref" "$digest" "$lg" "${args[@]}" ||
+    { tail -n 30 "$lg" >&2; die "$df: build failed (log: $lg)"; }
+  say "mpik8s/$n:$tag built in $(( $(date +%s) - t0 )) s"
 done

@@ -15,6 +15,7 @@
 #include "kube/exec.h"
 #include "kube/log.h"
 #include "kube/util.h"
+#include "mpik8s/util.h"
 #include "holder_proto.h"
 #include "rsh.h"
 
@@ -134,6 +135,9 @@ int main(int argc, char **argv)
     int rc = rsh_start(argc, argv, &o, "mpi-rsh");
     if (rc != RSH_GO_ON)
         return rc;
+    /* mpirun called us: mpi-agent's launch watch counts this (docs/agent.md "No rsh call") */
+    if (mpik8s_rsh_mark() < 0)
+        KLOG_DEBUG("%s: %s", MPIK8S_RSH_ENV_MARK, strerror(errno));
     if (o.transport == MPIK8S_TRANSPORT_SSH) {
         rsh_opts_free(&o);
         return rsh_exec_ssh_program(argv); /* mpi-rsh-ssh, same arguments */

@@ -69,6 +69,10 @@ long long mpik8s_slots(long long slots);
 
 /* ---- environment mpi-rsh (and the agent's reach check, the stream holder) read ---- */
 #define MPIK8S_RSH_ENV_TLS_CACHE_DIR "MPI_RSH_TLS_CACHE_DIR" /* TLS session cache directory */
+/* Set by `mpi-agent run` for the command it supervises: a file mpi-rsh creates each time mpirun (or
+ * Hydra) calls it (mpik8s_rsh_mark, include/mpik8s/util.h), so the agent knows a launch went
+ * through mpi-rsh and fails a launch that never does (agent/rshwatch.h, docs/agent.md "No rsh call"). */
+#define MPIK8S_RSH_ENV_MARK "MPI_AGENT_RSH_MARK"
 /* Seconds the stream holder lets mpirun run on after an MPI daemon's stream ended with a non-zero
  * code (the daemon failed, its pod went away) before it stops mpirun: Open MPI aborts on its own
  * within a second, MPICH's Hydra waits for ever for a proxy that never calls back. 0 = never. */

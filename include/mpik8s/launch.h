@@ -22,6 +22,16 @@ struct mpik8s_launch_in {
 
 #define MPIK8S_LAUNCH_NO_MIN (-1LL)
 
+/* The variable each stack reads for its rsh agent (mpi-rsh), and for Hydra the one that selects
+ * the rsh launcher: what mpi-agent names when no rsh call comes (agent/rshwatch.h). Open MPI 5's
+ * PRRTE reads neither OMPI_MCA_plm_rsh_agent nor PRTE_MCA_plm_rsh_agent (docs/controller.md). */
+#define MPIK8S_OMPI4_AGENT_VAR "OMPI_MCA_plm_rsh_agent"
+#define MPIK8S_OMPI5_AGENT_VAR "PRTE_MCA_plm_ssh_agent"
+#define MPIK8S_MPICH_AGENT_VAR "HYDRA_LAUNCHER_EXEC"
+#define MPIK8S_MPICH_LAUNCHER_VAR "HYDRA_LAUNCHER"
+#define MPIK8S_INTEL_AGENT_VAR "I_MPI_HYDRA_BOOTSTRAP_EXEC"
+#define MPIK8S_INTEL_LAUNCHER_VAR "I_MPI_HYDRA_BOOTSTRAP"
+
 /* One variable; name and value are the list's (freed by mpik8s_launch_env_free, which skips one a
  * caller took and set to NULL). min: MPIK8S_LAUNCH_NO_MIN, or the smallest value that is safe (a
  * number below it, or no number, deadlocks the launch: plm_rsh_num_concurrent below the workers). */

@@ -1,6 +1,6 @@
 /* util.h - the small helpers the programs share beside the contract, each once, in its own file
  * of libmpik8s.a: shell quoting (mpik8s/sh_quote.c) and finding a sibling program
- * (mpik8s/sibling.c). libc only: mpi-rsh-thin links them too. */
+ * (mpik8s/sibling.c), and telling mpi-agent that mpirun called mpi-rsh (mpik8s/rsh_mark.c). libc only: mpi-rsh-thin links them too. */
 #ifndef MPIK8S_UTIL_H
 #define MPIK8S_UTIL_H
 
@@ -15,5 +15,10 @@ char *mpik8s_self_dir(void);
 char *mpik8s_program_at(const char *dir, const char *prog);
 /* prog beside this program's executable (mpik8s_self_dir), when executable: a new string, or NULL. */
 char *mpik8s_sibling(const char *prog);
+
+/* Creates the file $MPI_AGENT_RSH_MARK names (MPIK8S_RSH_ENV_MARK), if set: mpi-rsh calls it
+ * first thing, so mpi-agent sees that mpirun launched through it. 0 done or nothing to do, -1 with
+ * errno when the file cannot be created (the caller goes on: the mark only informs). */
+int mpik8s_rsh_mark(void);
 
 #endif

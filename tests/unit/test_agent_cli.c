@@ -23,6 +23,7 @@ static void clear_env(void)
                                         "MPI_AGENT_TIMEOUT",
                                         "MPI_AGENT_PROGRESS_TIMEOUT",
                                         "MPI_AGENT_NETWORK_TIMEOUT",
+                                        "MPI_AGENT_RSH_TIMEOUT",
                                         "MPI_JOB_MPI_IMPLEMENTATION",
                                         "MPI_AGENT_TERMINATION_LOG",
                                         "MPI_JOB_LAUNCHER_UID",
@@ -148,6 +149,31 @@ static void test_network_timeout(void **s)
     clear_env();
 }
 
+/* The launch watch's bound (docs/agent.md "No rsh call"): 20 s by default, the variable (0 = off),
+ * the flag over both; a bad value names the variable. */
+static void test_rsh_timeout(void **s)
+{
+    (void)s;
+    clear_env();
+    struct agent_opts o;
+    char *a[] = { "run", "--", "true", NULL };
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_true(o.rsh_timeout_s == 20);
+    agent_opts_free(&o);
+    setenv("MPI_AGENT_RSH_TIMEOUT", "0", 1);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_true(o.rsh_timeout_s == 0);
+    agent_opts_free(&o);
+    char *b[] = { "run", "--rsh-timeout", "1m", "--", "true", NULL };
+    assert_int_equal(agent_opts_parse(&o, "run", 5, b), 0);
+    assert_true(o.rsh_timeout_s == 60);
+    agent_opts_free(&o);
+    setenv("MPI_AGENT_RSH_TIMEOUT", "soon", 1);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), -1);
+    agent_opts_free(&o);
+    clear_env();
+}
+
 /* MPI_JOB_LAUNCHER_UID takes any uid Kubernetes allows, e.g. OpenShift's 1000870000 */
 static void test_launcher_uid(void **s)
 {
@@ -197,7 +223,7 @@ int main(void)
         cmocka_unit_test(test_durations),         cmocka_unit_test(test_flavours),
         cmocka_unit_test(test_env_then_flags),    cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_status_positional), cmocka_unit_test(test_launcher_uid),
-        cmocka_unit_test(test_network_timeout),
+        cmocka_unit_test(test_network_timeout),   cmocka_unit_test(test_rsh_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

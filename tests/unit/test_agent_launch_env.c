@@ -78,19 +78,24 @@ static void test_num_concurrent(void **s)
     agent_env_plan_free(&p);
 }
 
-/* Open MPI 5 (PRRTE) reads the PRTE_MCA_ names, which the same plan carries */
+/* Open MPI 5 (PRRTE 3.0.x) reads the PRTE_MCA_ names of its plm component ssh, which the same plan
+ * carries (the full list per stack: test_mpik8s_launch.c); a user's value wins there too */
 static void test_openmpi5(void **s)
 {
     (void)s;
     struct mpik8s_launch_in in = { MPIK8S_MPI_OPENMPI, "/r", "/h", 2, 0 };
     struct agent_env_plan p;
+    const char *mine[] = { "PRTE_MCA_plm_ssh_agent", "/my/agent", NULL };
+    assert_int_equal(agent_env_plan(&in, fake_get, (void *)mine, &p), 0);
+    expect(&p, "PRTE_MCA_plm_ssh_agent", "/my/agent", AGENT_ENV_KEPT);
+    agent_env_plan_free(&p);
     assert_int_equal(agent_env_plan(&in, fake_get, NULL, &p), 0);
-    expect(&p, "PRTE_MCA_plm_rsh_agent", "/r : false", AGENT_ENV_SET);
+    expect(&p, "PRTE_MCA_plm_ssh_agent", "/r : false", AGENT_ENV_SET);
     expect(&p, "PRTE_MCA_prte_default_hostfile", "/h", AGENT_ENV_SET);
-    expect(&p, "PRTE_MCA_plm_rsh_no_tree_spawn", "1", AGENT_ENV_SET);
-    expect(&p, "PRTE_MCA_prte_leave_session_attached", "1", AGENT_ENV_SET);
+    expect(&p, "PRTE_MCA_plm_ssh_no_tree_spawn", "1", AGENT_ENV_SET);
+    assert_null(find(&p, "PRTE_MCA_prte_leave_session_attached")); /* PRRTE has no such parameter */
     expect(&p, "PRTE_MCA_prte_keep_fqdn_hostnames", "true", AGENT_ENV_SET);
-    expect(&p, "PRTE_MCA_plm_rsh_num_concurrent", "128", AGENT_ENV_SET);
+    expect(&p, "PRTE_MCA_plm_ssh_num_concurrent", "128", AGENT_ENV_SET);
     assert_null(find(&p, "PRTE_MCA_prte_set_default_slots")); /* slots unknown */
     expect(&p, "SHELL", "/bin/sh", AGENT_ENV_SET);
     agent_env_plan_free(&p);

@@ -96,9 +96,9 @@ static void check_open_mpi(json_t *env)
         { "OMPI_MCA_plm_rsh_agent", "/opt/kube/mpi-rsh : false" }, /* 4 (ORTE) */
         { "OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile" }, /* 4 */
         { "OMPI_MCA_orte_keep_fqdn_hostnames", "true" },           /* 4, whatever the hostfile's names */
-        { "PRTE_MCA_plm_rsh_agent", "/opt/kube/mpi-rsh : false" }, /* 5 (PRRTE) */
+        { "PRTE_MCA_plm_ssh_agent", "/opt/kube/mpi-rsh : false" }, /* 5 (PRRTE: plm component ssh) */
         { "PRTE_MCA_prte_default_hostfile", "/etc/mpi/hostfile" }, /* 5 */
-        { "PRTE_MCA_prte_leave_session_attached", "1" },           /* 5 */
+        { "PRTE_MCA_plm_ssh_no_tree_spawn", "1" },                 /* 5 */
         { "SHELL", MPIK8S_LAUNCH_SHELL },                          /* both */
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

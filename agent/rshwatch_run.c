@@ -1,0 +1,108 @@
+/* rshwatch_run.c - the launch watch inside `mpi-agent run` (agent/rshwatch.h): when it is on, the
+ * mark mpi-rsh leaves, the clock from the first MPI launcher seen in the command's process group,
+ * and the message when no rsh call came. agent/supervise.c calls it from its event loop. */
+#include "rshwatch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outbuf.h"
+#include "session.h"
+#include "kube/log.h"
+
+static const char *env_get(const char *name, void *ud)
+{
+    (void)ud;
+    return getenv(name);
+}
+
+/* Why the watch is off for this run, or NULL when it is on. */
+static const char *off_because(const struct agent_session *s, char *const *argv)
+{
+    if (s->o->rsh_timeout_s <= 0)
+        return "--rsh-timeout 0";
+    if (s->hosts.n == 0)
+        return "no workers";
+    if (s->launchers_dropped)
+        return "the hostfile names the launcher, which may run ranks itself";
+    if (s->user_rsh_var)
+        return s->user_rsh_var;
+    if (agent_rshwatch_informational(argv))
+        return "an informational run";
+    return NULL;
+}
+
+void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session *s, char *const *argv, int64_t now)
+{
+    memset(lw, 0, sizeof(*lw));
+    lw->done = 1;
+    const char *off = off_because(s, argv);
+    if (off) {
+        KLOG_DEBUG("launch watch off: %s", off);
+        return;
+    }
+    if (agent_rshwatch_mark_new(&lw->dir, &lw->mark) < 0 || setenv(MPIK8S_RSH_ENV_MARK, lw->mark, 1) != 0) {
+        KLOG_WARN("launch watch off: cannot make its mark: %s", strerror(errno));
+        agent_launchwatch_end(lw);
+        return;
+    }
+    lw->w.bound_ms = (int64_t)(s->o->rsh_timeout_s * 1000);
+    lw->started = now;
+    lw->w.seen = argv && argv[0] ? agent_stack_of_program(argv[0]) : AGENT_STACK_NONE;
+    lw->w.launcher_at = lw->w.seen != AGENT_STACK_NONE ? now : 0;
+    lw->done = 0;
+}
+
+char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t pgid, int cmd_done, int exit_code,
+                             int64_t now)
+{
+    if (lw->done)
+        return NULL;
+    struct agent_rshwatch *w = &lw->w;
+    w->rsh_called = agent_rshwatch_marked(lw->mark);
+    /* look at the processes until the stack is known (a generic mpirun may exec prterun) */
+    int64_t period = agent_launchwatch_period_ms(lw, now);
+    if (!cmd_done && !w->rsh_called && (w->seen == AGENT_STACK_NONE || w->seen == AGENT_STACK_OPENMPI) &&
+        now - lw->last_scan >= period) {
+        lw->last_scan = now;
+        enum agent_stack st = agent_rshwatch_scan(pgid);
+        if (st != AGENT_STACK_NONE && !w->launcher_at)
+            w->launcher_at = now;
+        w->seen = agent_stack_better(w->seen, st);
+    }
+    enum agent_rshwatch_verdict v = agent_rshwatch_decide(w, now, cmd_done);
+    if (v == AGENT_RSHWATCH_WAIT)
+        return NULL;
+    lw->done = 1;
+    size_t len = 0;
+    char *tail = v == AGENT_RSHWATCH_FAIL ? agent_outbuf_copy(&s->output, &len, NULL) : NULL;
+    if (v == AGENT_RSHWATCH_FAIL && cmd_done && !agent_rshwatch_ended_badly(exit_code, tail, len)) {
+        KLOG_DEBUG("launch watch: the launcher failed before any launch; its own account stands");
+        v = AGENT_RSHWATCH_OK;
+    }
+    if (v == AGENT_RSHWATCH_OK) {
+        free(tail);
+        return NULL;
+    }
+    lw->failed = 1;
+    enum agent_stack st = agent_stack_better(w->seen, agent_stack_of_output(tail, len));
+    free(tail);
+    return agent_rshwatch_message(st, s->o->mpi, s->rsh ? s->rsh : MPIK8S_RSH, (double)(now - w->launcher_at) / 1000.0,
+                                  cmd_done, env_get, NULL);
+}
+
+int agent_launchwatch_period_ms(const struct agent_launchwatch *lw, int64_t now)
+{
+    if (lw->done)
+        return -1;
+    return now - lw->started < lw->w.bound_ms ? 100 : 1000;
+}
+
+void agent_launchwatch_end(struct agent_launchwatch *lw)
+{
+    if (lw->mark && unsetenv(MPIK8S_RSH_ENV_MARK) != 0)
+        KLOG_DEBUG("unsetenv: %s", strerror(errno));
+    agent_rshwatch_mark_free(lw->dir, lw->mark);
+    lw->dir = lw->mark = NULL;
+}
