@@ -34,7 +34,9 @@ case ${1:-} in
     # session had left them a full share beside each test).
     warm=; [ -f "$(tests/k8s/build.sh --bindir kube)/.stamp" ] && warm=1
     setsid nice -n 10 timeout -k 10 "${PREBUILD_S:-3600}" bash -c 's=$SECONDS; tests/k8s/build.sh &&
-      make --no-print-directory docker-images && echo "prebuild: done in $((SECONDS - s)) s" ||
+      make --no-print-directory docker-images &&
+      (. tests/k8s/versions.env && ENGINE=docker images/build-images.sh $K8S_IMAGE_VARIANTS) &&
+      echo "prebuild: done in $((SECONDS - s)) s" ||
       { echo "prebuild: failed"; exit 1; }
       [ -n "'"$warm"'" ] || exit 0
       echo 19 >/proc/self/autogroup || echo "prebuild: the session stays at autogroup nice 0"

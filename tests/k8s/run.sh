@@ -16,8 +16,9 @@ tests/k8s/build.sh
 echo "k8s suite: components ready ($((SECONDS - t0)) s)"
 t1=$SECONDS
 make --no-print-directory docker-images >/dev/null
-# Debian 13's Open MPI 5 (issue #36; cases/openmpi5_exec.sh): cached by content like the others
-ENGINE=docker images/build-images.sh mpi-pi:openmpi5-trixie >/dev/null
+# the variants (tests/k8s/versions.env: Debian 13's Open MPI 5), cached by content like the others
+# shellcheck disable=SC2086
+(. tests/k8s/versions.env && ENGINE=docker images/build-images.sh $K8S_IMAGE_VARIANTS >/dev/null)
 echo "k8s suite: images ready ($((SECONDS - t1)) s)"
 list=$(ls tests/k8s/cases/*.sh)
 listed() {  # LIST DIR: the tests a list file names
