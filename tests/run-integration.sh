@@ -9,8 +9,10 @@
 #   # needs: exclusive    load-sensitive: it runs with nothing else beside it
 # A passing test's "NOTE: " lines (what it left out, say) are printed under its PASS line.
 # Everything else shares the machine: at most JOBS tests at once (default 1, the old serial
-# run). The longest tests start first (their time in the last run's times.tsv, else their
-# timeout), so the suite's wall time is close to its longest test or its total / JOBS.
+# run). The longest tests start first (their time in the last run's times.tsv, else in the
+# committed baseline tests/times/SUITE.tsv, else their timeout), so the suite's wall time is
+# close to its longest test or its total / JOBS. A clean clone (CI) has no times.tsv: the
+# baseline orders it by measurement (refresh it with tests/times/update.sh after a full run).
 #
 # JOBS_FILE=PATH: a file whose number, when there is one, replaces JOBS from the next test on
 # (tests/run-suites.sh raises the real-cluster suite's once the kubesim suite beside it ended).
@@ -38,6 +40,7 @@ header() {  # FILE KEY -> the value of its "# KEY: VALUE" line
 
 # The queue: "estimate<TAB>file", longest first; exclusive tests first of all, alone.
 last=$logdir/times.tsv
+base=tests/times/$suite.tsv
 queue=()
 while IFS=$'\t' read -r _ f; do queue+=("$f"); done < <(
   for t in ${TESTS:-tests/integration/*.sh}; do
@@ -46,7 +49,10 @@ while IFS=$'\t' read -r _ f; do queue+=("$f"); done < <(
     if [ -n "${ONLY:-}" ] && [[ "$name" != *${ONLY}* ]]; then continue; fi
     x=; [ "$(header "$t" needs)" != exclusive ] || x=1
     case $excl:$x in skip:1|only:) continue ;; esac
-    est=$( [ -f "$last" ] && awk -F'\t' -v n="$name" '$3 == n { print int($1) }' "$last" | tail -n 1)
+    est=
+    for f in "$last" "$base"; do
+      [ -z "$est" ] && [ -f "$f" ] && est=$(awk -F'\t' -v n="$name" '$3 == n { print int($1) }' "$f" | tail -n 1)
+    done
     [ -n "$est" ] || est=$(header "$t" timeout)
     [ -z "$x" ] || est=$((1000000 + ${est:-300}))
     printf '%s\t%s\n' "${est:-300}" "$t"
