@@ -13,6 +13,9 @@ int agent_cmd_run(struct agent_opts *o);
 int agent_cmd_hostfile(struct agent_opts *o);
 /* discover-hosts: print the Ready workers for horovodrun --host-discovery-script. */
 int agent_cmd_discover_hosts(struct agent_opts *o);
+/* ready [--timeout DUR]: 0 once this container's run has its ranks up (agent/ranksup.h), waiting
+ * up to DUR; 1 when DUR passed first (the operator's readiness probe on the launcher). */
+int agent_cmd_ready(struct agent_opts *o);
 /* status [-n NS] JOB: workers, reachability, hostfile; 0 only if all reachable. */
 int agent_cmd_status(struct agent_opts *o);
 /* logs [-n NS] [-f] JOB: the launcher's output kept in <job>-log (-f: the running launcher's log

@@ -1,6 +1,7 @@
 /* main.c - mpi-agent: the launcher-side runtime of an MPIJob. Dispatches to the
  * subcommands: init (the launcher's init container), run (mpirun wrapper),
- * hostfile, discover-hosts, status and logs (debugging). */
+ * hostfile, discover-hosts, ready (the launcher's readiness probe), status and logs
+ * (debugging). */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,9 @@ static const struct subcommand subcommands[] = {
     { "status", agent_cmd_status,
       "[-n NS] JOB: workers, reachability and hostfile (exit 0 only "
       "if all reachable)" },
+    { "ready", agent_cmd_ready,
+      "[--timeout DUR]: the launcher's readiness probe: exit 0 once this run's ranks "
+      "started, waiting up to DUR" },
     { "logs", agent_cmd_logs,
       "[-n NS] [-f] JOB: the launcher's output, kept in ConfigMap JOB-log after "
       "its pods are gone (-f: follow a running launcher)" },

@@ -22,6 +22,7 @@
 #include "supervise.h"
 #include "holder.h"
 #include "prevrun.h"
+#include "ranksup.h"
 #include "wait.h"
 #include "mpik8s/util.h"
 #include "kube/log.h"
@@ -166,6 +167,12 @@ int agent_cmd_run(struct agent_opts *o)
     char *err = NULL, *summary = NULL;
     json_t *prev = agent_prev_run_load(o->dest); /* before this run saves its own */
     int code = 1, wrote_hostfile = 0;
+    /* a restarted container is not Ready before its own ranks are up (agent/ranksup.h) */
+    if (agent_ranksup_clear(o->dest, &err) < 0) {
+        KLOG_WARN("%s", err);
+        free(err);
+        err = NULL;
+    }
     if (agent_session_connect(&s, o, &err) < 0 || agent_workers_find(&s, &err) < 0)
         goto fail;
     if (o->no_wait && !s.no_api)

@@ -27,6 +27,7 @@
 #include "podstate.h"
 #include "preemptor.h"
 #include "reach.h"
+#include "ranksup.h"
 #include "rshwatch.h"
 #include "kube/json.h"
 #include "kube/log.h"
@@ -82,6 +83,8 @@ struct sup {
     long lost;                   /* index of the worker whose failure stopped CMD, -1 none */
     json_t *preempted;           /* its pod when it was preempted (the preemptor is named at the end), or NULL */
     struct agent_launchwatch lw; /* mpirun must call mpi-rsh within a bound */
+    int up;                      /* the ranks are up: the readiness probe's file is written */
+    int64_t up_look;             /* monotonic ms of the last look at the launch mark */
 };
 
 /* "worker POD: reason (phase P, node N)" for a worker that is not ready (by: its preemptor or
@@ -239,6 +242,34 @@ static void launch_watch(struct sup *u, int64_t now)
     sup_stop(u, SIGTERM, why);
 }
 
+/* Writes the readiness probe's file once the run's ranks are up (agent/ranksup.h): at the first
+ * output, or once mpi-rsh launched into every worker; at once when the launch watch is off, and
+ * when no MPI launcher ran in the command's first AGENT_RANKSUP_NO_LAUNCHER_MS. */
+static void ranks_up(struct sup *u, int64_t now)
+{
+    struct agent_session *s = u->s;
+    if (u->up || u->child_done || u->stopping)
+        return;
+    int no_mpi = !u->lw.w.launcher_at && now - u->started >= AGENT_RANKSUP_NO_LAUNCHER_MS;
+    if (!s->phases.at_ms[AGENT_PHASE_FIRST_OUTPUT] && u->lw.mark && !no_mpi) {
+        if (now - u->up_look < AGENT_RANKSUP_LOOK_MS)
+            return;
+        u->up_look = now;
+        size_t n = agent_ranksup_launched_file(u->lw.mark, &s->hosts);
+        if (n < s->hosts.n)
+            return;
+    }
+    u->up = 1;
+    char *err = NULL;
+    if (access(s->o->dest, W_OK) != 0)
+        KLOG_DEBUG("ranks up; %s: %s (not in a launcher pod?)", s->o->dest, strerror(errno));
+    else if (agent_ranksup_write(s->o->dest, &err) < 0)
+        KLOG_WARN("the ranks are up, but the launcher cannot say so to its readiness probe: %s", err);
+    else
+        KLOG_DEBUG("ranks up: %s/%s written", s->o->dest, AGENT_RANKSUP_FILE);
+    free(err);
+}
+
 /* Milliseconds until the next timed action (poll timeout), -1 for none. */
 static int next_timeout(const struct sup *u)
 {
@@ -258,6 +289,8 @@ static int next_timeout(const struct sup *u)
     int lp = agent_launchwatch_period_ms(&u->lw, now); /* the launch watch's next look */
     if (lp >= 0 && (t < 0 || t > lp))
         t = lp;
+    if (!u->up && (t < 0 || t > AGENT_RANKSUP_LOOK_MS))
+        t = AGENT_RANKSUP_LOOK_MS;
     /* a bounded poll: reaping does not depend on SIGCHLD alone */
     return t < 0 || t > 1000 ? 1000 : (int)t;
 }
@@ -313,6 +346,7 @@ static int sup_step(struct sup *u, struct watcher *w)
         on_silence(u);
     if (!u->stopping)
         launch_watch(u, now);
+    ranks_up(u, now);
     if (u->child_done && ((u->out_fd < 0 && u->err_fd < 0) || now >= u->drain_until))
         return 0;
     return 1;

@@ -104,10 +104,12 @@ static const char *reason_of(const json_t *t)
     return r;
 }
 
-/* Records restart n of pod (its record t when it is the newest), unless recorded. */
-static int in_place_one(struct sync_ctx *c, const json_t *lj, const json_t *pod, long long n, const json_t *t)
+/* Records restart n of the container that name stands for (its record t when it is the newest),
+ * unless recorded: name is the pod's for its main container, "POD (init container C)" for an
+ * init container (a name no pod has, so their keys never meet). */
+static int in_place_one(struct sync_ctx *c, const json_t *lj, const json_t *pod, const char *name, long long n,
+                        const json_t *t)
 {
-    const char *name = kube_obj_name(pod);
     char *key = restart_record_key(name, kube_json_at_str(pod, "metadata", "creationTimestamp"), n);
     if (!key || restart_record_seen(c->status, key)) {
         free(key);
@@ -122,18 +124,37 @@ static int in_place_one(struct sync_ctx *c, const json_t *lj, const json_t *pod,
     return 1;
 }
 
+/* Records the restarts of one container of pod (status s) not recorded yet. */
+static int in_place_container(struct sync_ctx *c, const json_t *lj, const json_t *p, const char *name, const json_t *s)
+{
+    int done = 0;
+    long long n = json_integer_value(json_object_get(s, "restartCount"));
+    const char *created = kube_json_at_str(p, "metadata", "creationTimestamp");
+    long long from = n > 0 ? restart_record_last(c->status, name, created) + 1 : 1;
+    for (long long k = from; k <= n; k++) /* older ones missed between two syncs: no record left */
+        done += in_place_one(c, lj, p, name, k, k == n ? kube_json_at(s, "lastState", "terminated") : NULL);
+    return done;
+}
+
 int launcher_restart_in_place(struct sync_ctx *c, const json_t *lj)
 {
     int done = 0;
-    size_t i;
-    json_t *p;
+    size_t i, k;
+    json_t *p, *s;
     json_array_foreach(c->obs->pods, i, p) {
-        json_t *s = is_launcher(p) ? main_status(c, p) : NULL;
-        long long n = json_integer_value(json_object_get(s, "restartCount"));
-        const char *created = kube_json_at_str(p, "metadata", "creationTimestamp");
-        long long from = n > 0 ? restart_record_last(c->status, kube_obj_name(p), created) + 1 : 1;
-        for (long long k = from; k <= n; k++) /* older ones missed between two syncs: no record left */
-            done += in_place_one(c, lj, p, k, k == n ? kube_json_at(s, "lastState", "terminated") : NULL);
+        if (!is_launcher(p))
+            continue;
+        /* the init containers (mpi-agent init, the template's own) rerun in place too (OnFailure) */
+        json_array_foreach(kube_json_at(p, "status", "initContainerStatuses"), k, s) {
+            if (json_integer_value(json_object_get(s, "restartCount")) <= 0)
+                continue;
+            char *name = kube_strdup_printf("%s (init container %s)", kube_obj_name(p),
+                                            json_string_value(json_object_get(s, "name")) ?: "?");
+            if (name)
+                done += in_place_container(c, lj, p, name, s);
+            free(name);
+        }
+        done += in_place_container(c, lj, p, kube_obj_name(p), main_status(c, p));
     }
     return done;
 }

@@ -111,7 +111,16 @@ static json_t *init_container(const struct mpijob *j, const struct build_opts *o
     return c;
 }
 
-/* command: [cmd..] args: [a..]  ->  command: [/opt/kube/mpi-agent, run, --, cmd.., a..] */
+/* The readiness probe of a wrapped launcher: Ready once the run's ranks are up (contract.h). */
+static json_t *ready_probe(void)
+{
+    return json_pack("{s:{s:[s, s, s, s]}, s:i, s:i}", "exec", "command", MPIK8S_AGENT_DIR "/mpi-agent", MPIK8S_READY_CMD,
+                     "--timeout", MPIK8S_READY_WAIT, "timeoutSeconds", MPIK8S_READY_PROBE_TIMEOUT_S, "periodSeconds",
+                     MPIK8S_READY_PROBE_PERIOD_S);
+}
+
+/* command: [cmd..] args: [a..]  ->  command: [/opt/kube/mpi-agent, run, --, cmd.., a..], and the
+ * readiness probe unless the template has one */
 static void wrap_command(json_t *c)
 {
     json_t *cmd = json_object_get(c, "command");
@@ -124,6 +133,8 @@ static void wrap_command(json_t *c)
         json_array_extend(w, args);
     json_object_set_new(c, "command", w);
     json_object_del(c, "args");
+    if (!json_object_get(c, "readinessProbe"))
+        json_object_set_new(c, "readinessProbe", ready_probe());
 }
 
 /* 0 ok, -1 out of memory. */

@@ -136,7 +136,7 @@ int main(int argc, char **argv)
     if (rc != RSH_GO_ON)
         return rc;
     /* mpirun called us: mpi-agent's launch watch counts this (docs/agent.md "No rsh call") */
-    if (mpik8s_rsh_mark() < 0)
+    if (mpik8s_rsh_mark(o.host) < 0)
         KLOG_DEBUG("%s: %s", MPIK8S_RSH_ENV_MARK, strerror(errno));
     if (o.transport == MPIK8S_TRANSPORT_SSH) {
         rsh_opts_free(&o);

@@ -111,6 +111,17 @@ long long mpik8s_slots(long long slots);
 #define MPIK8S_HOSTFILE MPIK8S_CONFIG_DIR "/hostfile"
 #define MPIK8S_RSH MPIK8S_AGENT_DIR "/mpi-rsh" /* the rsh agent mpirun calls (mpik8s/launch.h) */
 
+/* ---- the launcher's readiness: Ready = this run's ranks are up (agent/ranksup.h) ----
+ * The operator gives the launcher container it wraps in `mpi-agent run` (a template without a
+ * readinessProbe of its own) an exec probe: MPIK8S_AGENT_DIR/mpi-agent ready --timeout MPIK8S_READY_WAIT,
+ * which waits up to WAIT for the ranks, so one probe spans a wait for the workers (a failed probe
+ * is an Unhealthy Event); the kubelet's timeout is a little longer. After a restart, the MPIJob's
+ * Running returns once the launcher is Ready again (docs/controller.md "Restarts"). */
+#define MPIK8S_READY_CMD "ready"
+#define MPIK8S_READY_WAIT "50s"
+#define MPIK8S_READY_PROBE_TIMEOUT_S 60
+#define MPIK8S_READY_PROBE_PERIOD_S 10
+
 /* ---- the transport from the launcher to the workers ---- */
 enum mpik8s_transport { MPIK8S_TRANSPORT_EXEC = 0, MPIK8S_TRANSPORT_SSH = 1 };
 

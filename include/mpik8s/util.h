@@ -16,9 +16,13 @@ char *mpik8s_program_at(const char *dir, const char *prog);
 /* prog beside this program's executable (mpik8s_self_dir), when executable: a new string, or NULL. */
 char *mpik8s_sibling(const char *prog);
 
-/* Creates the file $MPI_AGENT_RSH_MARK names (MPIK8S_RSH_ENV_MARK), if set: mpi-rsh calls it
- * first thing, so mpi-agent sees that mpirun launched through it. 0 done or nothing to do, -1 with
- * errno when the file cannot be created (the caller goes on: the mark only informs). */
-int mpik8s_rsh_mark(void);
+/* Appends "HOST\n" to the file $MPI_AGENT_RSH_MARK names (MPIK8S_RSH_ENV_MARK), if set, creating
+ * it: mpi-rsh calls it first thing, so mpi-agent sees that mpirun launched through it, and into
+ * which workers (its launch watch, and the ranks-up mark: agent/ranksup.h). One write(2) of at
+ * most MPIK8S_RSH_MARK_LINE_MAX bytes with O_APPEND, so concurrent calls' lines do not mix; a
+ * longer or NULL host is written as "?". 0 done or nothing to do, -1 with errno when the file
+ * cannot be written (the caller goes on: the mark only informs). */
+#define MPIK8S_RSH_MARK_LINE_MAX 512
+int mpik8s_rsh_mark(const char *host);
 
 #endif

@@ -11,7 +11,9 @@
 #   rexit  v2beta1, launcher restartPolicy OnFailure: rank 1 exits 7 in the first run;
 #   ldel   v2beta1, launcher restartPolicy Never: the launcher pod deleted mid-run; the Job
 #          makes another.
-# Each second run succeeds: Succeeded, with the restart kept in status.restarts.
+# Each second run succeeds: Succeeded, with the restart kept in status.restarts. Running returns
+# only when the next run's ranks start (the launcher's readiness probe, agent/ranksup.h): wdel's
+# re-created worker is held not Ready for a while, and the MPIJob stays Restarting meanwhile.
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ctl_cluster
@@ -19,8 +21,9 @@ PORT=18187
 ctl_start a --leader-elect=false -v 1 --monitoring-port "$PORT" ${AGENT_IMAGE:+--agent-image "$AGENT_IMAGE"}
 
 # job NAME VERSION LAUNCHER_RESTART_POLICY: 2 workers of 1 slot sharing $KS_DIR/NAME at /shared;
-# the ranks print "up on <host>"; once /shared/second exists they exit 0; else rank 1 exits 7
-# when /shared/fail exists, and the others sleep.
+# the ranks print "up on <host>"; once /shared/second exists they exit 0 when /shared/done does;
+# else rank 1 exits 7 when /shared/fail exists, and the others sleep. A worker is not Ready while
+# /shared/hold-<pod> exists.
 job() {
   local policy=
   [ -n "$3" ] && policy="restartPolicy: $3"
@@ -43,7 +46,7 @@ spec:
           - name: l
             image: mpik8s/openmpi
             command: [mpirun, --allow-run-as-root, -np, "2", --bind-to, none, sh, -c,
-                      'echo "up on \$(hostname)"; [ -e /shared/second ] && exit 0;
+                      'echo "up on \$(hostname)"; if [ -e /shared/second ]; then until [ -e /shared/done ]; do sleep 0.2; done; exit 0; fi;
                        case \$(hostname) in *-worker-1) until [ -e /shared/fail ]; do sleep 0.2; done; exit 7;; esac;
                        exec sleep 300']
     Worker:
@@ -55,6 +58,9 @@ spec:
           - name: w
             image: mpik8s/openmpi
             volumeMounts: [{name: shared, mountPath: /shared}]
+            readinessProbe:
+              exec: {command: [sh, -c, '! [ -e /shared/hold-\$(hostname) ]']}
+              periodSeconds: 1
 YAML
 }
 
@@ -112,6 +118,7 @@ PY
 
 # kept JOB: Succeeded within 240 s, its one restart still in the status
 kept() {
+  touch "$KS_DIR/$1/done" || ks_fail "touch $1/done"
   wait_cond "$1" Succeeded True 240
   [ "$(kc get mpijob "$1" -o jsonpath='{.status.restartCount}')" = 1 ] &&
     [ -n "$(kc get mpijob "$1" -o jsonpath='{.status.restarts[0].message}')" ] ||
@@ -124,9 +131,23 @@ job rexit v2beta1 OnFailure | kc create -f - >/dev/null || ks_fail "create rexit
 job ldel v2beta1 Never | kc create -f - >/dev/null || ks_fail "create ldel"
 
 ranks_up wdel
-touch "$KS_DIR/wdel/second" || ks_fail touch
+touch "$KS_DIR/wdel/second" "$KS_DIR/wdel/hold-wdel-worker-1" || ks_fail touch
 kc delete pod wdel-worker-1 --wait=false >/dev/null || ks_fail "delete wdel-worker-1"
 seen wdel "worker wdel-worker-1: (being )?deleted" worker_lost
+# held: the rerun's container runs, but waits for the new worker, so its ranks cannot start:
+# the launcher is not Ready and the job stays Restarting, not Running
+ks_wait_for '[ -n "$(kc get pod "$(launcher wdel)" -o jsonpath="{.status.containerStatuses[0].state.running}")" ] &&
+  [ "$(kc get pod wdel-worker-1 -o jsonpath="{.status.phase}" 2>/dev/null)" = Running ]' 60 ||
+  ks_fail "wdel: the rerun or the new worker does not run: $(kc get pods -o wide)"
+sleep 5
+[ "$(cond wdel Restarting status)" = True ] && [ "$(cond wdel Running status)" != True ] ||
+  ks_fail "wdel: Running returned before the rerun's ranks started: $(kc get mpijob wdel -o jsonpath='{.status.conditions}')"
+[ "$(kc get pod "$(launcher wdel)" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = False ] ||
+  ks_fail "wdel: the launcher is Ready before its ranks started: $(kc get pod "$(launcher wdel)" -o jsonpath='{.status}')"
+rm -f "$KS_DIR/wdel/hold-wdel-worker-1"
+ks_wait_for 'cond wdel Running message | grep -qF "is running (run 2 of 7)."' 60 ||
+  ks_fail "wdel: Running did not return once the ranks started: $(kc get mpijob wdel -o jsonpath='{.status.conditions}')"
+echo "wdel: Running again once the rerun's ranks started"
 
 ranks_up rexit
 touch "$KS_DIR/rexit/fail" "$KS_DIR/rexit/second" || ks_fail touch

@@ -737,6 +737,41 @@ static void test_restart_in_place(void **state)
     world_free(&w);
 }
 
+/* An init container of the launcher rerun in place (OnFailure) is a restart too: recorded once,
+ * named by its container, its key apart from the main container's restarts. */
+static void test_restart_init_container(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, job_json);
+    run_to_running(&w);
+    json_t *p = get(&w, RK_POD, "pi-launcher-abcde");
+    assert_non_null(p);
+    json_t *last = json_pack("{s:i, s:s, s:s}", "exitCode", 1, "reason", "Error", "message",
+                             "cannot deliver the bundle to /opt/kube: No space left on device\nphases: {}");
+    json_object_set_new(p, "status",
+                        json_pack("{s:s, s:[{s:s, s:{s:{}}, s:{s:o}, s:i}], s:[{s:s, s:{s:{}}, s:i}]}", "phase", "Pending",
+                                  "initContainerStatuses", "name", "mpi-agent-init", "state", "running", "lastState",
+                                  "terminated", last, "restartCount", 1, "containerStatuses", "name", "l", "state",
+                                  "waiting", "restartCount", 0));
+    struct plan pl;
+    sync_at(&w, T0 + 5000, &pl);
+    assert_int_equal(pl.restarted, 1);
+    plan_free(&pl);
+    assert_string_equal(cond_field(&w, COND_RESTARTING, "message"),
+                        "MPIJob default/pi is restarting (run 2 of 7): launcher pod pi-launcher-abcde (init container "
+                        "mpi-agent-init): cannot deliver the bundle to /opt/kube: No space left on device");
+    json_t *e = json_array_get(json_object_get(status(&w), "restarts"), 0);
+    assert_string_equal(json_string_value(json_object_get(e, "key")),
+                        "pi-launcher-abcde (init container mpi-agent-init)@2026-05-28T20:26:42Z#1");
+    sync_at(&w, T0 + 6000, &pl);
+    assert_int_equal(pl.restarted, 0);
+    plan_free(&pl);
+    assert_int_equal(events_named(&w, "MPIJobRestarting"), 1);
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 1);
+    world_free(&w);
+}
+
 /* restartPolicy Never: the launcher pod deleted, the Job counts it failed and makes another: one
  * record naming the deletion, with the budget the Job has left. */
 static void test_restart_launcher_deleted(void **state)
@@ -1375,6 +1410,7 @@ int main(void)
         cmocka_unit_test(test_worker_restart),
         cmocka_unit_test(test_restarting),
         cmocka_unit_test(test_restart_in_place),
+        cmocka_unit_test(test_restart_init_container),
         cmocka_unit_test(test_restart_launcher_deleted),
         cmocka_unit_test(test_worker_failed_and_evicted),
         cmocka_unit_test(test_worker_preempted),
