@@ -219,6 +219,8 @@ static int run(const struct wl_ctx *c, const struct opts *o, struct wl_dev *d)
         print_header(c, o, m, &w, d);
     double elapsed = train(c, o, &w, times);
     double mine = elapsed > 0 ? (double)o->num_batches * o->batch / elapsed : 0.0, total = 0.0;
+    /* the rank's own share of the total (its wall rate, not the step lines' mean of rates) */
+    printf("rank %d: images/sec: %.2f\n", c->rank, mine);
     MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (c->rank == 0)
         printf("----------------------------------------------------------------\n"
