@@ -81,7 +81,9 @@ grep -q 'pi is approximately 3.14' "$KS_DIR/launcher.log" || ks_fail "launcher l
 # the launch waited once: mpi-agent run trusted what the init container recorded
 grep -q 'as mpi-agent init found them' "$KS_DIR/launcher.log" || ks_fail "mpi-agent run waited for the workers again"
 
-m=$(ks_run curl -sf "http://$OPIP:8080/metrics") || ks_fail "no /metrics on the operator pod"
+# an IPv6 address in brackets (K8S_IP_FAMILY=ipv6: tests/k8s/cases/ipv6.sh)
+OPHOST=$OPIP; [[ $OPIP != *:* ]] || OPHOST="[$OPIP]"
+m=$(ks_run curl -gsf "http://$OPHOST:8080/metrics") || ks_fail "no /metrics on the operator pod"
 echo "$m" | promtool check metrics || ks_fail "promtool check metrics"
 echo "$m" | grep -qx 'mpi_operator_jobs_created_total [1-9][0-9]*' || ks_fail "created_total did not move"
 echo "$m" | grep -qx 'mpi_operator_jobs_successful_total [1-9][0-9]*' || ks_fail "successful_total did not move"

@@ -78,8 +78,10 @@ ks_up() {
   if [ "$KUBE_BACKEND" = kubesim ]; then
     timeout 60 "$KUBESIM" up --dir "$KS_DIR" "$@" >/dev/null || ks_fail "kubesim up failed"
   else
-    timeout "${K8S_UP_LIMIT:-300}" "$KUBESIM" up --dir "$KS_DIR" "$@" >"$KS_DIR/up.log" 2>&1 ||
-      { tail -n 40 "$KS_DIR/up.log" >&2; ks_fail "k8s up failed"; }
+    # K8S_IP_FAMILY=ipv6|dual: any test on that family (tests/k8s/cases/ipv6.sh)
+    timeout "${K8S_UP_LIMIT:-300}" "$KUBESIM" up --dir "$KS_DIR" "$@" ${K8S_IP_FAMILY:+--ip-family "$K8S_IP_FAMILY"} \
+      >"$KS_DIR/up.log" 2>&1 || { tail -n 40 "$KS_DIR/up.log" >&2; ks_fail "k8s up failed"; }
+    _ks_family_check
     local imgs
     imgs=$(docker images --format '{{.Repository}}:{{.Tag}}' 'mpik8s/*' | grep -v -e '^mpik8s/pause:' -e '^mpik8s/coredns:' -e ':<none>$')
     # shellcheck disable=SC2086
@@ -89,11 +91,24 @@ ks_up() {
   export KS_DIR
 }
 
+# With K8S_IP_FAMILY, the cluster is of that family: its first node's InternalIPs say so.
+_ks_family_check() {
+  [ -n "${K8S_IP_FAMILY:-}" ] || return 0
+  local ips want
+  ips=$("$KUBESIM" run --dir "$KS_DIR" -- kubectl get node k8s-node-1 \
+    -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}' 2>&1)
+  case $K8S_IP_FAMILY in ipv6) want='^fd00:[0-9a-f:]+$' ;; dual) want='^10\.[0-9.]+ fd00:[0-9a-f:]+$' ;;
+    *) want='^10\.[0-9.]+$' ;; esac
+  [[ $ips =~ $want ]] || ks_fail "K8S_IP_FAMILY=$K8S_IP_FAMILY: node k8s-node-1 has InternalIPs '$ips'"
+}
+
 # On the real cluster, kubesim-only options skip the test (77) with the reason.
 _ks_k8s_args() {
   while [ $# -gt 0 ]; do
     case $1 in
       --tls-min-version) shift 2 ;;
+      # the real cluster's address families (docs/k8s.md "IPv6 and dual stack")
+      --ip-family) shift 2 ;;
       # the real cluster's extra nodes: a kubelet, containerd and kube-proxy each (docs/k8s.md)
       --nodes) case ${2:-} in 1|2|3) shift 2 ;; *) echo "skip: KUBE_BACKEND=k8s: --nodes ${2:-} (the real cluster has 1 to 3)"; exit 77 ;; esac ;;
       *) echo "skip: KUBE_BACKEND=k8s: the real cluster has no kubesim option $1 ${2:-}"; exit 77 ;;
