@@ -58,9 +58,14 @@ spec:
           - name: w
             image: mpik8s/openmpi
             volumeMounts: [{name: shared, mountPath: /shared}]
+            # a new worker starts not Ready and turns Ready at the first success; a Ready one
+            # turns back only after 60 failures in a row: an exec probe slowed past its timeout
+            # on a loaded machine must not take a running worker away (the agent stops mpirun)
             readinessProbe:
               exec: {command: [sh, -c, '! [ -e /shared/hold-\$(hostname) ]']}
               periodSeconds: 1
+              timeoutSeconds: 10
+              failureThreshold: 60
 YAML
 }
 
