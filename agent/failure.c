@@ -169,6 +169,21 @@ static void set_str(json_t *o, const char *k, const char *v)
         json_object_set_new(o, k, json_string(v));
 }
 
+/* Hydra 4.2 reports a process killed by signal N as "EXIT CODE: N" without 4.0's "EXIT STRING:
+ * ... (signal N)" line, so an exit code that is also a crash signal's number may be either: the
+ * hint says so, naming the signal (" (or killed by SIGSEGV: Hydra reports both as 11)"); NULL
+ * when not ambiguous. */
+static char *hydra_code_hint(const char *form, const json_t *code)
+{
+    long long c = json_integer_value(code);
+    char b[32];
+    /* the signals that end a crashed or killed process; codes 1-3 and the rest are plain exits */
+    if (strcmp(form, "hydra-exit-code") != 0 || !(c == 4 || (c >= 6 && c <= 9) || c == 11 || c == 15))
+        return NULL;
+    const char *name = agent_signal_name((int)c, b, sizeof b);
+    return name ? kube_strdup_printf(" (or killed by %s: Hydra reports both as %lld)", name, c) : NULL;
+}
+
 /* The object's one human line from its keys. */
 static char *phrase_of(json_t *o)
 {
@@ -198,8 +213,9 @@ static char *phrase_of(json_t *o)
     const char *unnamed = strcmp(form, "ompi-notice") == 0 ? " (mpirun's exit code; Open MPI named no rank)"
                           : daemon ? " and the launch did not end on its own (the stream holder stopped it)"
                                    : "";
-    char *out = kube_strdup_printf("%s%s%s%s%s", who ?: "", where ?: "", what ?: "", oom ?: "", unnamed);
-    free(who), free(where), free(what), free(oom);
+    char *ambiguous = hydra_code_hint(form, code);
+    char *out = kube_strdup_printf("%s%s%s%s%s%s", who ?: "", where ?: "", what ?: "", oom ?: "", unnamed, ambiguous ?: "");
+    free(who), free(where), free(what), free(oom), free(ambiguous);
     return out;
 }
 

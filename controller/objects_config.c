@@ -7,11 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The host name of worker i (i < 0: the launcher), from the name helpers; new string or NULL. */
+/* The host name of worker i (i < 0: the launcher), from the name helpers; new string or NULL.
+ * The launcher's line (runLauncherAsWorker) is its own hostname, short: only the launcher's
+ * mpirun reads it, and an MPI knows a host for its own by that name. Under the FQDN, Open MPI 5's
+ * PRRTE took the launcher for a remote node and launched a daemon into it through mpi-rsh (whose
+ * Role may exec into the workers only): every such job failed (tests/k8s/cases/openmpi5_exec.sh). */
 static char *host_name(const struct mpijob *j, const struct build_opts *o, long long i)
 {
     char *pod = i < 0 ? objects_name_launcher(j) : objects_name_worker(j, i);
-    if (!pod || !mpijob_fqdn_hosts(j))
+    if (!pod || !mpijob_fqdn_hosts(j) || i < 0)
         return pod;
     char *svc = objects_name_service(j);
     int dom = o->cluster_domain && *o->cluster_domain;

@@ -107,6 +107,8 @@ static void test_mpich(void **st)
     expect("mpich4-exit3-cleanup-kill.txt", "mpich", "hydra-signal", -1, "vm", -1, 9);
     expect("mpich3-killed.txt", "mpich", "hydra-signal", 1, "job-worker-0", -1, 9);
     expect("mpich4-segv-remote.txt", "mpich", "hydra-signal", -1, "fmpich-worker-1.fmpich.default.svc", -1, 11);
+    /* Hydra 4.2: a signal is an "EXIT CODE" with no EXIT STRING line (captured on the real cluster) */
+    expect("mpich42-segv-remote.txt", "mpich", "hydra-exit-code", -1, "m42fail-worker-1.m42fail.default.svc", 11, 0);
     struct agent_rank_failure r;
     assert_int_equal(parse_file("mpich4-segv.txt", &r), 1);
     assert_int_equal(r.pid, 11538);
@@ -248,6 +250,35 @@ static void test_explain(void **st)
     free(t);
     assert_null(agent_failure_explain(&s, "nothing", 7, plain, 1, &phrase));
     assert_null(phrase);
+    agent_hostlist_free(&s.hosts);
+}
+
+/* Hydra 4.2's code that may be a signal: the pod by the host Hydra printed, and the hint; a
+ * plain exit code (3) gets none. */
+static void test_explain_hydra_ambiguous(void **st)
+{
+    (void)st;
+    struct agent_session s;
+    struct agent_opts o;
+    session(&s, &o);
+    char *err = NULL;
+    assert_int_equal(agent_hostlist_add(&s.hosts, "m42fail-worker-1.m42fail.default.svc", 0, &err), 0);
+    size_t n;
+    char *t = slurp("mpich42-segv-remote.txt", &n), *phrase;
+    char *argv[] = { "mpiexec", "-n", "2", "./pi", NULL };
+    json_t *f = agent_failure_explain(&s, t, n, argv, 255, &phrase);
+    assert_non_null(f);
+    assert_string_equal(phrase, "a process (PID 34) on pod m42fail-worker-1 (node ?) exited with code 11 (or killed by "
+                                "SIGSEGV: Hydra reports both as 11)");
+    free(phrase);
+    json_decref(f);
+    free(t);
+    const char *plain = "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 7 RUNNING AT "
+                        "job-worker-0.job.ns.svc\n=   EXIT CODE: 3\n";
+    f = agent_failure_explain(&s, plain, strlen(plain), argv, 3, &phrase);
+    assert_string_equal(phrase, "a process (PID 7) on pod job-worker-0 (node ?) exited with code 3");
+    free(phrase);
+    json_decref(f);
     agent_hostlist_free(&s.hosts);
 }
 
@@ -397,10 +428,12 @@ static void test_termination_line(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_open_mpi_4),       cmocka_unit_test(test_open_mpi_5),  cmocka_unit_test(test_mpich),
-        cmocka_unit_test(test_unparseable),      cmocka_unit_test(test_notice),      cmocka_unit_test(test_cgroup),
-        cmocka_unit_test(test_last_lines),       cmocka_unit_test(test_explain),     cmocka_unit_test(test_oom_state),
-        cmocka_unit_test(test_termination_line), cmocka_unit_test(test_daemon_exit),
+        cmocka_unit_test(test_open_mpi_4),  cmocka_unit_test(test_open_mpi_5),
+        cmocka_unit_test(test_mpich),       cmocka_unit_test(test_unparseable),
+        cmocka_unit_test(test_notice),      cmocka_unit_test(test_cgroup),
+        cmocka_unit_test(test_last_lines),  cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_oom_state),   cmocka_unit_test(test_termination_line),
+        cmocka_unit_test(test_daemon_exit), cmocka_unit_test(test_explain_hydra_ambiguous),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,12 @@
  * 4/(1+x^2) over [0,1] by the midpoint rule; rank 0 prints the reduced value of pi and
  * its error. Built for Open MPI (mpi-pi) and, where MPICH's compiler wrapper is found,
  * for MPICH (mpi-pi-mpich), so the flavour examples can run the same program.
- * Usage: mpi-pi [INTERVALS]   (default 50000000). Exit 1 when the error exceeds 1e-9. */
+ * Usage: mpi-pi [INTERVALS]   (default 50000000). Exit 1 when the error exceeds 1e-9.
+ * A failed rank for the tests of failure attribution, on any MPI the image carries (no
+ * compiler needed): MPI_PI_EXIT_RANK=R makes rank R exit with MPI_PI_EXIT_CODE (default 3),
+ * or raise signal MPI_PI_EXIT_SIGNAL when that is set, right after MPI_Init, without
+ * MPI_Finalize, while the others wait in the reduction. */
+#include <signal.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -37,6 +42,17 @@ int main(int argc, char **argv)
     }
     printf("Rank %d of %d running on %s\n", rank, size, host);
     fflush(stdout);
+    const char *fail = getenv("MPI_PI_EXIT_RANK"), *code = getenv("MPI_PI_EXIT_CODE"), *sig = getenv("MPI_PI_EXIT_SIGNAL");
+    if (fail && *fail && atoi(fail) == rank) {
+        int c = code && *code ? atoi(code) : 3, s = sig && *sig ? atoi(sig) : 0;
+        fprintf(stderr, "mpi-pi: rank %d %s %d (MPI_PI_EXIT_RANK)\n", rank, s ? "raises signal" : "exits with code",
+                s ? s : c);
+        if (s > 0) {
+            signal(s, SIG_DFL);
+            raise(s);
+        }
+        exit(c);
+    }
     double h = 1.0 / (double)n, sum = 0.0, pi = 0.0;
     for (long i = rank; i < n; i += size) {
         double x = h * ((double)i + 0.5);
