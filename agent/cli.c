@@ -212,6 +212,10 @@ static int opts_from_env(struct agent_opts *o)
         return -1;
     if ((v = getenv(AGENT_ENV_RSH_TIMEOUT)) && *v && parse_duration_opt(AGENT_ENV_RSH_TIMEOUT, v, &o->rsh_timeout_s) < 0)
         return -1;
+    if ((v = getenv(MPIK8S_ENV_IP_FAMILY)) && *v && !(o->ip_family = mpik8s_ip_family_parse(v))) {
+        fprintf(stderr, "mpi-agent: %s: expected IPv4 or IPv6, got \"%s\"\n", MPIK8S_ENV_IP_FAMILY, v);
+        return -1;
+    }
     if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0)
         return -1;
     return 0;

@@ -147,7 +147,7 @@ static int write_ip_map(struct agent_session *s, char **err)
     FILE *f = open_memstream(&text, &sz);
     for (size_t i = 0; f && i < s->hosts.n; i++) {
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
-        const char *ip = kube_json_at_str(pod, "status", "podIP");
+        const char *ip = agent_pod_ip(pod, s->o->ip_family);
         if (ip)
             fprintf(f, "%s\t%s %s\n", ip, s->hosts.v[i].host, s->hosts.v[i].pod);
         json_decref(pod);

@@ -2,6 +2,7 @@
  * per worker (all in flight together, polled up to the probe's wait), the outcomes fed to
  * the bookkeeping of agent/netpeer.c; the first worker over the bound is reported. */
 #include "netwatch.h"
+#include "podstate.h"
 #include "netpeer.h"
 
 #include <errno.h>
@@ -115,7 +116,7 @@ static void probes_wait(struct probe *v, size_t n, int64_t deadline, const volat
 static void pod_addr(struct agent_session *s, size_t i, char **ip, char **node)
 {
     json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod);
-    const char *a = pod ? kube_json_at_str(pod, "status", "podIP") : NULL;
+    const char *a = pod ? agent_pod_ip(pod, s->o->ip_family) : NULL;
     const char *nd = pod ? kube_json_at_str(pod, "spec", "nodeName") : NULL;
     *ip = a && *a ? strdup(a) : NULL;
     *node = nd && *nd ? strdup(nd) : NULL;

@@ -221,3 +221,17 @@ char *agent_pod_gpus(const json_t *pod)
         return kube_strdup_printf("%lld GPU", (long long)json_integer_value(g));
     return NULL;
 }
+
+const char *agent_pod_ip(const json_t *pod, int family)
+{
+    if (!family)
+        return kube_json_at_str(pod, "status", "podIP");
+    size_t i;
+    json_t *e;
+    json_array_foreach(kube_json_at(pod, "status", "podIPs"), i, e) {
+        const char *ip = json_string_value(json_object_get(e, "ip"));
+        if (ip && (strchr(ip, ':') != NULL) == (family == 6))
+            return ip;
+    }
+    return NULL;
+}

@@ -49,5 +49,8 @@ const char *agent_pod_verdict_name(enum agent_pod_verdict d);
 /* Returns a comma-separated list of GPU indices the pod shows (env NVIDIA_VISIBLE_DEVICES or
  * CUDA_VISIBLE_DEVICES of its first container, or the nvidia.com/gpu limit as "N GPU"), or NULL. */
 char *agent_pod_gpus(const json_t *pod);
+/* The pod's IP of family (4 or 6: the first of status.podIPs in it; 0: status.podIP, the
+ * cluster's primary), borrowed from pod; NULL when it has none. */
+const char *agent_pod_ip(const json_t *pod, int family);
 
 #endif

@@ -572,7 +572,7 @@ void agent_print_rank_map(struct agent_session *s)
         int n = agent_host_slots(&s->hosts.v[i], s->o->slots);
         json_t *pod = s->inf ? kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod) : NULL;
         const char *node = pod ? kube_json_at_str(pod, "spec", "nodeName") : NULL;
-        const char *ip = pod ? kube_json_at_str(pod, "status", "podIP") : NULL;
+        const char *ip = pod ? agent_pod_ip(pod, s->o->ip_family) : NULL;
         char *gpus = pod ? agent_pod_gpus(pod) : NULL;
         char r[48];
         if (n == 1)

@@ -69,6 +69,7 @@ struct mpijob {
     long long agent_timeout_s;    /* MPI_AGENT_TIMEOUT (default 900) */
     long long progress_timeout_s; /* MPI_AGENT_PROGRESS_TIMEOUT (default 0 = off) */
     long long network_timeout_s;  /* MPI_AGENT_NETWORK_TIMEOUT (default 60; 0 = off) */
+    const char *ip_family;        /* annotation mpi-k8s.io/ip-family: "IPv4", "IPv6" (borrowed) or NULL */
     long long ssh_port;           /* default 2222 */
 };
 

@@ -190,6 +190,14 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
     if (pfp && !json_is_string(pfp))
         return kube_set_err(err, "metadata.annotations[%s]: expected a string (JSON)", MPIK8S_ANN_POD_FAILURE_POLICY);
     j->pod_failure_policy = json_string_value(pfp);
+    json_t *fam = json_object_get(ann, MPIK8S_ANN_IP_FAMILY);
+    if (fam && !mpik8s_ip_family_parse(json_string_value(fam))) {
+        char q[96];
+        const char *s = json_string_value(fam);
+        return kube_set_err(err, "metadata.annotations[%s]: expected \"IPv4\" or \"IPv6\", got \"%s\"", MPIK8S_ANN_IP_FAMILY,
+                            s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
+    }
+    j->ip_family = json_string_value(fam);
     if (ann_int(ann, MPIK8S_ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, err) < 0 ||
         ann_int(ann, MPIK8S_ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, err) < 0 ||
         ann_int(ann, MPIK8S_ANN_NETWORK_TIMEOUT, 0, 86400 * 7, &j->network_timeout_s, err) < 0 ||

@@ -31,6 +31,8 @@ static void agent_env(const struct mpijob *j, json_t *c)
     objects_env_add_int(c, MPIK8S_ENV_AGENT_TIMEOUT, j->agent_timeout_s);
     objects_env_add_int(c, MPIK8S_ENV_PROGRESS_TIMEOUT, j->progress_timeout_s);
     objects_env_add_int(c, MPIK8S_ENV_NETWORK_TIMEOUT, j->network_timeout_s);
+    if (j->ip_family)
+        objects_env_add(c, MPIK8S_ENV_IP_FAMILY, j->ip_family);
     if (j->transport == MPIK8S_TRANSPORT_SSH) {
         objects_env_add(c, MPIK8S_ENV_SSH_DIR, j->ssh_auth_mount_path);
         objects_env_add_int(c, MPIK8S_ENV_SSH_PORT, j->ssh_port);

@@ -1,6 +1,7 @@
 /* objects_service.c - the headless Service (<job> for v2beta1 as upstream,
  * <job>-worker for v1alpha2) that gives every pod of the job a DNS name
- * <pod>.<service>.<ns>.svc, and the SSH Secret <job>-ssh. */
+ * <pod>.<service>.<ns>.svc (of the family the annotation mpi-k8s.io/ip-family asks for, else
+ * the cluster's primary), and the SSH Secret <job>-ssh. */
 #include "objects.h"
 #include "kube/json.h"
 #include "kube/util.h"
@@ -15,6 +16,12 @@ json_t *objects_service(const struct mpijob *j)
                                  "metadata", objects_meta(j, name), "spec", "clusterIP", "None", "publishNotReadyAddresses",
                                  1, "selector", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name)
                      : NULL;
+    /* a family asked for: the Service's DNS records (the hostfile's names) are that family's only */
+    json_t *spec = json_object_get(o, "spec");
+    if (spec && j->ip_family) {
+        json_object_set_new(spec, "ipFamilyPolicy", json_string("SingleStack"));
+        json_object_set_new(spec, "ipFamilies", json_pack("[s]", j->ip_family));
+    }
     free(name);
     return o;
 }

@@ -28,6 +28,7 @@ struct json_t; /* jansson's json_t: only mpik8s/termination.c needs <jansson.h> 
 #define MPIK8S_ENV_SSH_DIR "MPI_JOB_SSH_DIR"                       /* ssh: the job's key directory */
 #define MPIK8S_ENV_SSH_PORT "MPI_JOB_SSH_PORT"                     /* ssh: the workers' sshd port */
 #define MPIK8S_ENV_LAUNCHER_UID "MPI_JOB_LAUNCHER_UID"             /* init only: the main container's uid */
+#define MPIK8S_ENV_IP_FAMILY "MPI_JOB_IP_FAMILY" /* IPv4 | IPv6: the family of the workers' pod IPs the agent uses */
 
 /* ---- the MPI implementation (spec.mpiImplementation; MPI_JOB_MPI_IMPLEMENTATION; --mpi) ----
  * Decides the hostfile syntax and the launch environment (mpik8s/launch.h). Open MPI 4 and 5 are
@@ -94,6 +95,12 @@ long long mpik8s_slots(long long slots);
 #define MPIK8S_ANN_NETWORK_TIMEOUT "mpi-k8s.io/network-timeout"       /* -> MPI_AGENT_NETWORK_TIMEOUT (0 = off) */
 #define MPIK8S_ANN_SSH_PORT "mpi-k8s.io/ssh-port"                     /* -> MPI_JOB_SSH_PORT (default 2222) */
 #define MPIK8S_ANN_POD_FAILURE_POLICY "mpi-k8s.io/pod-failure-policy" /* -> the launcher Job's podFailurePolicy */
+/* IPv4 | IPv6 -> the headless Service's ipFamilies (so the hostfile's names resolve to that family
+ * only) and MPIK8S_ENV_IP_FAMILY; absent: the cluster's primary family for both (docs/controller.md) */
+#define MPIK8S_ANN_IP_FAMILY "mpi-k8s.io/ip-family"
+
+/* "IPv4" or "IPv6", Kubernetes' spelling (the Service's ipFamilies): 4 or 6; anything else 0. */
+int mpik8s_ip_family_parse(const char *s);
 
 /* The network timeout when neither the annotation nor the variable gives one: a worker that has not
  * answered over the pod network for this long stops mpirun (agent/netwatch.h). Seconds. */

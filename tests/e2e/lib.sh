@@ -113,6 +113,7 @@ e2e_up() {
       case $1 in
         --set|job_backoff_seconds=*) shift ;;
         --nodes) nodes=(--nodes "$2"); shift 2 ;;
+        --ip-family) nodes+=(--ip-family "$2"); shift 2 ;;
         *) e2e_skip "KUBE_BACKEND=k8s: no real-cluster form of kubesim up $*" ;;
       esac
     done

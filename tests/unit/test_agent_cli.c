@@ -23,6 +23,7 @@ static void clear_env(void)
                                         "MPI_AGENT_TIMEOUT",
                                         "MPI_AGENT_PROGRESS_TIMEOUT",
                                         "MPI_AGENT_NETWORK_TIMEOUT",
+                                        "MPI_JOB_IP_FAMILY",
                                         "MPI_AGENT_RSH_TIMEOUT",
                                         "MPI_JOB_MPI_IMPLEMENTATION",
                                         "MPI_AGENT_TERMINATION_LOG",
@@ -125,6 +126,30 @@ static void test_bad_values(void **s)
 
 /* The network timeout: 60 s by default, the operator's variable (0 = off), the flag over both;
  * a bad value names the variable. */
+/* MPI_JOB_IP_FAMILY: Kubernetes' spelling only, named when wrong */
+static void test_ip_family(void **s)
+{
+    (void)s;
+    clear_env();
+    struct agent_opts o;
+    char *a[] = { "run", "--", "true", NULL };
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(o.ip_family, 0);
+    agent_opts_free(&o);
+    setenv("MPI_JOB_IP_FAMILY", "IPv6", 1);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(o.ip_family, 6);
+    agent_opts_free(&o);
+    setenv("MPI_JOB_IP_FAMILY", "IPv4", 1);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(o.ip_family, 4);
+    agent_opts_free(&o);
+    setenv("MPI_JOB_IP_FAMILY", "v6", 1);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a), -1);
+    agent_opts_free(&o);
+    clear_env();
+}
+
 static void test_network_timeout(void **s)
 {
     (void)s;
@@ -223,7 +248,8 @@ int main(void)
         cmocka_unit_test(test_durations),         cmocka_unit_test(test_flavours),
         cmocka_unit_test(test_env_then_flags),    cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_status_positional), cmocka_unit_test(test_launcher_uid),
-        cmocka_unit_test(test_network_timeout),   cmocka_unit_test(test_rsh_timeout),
+        cmocka_unit_test(test_network_timeout),   cmocka_unit_test(test_ip_family),
+        cmocka_unit_test(test_rsh_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

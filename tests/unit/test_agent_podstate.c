@@ -233,6 +233,28 @@ static void test_missing_and_gpus(void **s)
     json_decref(p);
 }
 
+/* The pod IP of a family: dual stack (IPv4 primary), single stack, none of the family */
+static void test_pod_ip(void **s)
+{
+    (void)s;
+    json_t *p = json_loads("{\"status\":{\"podIP\":\"10.244.0.5\",\"podIPs\":[{\"ip\":\"10.244.0.5\"},"
+                           "{\"ip\":\"fd00:10:244::5\"}]}}",
+                           0, NULL);
+    assert_string_equal(agent_pod_ip(p, 0), "10.244.0.5");
+    assert_string_equal(agent_pod_ip(p, 4), "10.244.0.5");
+    assert_string_equal(agent_pod_ip(p, 6), "fd00:10:244::5");
+    json_decref(p);
+    p = json_loads("{\"status\":{\"podIP\":\"fd00:10:244::7\",\"podIPs\":[{\"ip\":\"fd00:10:244::7\"}]}}", 0, NULL);
+    assert_string_equal(agent_pod_ip(p, 0), "fd00:10:244::7");
+    assert_string_equal(agent_pod_ip(p, 6), "fd00:10:244::7");
+    assert_null(agent_pod_ip(p, 4));
+    json_decref(p);
+    p = json_loads("{\"status\":{}}", 0, NULL);
+    assert_null(agent_pod_ip(p, 0));
+    assert_null(agent_pod_ip(p, 6));
+    json_decref(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_disrupted),
         cmocka_unit_test(test_deletion_in_progress),
         cmocka_unit_test(test_missing_and_gpus),
+        cmocka_unit_test(test_pod_ip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

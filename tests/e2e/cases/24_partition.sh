@@ -17,7 +17,7 @@ partition_up
 # the watch on, bound 20 s
 partition_start j24 20
 t0=$(e2e_now_ms)
-e2e_fault partition "$LIP" "$WIP"
+partition_cut
 # the exec path (API server, kubelet) is not the pod network: it works through the partition
 kc exec j24-worker-1 -c worker -- true || e2e_fail "j24: exec into worker-1 failed during the partition"
 e2e_final j24 110 || true
@@ -29,7 +29,7 @@ done
 e2e_expect j24 Failed '.+' "j24-worker-1 \\($WIP, node $WNODE\\): no answer over the pod network for [0-9]+ s" "$t0" 50
 e2e_note "detected=${E2E_SECS}s-after-partition(bound-20s)"
 launcher_log j24 | grep -E 'pod network|stopping the command|grace period' | tail -n 5 | sed 's/^/j24 launcher: /' >&2
-e2e_fault heal "$LIP" "$WIP"
+partition_heal
 e2e_no_leftovers j24 60
 
 e2e_pass

@@ -15,7 +15,7 @@ partition_up
 
 partition_start j24b 0
 t0=$(e2e_now_ms)
-e2e_fault partition "$LIP" "$WIP"
+partition_cut
 sleep 90
 t_check=$(e2e_now_ms)
 fin=$(kc get mpijob j24b -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type} {end}')
@@ -31,7 +31,7 @@ esac
 left=$(kc exec j24b-worker-1 -c worker -- sh -c 'for p in /proc/[0-9]*; do tr "\0" " " <$p/cmdline; echo; done' 2>/dev/null |
   grep -cE "(^|/)(orted|prted) " || true)
 e2e_note "no-watch=Running-after-90s orted-on-worker-1=$left"
-e2e_fault heal "$LIP" "$WIP"
+partition_heal
 kc delete mpijob j24b --wait=false >/dev/null || e2e_fail "delete mpijob j24b"
 e2e_wait_for "[ -z \"\$(kc get pods -l mpi_job_name=j24b -o name)\" ]" 90 ||
   e2e_fail "j24b: pods left after delete: $(kc get pods -l mpi_job_name=j24b --no-headers | tr '\n' ';')"
