@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 240
+# timeout: 300
 # The shipped alerts in a real Prometheus (Debian's prometheus): it scrapes the operator every
 # second and loads manifests/components/monitoring/mpi-operator.rules.yml, copied with one
 # change only: MPIJobBlocked's threshold, 600 s, becomes 5 s (the file says so at the rule).
