@@ -8,8 +8,9 @@
 # promtool check metrics with the new series (jobs by state, reconcile errors, work-queue
 # depth, API requests, process_*), the rules' unit-test series have the labels the operator
 # really exports, and /api/v1/alerts shows MPIJobBlocked firing for that job; once the job is
-# deleted its series goes and the alert with it. Runs on kubesim and on the real cluster
-# (tests/k8s/integration.list).
+# deleted its series goes and the alert with it. A launcher whose image cannot be pulled is
+# Blocked (the alert fires), then fails at its worker-timeout: the alert ends and MPIJobsFailed
+# fires for its reason. Runs on kubesim and on the real cluster (tests/k8s/integration.list).
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ks_skip_unless_root
@@ -121,10 +122,47 @@ echo "firing: $(firing) ($(( $(date +%s) - since )) s after the job was blocked)
 api 'query?query=mpi_operator:job_blocked_seconds' | grep -q '"mpijob":"gpu"' ||
   ks_fail "the recording rule mpi_operator:job_blocked_seconds has no series for gpu"
 
+# a launcher whose image cannot be pulled: Blocked, MPIJobBlocked fires, then the job fails at
+# its 15 s worker-timeout (reason unknown: no rank failed), the alert ends and MPIJobsFailed
+# fires for that reason
+kc create -f - >/dev/null <<YAML || ks_fail "create MPIJob noimg"
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: noimg
+  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "15"}
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: l, image: "127.0.0.1:1/mpik8s/does-not-exist:1", command: [sh, -c, 'true']}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: w, image: mpik8s/openmpi}
+YAML
+wait_cond noimg Failed True 90
+alert_on() {  # NAME LABEL VALUE: the firing alert NAME with LABEL=VALUE is listed
+  api alerts | python3 -c '
+import json, sys
+sys.exit(0 if any(a["labels"]["alertname"] == sys.argv[1] and a["labels"].get(sys.argv[2]) == sys.argv[3]
+                  and a["state"] == "firing" for a in json.load(sys.stdin)["data"]["alerts"]) else 1)' "$@"
+}
+ks_wait_for 'alert_on MPIJobsFailed reason unknown' 30 || ks_fail "MPIJobsFailed{reason=unknown} never fired: $(api alerts)"
+api 'query?query=max_over_time(ALERTS%7Balertname%3D%22MPIJobBlocked%22%2Cmpijob%3D%22noimg%22%2Calertstate%3D%22firing%22%7D%5B5m%5D)' |
+  grep -q '"mpijob":"noimg"' || ks_fail "MPIJobBlocked never fired for noimg while it was blocked"
+ks_wait_for 'api alerts >/dev/null && ! alert_on MPIJobBlocked mpijob noimg' 30 || ks_fail "MPIJobBlocked still firing for noimg after it failed"
+metrics $PORT | grep -qx 'mpi_operator_jobs{state="failed"} 1' || ks_fail "mpi_operator_jobs{state=failed} is not 1"
+
 # deleted: its series goes, and the alert stops
-kc delete mpijob gpu --wait=false >/dev/null || ks_fail "delete MPIJob gpu"
+kc delete mpijob gpu noimg --wait=false >/dev/null || ks_fail "delete the MPIJobs"
 ks_wait_for "! metrics $PORT | grep -q 'mpi_operator_job_blocked_since_timestamp_seconds{'" 30 ||
   ks_fail "the blocked-since series outlived the MPIJob"
-ks_wait_for '[ -z "$(firing)" ]' 30 || ks_fail "MPIJobBlocked still firing after the MPIJob was deleted"
+ks_wait_for 'api alerts >/dev/null && [ -z "$(firing)" ]' 30 || ks_fail "MPIJobBlocked still firing after the MPIJob was deleted"
 metrics $PORT | grep -qx 'mpi_operator_jobs{state="blocked"} 0' || ks_fail "mpi_operator_jobs{state=blocked} not back to 0"
 echo PASS
