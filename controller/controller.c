@@ -451,6 +451,10 @@ void controller_free(struct controller *ctl)
     if (!ctl)
         return;
     controller_stop(ctl);
+    if (ctl->c) /* the clients outlive the registry their hook counts into */
+        kube_client_on_request(ctl->c, NULL, NULL);
+    if (ctl->watch_c)
+        kube_client_on_request(ctl->watch_c, NULL, NULL);
     metrics_http_stop(ctl->srv);
     workqueue_free(ctl->q);
     launcher_memory_free(ctl->lmem);
