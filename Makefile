@@ -7,6 +7,7 @@
 #                   then the real-cluster suite (make test-k8s: tests/k8s/, Docker + Go needed)
 #   make format     rewrite the C sources to .clang-format's layout (format-check: list those that differ)
 #   make rules      check one rule per idea holds (tests/rules.sh: the contract header, single helpers)
+#   make prometheus-rules  check the monitoring component: promtool check/test rules, the PrometheusRule, the dashboard
 #   make asan       the same tests with AddressSanitizer + UBSan builds
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
 #   make valgrind   every unit test under valgrind memcheck (leaks, invalid accesses)
@@ -93,7 +94,7 @@ test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 unit_objs = $(if $(filter lib mpik8s,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1))))
 unit_libs = $(if $(filter lib,$(call test_comp,$(1))),,$(LIBMPIK8S)) $(LIBKUBE)
 
-.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules
+.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules prometheus-rules
 all: $(PROGS)
 
 $(BUILD)/%.o: %.c
@@ -142,7 +143,7 @@ integration: all stage $(if $(TEST_PROGS),test-progs)
 test-k8s: all stage
 	tests/k8s/run.sh
 
-# The format check and tests/rules.sh first: they take seconds and name what to fix. Then the
+# The format check, tests/rules.sh and the Prometheus rules' checks first: they take seconds and name what to fix. Then the
 # build on every core, and tests/run-suites.sh: unit and fuzz-smoke, then the kubesim suite and
 # the real-cluster suite side by side (the first is bound by CPU, the second mostly waits), then
 # the real-cluster suite's exclusive tests alone. Every suite runs even when an earlier one
@@ -152,7 +153,7 @@ test-k8s: all stage
 # finds everything and builds the other Kubernetes versions at nice 19 on the idle CPU, until
 # the exclusive tests. It ends with the wall time of each suite and the 10 slowest tests
 # (tests/report.sh). docs/k8s.md has the measurements.
-test: format-check rules
+test: format-check rules prometheus-rules
 	$(MAKE) --no-print-directory -j$(NPROC) all
 	NPROC=$(NPROC) tests/run-suites.sh
 
@@ -174,6 +175,11 @@ format-check:
 # one reader of /proc/self/exe. Seconds; not yet part of make test.
 rules:
 	bash tests/rules.sh
+
+# The monitoring component (manifests/components/monitoring): promtool check/test rules, the
+# generated PrometheusRule, the metric names against the operator's, the dashboard's queries.
+prometheus-rules:
+	bash tests/prometheus_rules.sh
 
 # The whole-system fault matrix, load and security runs (full; a bounded subset is in integration).
 e2e: all stage $(if $(TEST_PROGS),test-progs)

@@ -7,6 +7,7 @@
 #include "controller.h"
 #include "crds.h"
 #include "health.h"
+#include "job_state.h"
 #include "kind.h"
 #include "launcher_memory.h"
 #include "metrics.h"
@@ -155,6 +156,12 @@ static int new_informer(struct controller *ctl, struct kube_client *watch_c, enu
     return ctl->inf[r] ? 0 : -1;
 }
 
+/* mpi_operator_workqueue_depth at each scrape. */
+static size_t queue_depth(void *q) { return workqueue_len(q); }
+
+/* rest_client_requests_total: every request of both clients. */
+static void on_request(void *m, const char *method, long code) { metrics_api_request(m, method, code); }
+
 struct controller *controller_new(struct kube_client *c, struct kube_client *watch_c, const struct options *o)
 {
     struct controller *ctl = calloc(1, sizeof *ctl);
@@ -178,10 +185,26 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
         controller_free(ctl);
         return NULL;
     }
+    metrics_set_queue_depth(ctl->metrics, queue_depth, ctl->q);
+    kube_client_on_request(c, on_request, ctl->metrics);
+    if (watch_c && watch_c != c)
+        kube_client_on_request(watch_c, on_request, ctl->metrics);
     return ctl;
 }
 
 void controller_learned(struct controller *ctl, const struct options *o) { ctl->o = *o; }
+
+/* The job's state after a sync: the status the plan wrote when it was applied, else the
+ * cached one. */
+static void record_state(struct metrics *m, const char *key, const json_t *job, const struct plan *p, int applied)
+{
+    for (size_t i = 0; applied && i < p->n; i++)
+        if (p->a[i].kind == ACT_STATUS && p->a[i].obj)
+            job = p->a[i].obj;
+    struct job_state_info st;
+    job_state_read(job, (double)kube_realtime_ms() / 1000.0, &st);
+    metrics_job_state(m, key, &st);
+}
 
 static void record_metrics(struct metrics *m, const char *key, const char *ns, const struct plan *p)
 {
@@ -269,6 +292,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     if (!ob.job) {
         launcher_memory_forget(ctl->lmem, key);
         metrics_job_info(ctl->metrics, key, ns, NULL);
+        metrics_job_state(ctl->metrics, key, NULL);
         free(ns);
         return 0;
     }
@@ -286,6 +310,7 @@ static int sync_key(struct controller *ctl, const char *key, double t0, int64_t 
     int rc = p.n ? apply_plan(ctl->c, ctl->events, ob.job, &p, &sink) : 0;
     if (rc == 0)
         record_metrics(ctl->metrics, key, ns, &p);
+    record_state(ctl->metrics, key, ob.job, &p, rc == 0);
     if (p.n)
         KLOG_DEBUG("synced %s: %zu actions%s in %.1f ms", key, p.n, rc ? " (retrying)" : "",
                    ((kube_now_ms() / 1000.0) - t0) * 1000);
@@ -336,6 +361,7 @@ static void *worker(void *arg)
         int rc = sync_key(ctl, key, t0, &after);
         metrics_reconcile(ctl->metrics, (kube_now_ms() / 1000.0) - t0);
         if (rc < 0) {
+            metrics_reconcile_error(ctl->metrics);
             workqueue_add_rate_limited(ctl->q, key);
         } else {
             workqueue_forget(ctl->q, key);
@@ -425,6 +451,10 @@ void controller_free(struct controller *ctl)
     if (!ctl)
         return;
     controller_stop(ctl);
+    if (ctl->c) /* the clients outlive the registry their hook counts into */
+        kube_client_on_request(ctl->c, NULL, NULL);
+    if (ctl->watch_c)
+        kube_client_on_request(ctl->watch_c, NULL, NULL);
     metrics_http_stop(ctl->srv);
     workqueue_free(ctl->q);
     launcher_memory_free(ctl->lmem);

@@ -1,5 +1,7 @@
 /* metrics.c - metric registry and exposition (see metrics.h). */
 #include "metrics.h"
+#include "job_state.h"
+#include "metrics_process.h"
 #include "kube/json.h"
 #include "kube/util.h"
 
@@ -30,7 +32,12 @@ struct metrics {
     uint64_t failures[NREASONS];
     uint64_t restarts[NREASONS];
     int leader, ready;
-    json_t *jobs; /* key -> [ns, launcher] */
+    uint64_t reconcile_errors;
+    json_t *jobs;     /* key -> [ns, launcher] */
+    json_t *states;   /* key -> [state, blocked since, reason or null] */
+    json_t *requests; /* "METHOD CODE" -> count */
+    size_t (*queue_depth)(void *);
+    void *queue_ud;
     struct histo latency;
     json_t *phases; /* phase -> index into phase_h */
     struct histo phase_h[16];
@@ -46,9 +53,13 @@ struct metrics *metrics_new(void)
         return NULL;
     m->jobs = json_object();
     m->phases = json_object();
-    if (!m->jobs || !m->phases || pthread_mutex_init(&m->mu, NULL) != 0) {
+    m->states = json_object();
+    m->requests = json_object();
+    if (!m->jobs || !m->phases || !m->states || !m->requests || pthread_mutex_init(&m->mu, NULL) != 0) {
         json_decref(m->jobs);
         json_decref(m->phases);
+        json_decref(m->states);
+        json_decref(m->requests);
         free(m);
         return NULL;
     }
@@ -61,6 +72,8 @@ void metrics_free(struct metrics *m)
         return;
     json_decref(m->jobs);
     json_decref(m->phases);
+    json_decref(m->states);
+    json_decref(m->requests);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
@@ -126,6 +139,45 @@ void metrics_job_info(struct metrics *m, const char *key, const char *ns, const 
         json_object_del(m->jobs, key);
     else
         json_object_set_new(m->jobs, key, json_pack("[s, s]", ns, launcher));
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_job_state(struct metrics *m, const char *key, const struct job_state_info *info)
+{
+    pthread_mutex_lock(&m->mu);
+    if (!info)
+        json_object_del(m->states, key);
+    else
+        json_object_set_new(m->states, key,
+                            json_pack("[i, f, s?]", (json_int_t)info->state, info->blocked_since, info->reason));
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_reconcile_error(struct metrics *m)
+{
+    pthread_mutex_lock(&m->mu);
+    m->reconcile_errors++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_api_request(struct metrics *m, const char *method, long code)
+{
+    char k[48];
+    snprintf(k, sizeof k, "%.15s %ld", method ? method : "?", code);
+    pthread_mutex_lock(&m->mu);
+    json_t *n = json_object_get(m->requests, k);
+    if (n)
+        json_integer_set(n, json_integer_value(n) + 1);
+    else
+        json_object_set_new(m->requests, k, json_integer(1));
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_set_queue_depth(struct metrics *m, size_t (*fn)(void *ud), void *ud)
+{
+    pthread_mutex_lock(&m->mu);
+    m->queue_depth = fn;
+    m->queue_ud = ud;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -249,6 +301,86 @@ static void put_job_info(struct metrics *m, FILE *f, const char *name, const cha
     }
 }
 
+/* A label value with \\, \" and \\n escaped, as the exposition format asks. */
+static void put_label_value(FILE *f, const char *v)
+{
+    for (; v && *v; v++) {
+        if (*v == '\\' || *v == '"')
+            fputc('\\', f);
+        if (*v == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*v, f);
+    }
+}
+
+/* mpi_operator_jobs{state} (every state, 0 too) and each blocked job's blocked-since time. */
+static void put_job_states(struct metrics *m, FILE *f)
+{
+    uint64_t n[JS__COUNT] = { 0 };
+    const char *k;
+    json_t *v;
+    json_object_foreach(m->states, k, v) {
+        json_int_t st = json_integer_value(json_array_get(v, 0));
+        if (st >= 0 && st < JS__COUNT)
+            n[st]++;
+    }
+    fputs("# HELP mpi_operator_jobs Number of MPIJobs by state (the first true of Failed, Succeeded, Suspended, Blocked, "
+          "Restarting, Running, Created; pending: no condition yet).\n# TYPE mpi_operator_jobs gauge\n",
+          f);
+    for (int i = 0; i < JS__COUNT; i++)
+        fprintf(f, "mpi_operator_jobs{state=\"%s\"} %llu\n", job_state_name((enum job_state)i), (unsigned long long)n[i]);
+    fputs("# HELP mpi_operator_job_blocked_since_timestamp_seconds When the MPIJob's pods became blocked (its Blocked "
+          "condition's lastTransitionTime), for each blocked MPIJob.\n"
+          "# TYPE mpi_operator_job_blocked_since_timestamp_seconds gauge\n",
+          f);
+    json_object_foreach(m->states, k, v) {
+        if (json_integer_value(json_array_get(v, 0)) != JS_BLOCKED)
+            continue;
+        const char *slash = strchr(k, '/');
+        fputs("mpi_operator_job_blocked_since_timestamp_seconds{mpijob=\"", f);
+        put_label_value(f, slash ? slash + 1 : k);
+        fputs("\",namespace=\"", f);
+        fprintf(f, "%.*s", slash ? (int)(slash - k) : 0, k);
+        fputs("\",reason=\"", f);
+        put_label_value(f, json_string_value(json_array_get(v, 2)));
+        fprintf(f, "\"} %.3f\n", json_real_value(json_array_get(v, 1)));
+    }
+}
+
+/* rest_client_requests_total{code,method}, as client-go names it. */
+static void put_requests(struct metrics *m, FILE *f)
+{
+    fputs("# HELP rest_client_requests_total Number of HTTP requests to the API server, partitioned by status code and "
+          "method.\n# TYPE rest_client_requests_total counter\n",
+          f);
+    const char *k;
+    json_t *v;
+    json_object_foreach(m->requests, k, v) {
+        const char *sp = strchr(k, ' ');
+        if (!sp)
+            continue;
+        fputs("rest_client_requests_total{code=\"", f);
+        fputs(strcmp(sp + 1, "0") == 0 ? "<error>" : sp + 1, f);
+        fprintf(f, "\",method=\"%.*s\"} %lld\n", (int)(sp - k), k, (long long)json_integer_value(v));
+    }
+}
+
+/* The families that are not the registry's own: the work queue's depth and the process. */
+static void put_sampled(FILE *f, size_t (*depth)(void *), void *ud)
+{
+    if (depth)
+        fprintf(f,
+                "# HELP mpi_operator_workqueue_depth MPIJob keys waiting in the work queue (delayed ones not counted).\n"
+                "# TYPE mpi_operator_workqueue_depth gauge\nmpi_operator_workqueue_depth %zu\n",
+                depth(ud));
+    struct process_stats ps;
+    char *err = NULL;
+    if (metrics_process_read(&ps, &err) == 0)
+        metrics_process_put(f, &ps);
+    free(err);
+}
+
 char *metrics_render(struct metrics *m)
 {
     char *buf = NULL;
@@ -279,7 +411,16 @@ char *metrics_render(struct metrics *m)
         put_histo(f, "mpi_operator_launch_phase_seconds", lab, &m->phase_h[json_integer_value(v)]);
     }
     put_summary(m, f);
+    put_job_states(m, f);
+    fprintf(f,
+            "# HELP mpi_operator_reconcile_errors_total Counts MPIJob syncs that failed and were requeued with backoff.\n"
+            "# TYPE mpi_operator_reconcile_errors_total counter\nmpi_operator_reconcile_errors_total %llu\n",
+            (unsigned long long)m->reconcile_errors);
+    put_requests(m, f);
+    size_t (*depth)(void *) = m->queue_depth;
+    void *ud = m->queue_ud;
     pthread_mutex_unlock(&m->mu);
+    put_sampled(f, depth, ud);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

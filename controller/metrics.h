@@ -4,11 +4,17 @@
  * mpi_operator_job_info{launcher,namespace} (+ the alias mpi_operator_job_infos
  * the seed's PromQL uses) and mpi_operator_is_leader, histograms of launch
  * latency (created -> Running) and of each launch phase, and a summary of
- * reconcile durations. Thread-safe. */
+ * reconcile durations; for alerts and dashboards the jobs by state
+ * (mpi_operator_jobs{state}), each blocked job's blocked-since time, reconcile errors, the
+ * work queue's depth, the API requests by method and code (rest_client_requests_total) and
+ * the process_* metrics. Thread-safe. */
 #ifndef CONTROLLER_METRICS_H
 #define CONTROLLER_METRICS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+struct job_state_info;
 
 enum metric_counter { M_CREATED, M_SUCCEEDED, M_FAILED, M_RESTARTED, M__COUNT };
 
@@ -39,6 +45,17 @@ void metrics_failure(struct metrics *m, const char *reason);
 void metrics_restart(struct metrics *m, const char *reason);
 /* Observes one reconcile's duration in seconds. */
 void metrics_reconcile(struct metrics *m, double seconds);
+/* Records job "ns/name"'s state (job_state.h: mpi_operator_jobs{state} and, while it is
+ * blocked, mpi_operator_job_blocked_since_timestamp_seconds); info NULL removes the job. */
+void metrics_job_state(struct metrics *m, const char *key, const struct job_state_info *info);
+/* Adds 1 to mpi_operator_reconcile_errors_total (a sync that failed and is retried). */
+void metrics_reconcile_error(struct metrics *m);
+/* Adds 1 to rest_client_requests_total{code,method}: one API request answered with HTTP code
+ * (0: no answer, the label "<error>"). */
+void metrics_api_request(struct metrics *m, const char *method, long code);
+/* Makes mpi_operator_workqueue_depth read fn(ud) at each scrape (fn NULL: the gauge is absent).
+ * fn must not call into m. */
+void metrics_set_queue_depth(struct metrics *m, size_t (*fn)(void *ud), void *ud);
 /* The exposition text (new string). */
 char *metrics_render(struct metrics *m);
 

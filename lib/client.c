@@ -36,8 +36,10 @@ struct kube_client {
     struct handle pool[POOL_MAX]; /* idle handles, their connections kept alive */
     size_t npool;
     unsigned seed;
-    double tokens;     /* the rate limit's bucket (opts.qps > 0) */
-    int64_t tokens_at; /* when it was last filled (monotonic ms) */
+    double tokens;                                               /* the rate limit's bucket (opts.qps > 0) */
+    int64_t tokens_at;                                           /* when it was last filled (monotonic ms) */
+    void (*on_request)(void *ud, const char *method, long code); /* kube_client_on_request */
+    void *on_request_ud;
 };
 
 void kube_client_opts_default(struct kube_client_opts *o)
@@ -111,6 +113,12 @@ const char *kube_client_namespace(const struct kube_client *c) { return c->cfg->
 void kube_client_set_cancel(struct kube_client *c, struct kube_cancel *cancel) { c->cancel = cancel; }
 struct kube_cancel *Kube_client_cancel(const struct kube_client *c) { return c->cancel; }
 const struct kube_client_opts *kube_client_opts(const struct kube_client *c) { return &c->opts; }
+
+void kube_client_on_request(struct kube_client *c, void (*fn)(void *ud, const char *method, long code), void *ud)
+{
+    c->on_request = fn;
+    c->on_request_ud = ud;
+}
 
 void kube_client_free(struct kube_client *c)
 {
@@ -372,6 +380,8 @@ int Kube_client_call(struct kube_client *c, const char *method, const char *path
         else
             kube_error_set(err, 0, KUBE_TRANSPORT, "%s", emsg ? emsg : "cannot prepare the request");
         int prepared = !emsg;
+        if (prepared && c->on_request && cr != CURLE_ABORTED_BY_CALLBACK)
+            c->on_request(c->on_request_ud, method, cr == CURLE_OK || cr == CURLE_WRITE_ERROR ? call->code : 0);
         curl_easy_setopt(hd.h, CURLOPT_ERRORBUFFER, (char *)NULL);
         put_handle(c, &hd, cr == CURLE_OK || cr == CURLE_WRITE_ERROR);
         Kube_curl_lists_free(&l);

@@ -41,6 +41,10 @@ const char *kube_client_namespace(const struct kube_client *c);
 /* Makes every request, retry sleep and watch on c stop with KUBE_CANCELLED once cancel triggers
  * (borrowed: must outlive c's use). */
 void kube_client_set_cancel(struct kube_client *c, struct kube_cancel *cancel);
+/* Calls fn(ud, method, code) after each HTTP exchange c makes (each retry and watch too; code
+ * 0 when no reply came: a transport error or timeout; cancelled requests not counted), from
+ * the thread that made it: fn must be thread-safe. Set it before c is shared; fn NULL: none. */
+void kube_client_on_request(struct kube_client *c, void (*fn)(void *ud, const char *method, long code), void *ud);
 /* Frees the client, its idle connections and its config (NULL is fine). */
 void kube_client_free(struct kube_client *c);
 

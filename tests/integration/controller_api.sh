@@ -145,6 +145,12 @@ echo "$m" | promtool check metrics || ks_fail "promtool check metrics failed"
 created=$(metric 18181 mpi_operator_jobs_created_total); failed=$(metric 18181 mpi_operator_jobs_failed_total)
 [ "$created" -ge $(( ${#NAMES[@]} + 1 )) ] || ks_fail "created_total $created"
 [ "$failed" -ge ${#NAMES[@]} ] || ks_fail "failed_total $failed"
+# jobs by state: each invalid job once, as failed (ValidationError), however often it was synced
+inv=$(echo "$m" | awk '$1 == "mpi_operator_jobs{state=\"failed\"}" { print $2 }')
+[ "$inv" = ${#NAMES[@]} ] || ks_fail "mpi_operator_jobs{state=failed} $inv, want ${#NAMES[@]}"
+for f in mpi_operator_reconcile_errors_total mpi_operator_workqueue_depth process_resident_memory_bytes; do
+  echo "$m" | grep -q "^$f " || ks_fail "no $f in /metrics"
+done
 ks_run curl -sf http://127.0.0.1:18181/healthz | grep -q ok || ks_fail healthz
 ks_run curl -sf http://127.0.0.1:18181/readyz | grep -q ok || ks_fail readyz
 

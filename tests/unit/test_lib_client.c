@@ -246,6 +246,14 @@ static long requests(struct kube_client *c)
     return n;
 }
 
+/* kube_client_on_request's observer: appends "METHOD CODE;" to the buffer ud. */
+static void seen_request(void *ud, const char *method, long code)
+{
+    char *buf = ud;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 256 - n, "%s %ld;", method, code);
+}
+
 static void test_retries(void **st)
 {
     (void)st;
@@ -253,7 +261,11 @@ static void test_retries(void **st)
     struct kube_error e = KUBE_ERROR_INIT;
     json_decref(fault(c, "/fault/reset-stats"));
     json_decref(fault(c, "/fault/fail?n=2&code=503&retry_after=0"));
+    char seen[256] = "";
+    kube_client_on_request(c, seen_request, seen); /* each attempt, with its code */
     json_t *l = kube_list(c, &KUBE_RES_CONFIGMAPS, "ns1", NULL, &e);
+    kube_client_on_request(c, NULL, NULL);
+    assert_string_equal(seen, "GET 503;GET 503;GET 200;");
     assert_non_null(l);
     json_decref(l);
     assert_int_equal(requests(c), 3);
