@@ -28,6 +28,7 @@
 #include "preemptor.h"
 #include "reach.h"
 #include "ranksup.h"
+#include "stackcrash.h"
 #include "rshwatch.h"
 #include "kube/json.h"
 #include "kube/log.h"
@@ -450,6 +451,31 @@ static void name_preemptor(struct sup *u)
     free(by);
 }
 
+/* An Open MPI launcher killed by a signal before any mpi-rsh call, on an IPv6-only pod: the
+ * reason names the stack and what it lacks (agent/stackcrash.h). */
+static void ipv6_crash(struct sup *u, int sig, double secs)
+{
+    if (u->reason || u->stopping || u->lw.w.rsh_called || !u->lw.w.launcher_at || u->s->o->mpi != MPIK8S_MPI_OPENMPI ||
+        agent_host_has_ipv4() != 0)
+        return;
+    u->reason = agent_stackcrash_ipv6_line(u->lw.w.seen, sig, secs);
+    if (u->reason)
+        KLOG_ERROR("%s", u->reason);
+}
+
+/* Hydra's proxies unable to reach mpiexec on an IPv6-only pod (agent/stackcrash.h). */
+static void hydra_ipv6(struct sup *u, int code)
+{
+    if (u->reason || u->stopping || u->s->o->mpi == MPIK8S_MPI_OPENMPI || agent_host_has_ipv4() != 0)
+        return;
+    size_t len = 0;
+    char *out = agent_outbuf_copy(&u->s->output, &len, NULL);
+    u->reason = agent_stackcrash_hydra_ipv6_line(out, len, code);
+    free(out);
+    if (u->reason)
+        KLOG_ERROR("%s", u->reason);
+}
+
 static char *describe_exit(struct sup *u, int *code)
 {
     name_preemptor(u);
@@ -459,12 +485,15 @@ static char *describe_exit(struct sup *u, int *code)
     if (WIFEXITED(u->status)) {
         *code = WEXITSTATUS(u->status);
         how = kube_strdup_printf("%s exited %d after %.1f s", cmd, *code, secs);
+        if (*code != 0)
+            hydra_ipv6(u, *code);
         if (*code == 0 && u->lw.failed)
             *code = 1; /* its ranks ran, but not on the workers */
     } else {
         int sig = WIFSIGNALED(u->status) ? WTERMSIG(u->status) : SIGKILL;
         *code = 128 + sig;
         how = kube_strdup_printf("%s killed by %s after %.1f s", cmd, strsignal(sig), secs);
+        ipv6_crash(u, sig, secs);
     }
     char *sum = u->reason ? kube_strdup_printf("%s; %s", u->reason, how)
                           : kube_strdup_printf("%s on %zu worker(s)", how, u->s->hosts.n);

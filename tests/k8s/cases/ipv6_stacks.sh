@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# timeout: 300
+# Issue #39: the MPI stacks that cannot launch on a single-stack IPv6 cluster fail at once with a
+# line naming the stack and what it lacks, never a hang (agent/stackcrash.h; docs/controller.md
+# "Today's stacks, measured"). Upstream's pi over exec, 2 workers, backoffLimit 0:
+#   v6o5   Open MPI 5.0.7 (Debian 13): PRRTE is killed by SIGSEGV 0.1 s after start, before it
+#          launches a daemon (open-mpi/ompi#12771)
+#   v6m42  MPICH 4.2.1 (Debian 13): Hydra's proxies cannot resolve mpiexec's host (IPv4 only)
+# (Open MPI 4.1 runs there: tests/k8s/cases/ipv6.sh.) The cluster is removed on exit.
+set -u
+export KUBE_BACKEND=k8s
+. "$(dirname "$0")/../../integration/controller_common.bash"
+for i in mpik8s/mpi-pi:openmpi5-trixie mpik8s/mpi-pi:mpich4.2-trixie; do
+  docker image inspect "$i" >/dev/null 2>&1 || ks_fail "no $i in the Docker Engine (tests/k8s/versions.env K8S_IMAGE_VARIANTS)"
+done
+ctl_cluster --ip-family ipv6
+# AGENT_IMAGE: a launcher init image other than the default (a branch's own mpi-agent build)
+ctl_start a --leader-elect=false --monitoring-port 18191 ${AGENT_IMAGE:+--agent-image "$AGENT_IMAGE"}
+mk() {  # NAME IMAGE IMPLEMENTATION
+  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: $1
+  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "90"}
+spec:
+  slotsPerWorker: 1
+  mpiImplementation: $3
+  runPolicy: {cleanPodPolicy: None, backoffLimit: 0}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - {name: l, image: $2, securityContext: {runAsUser: 1000}, command: [mpirun, -n, "2", /home/mpiuser/pi]}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - {name: w, image: $2, securityContext: {runAsUser: 1000}}
+YAML
+}
+mk v6o5 mpik8s/mpi-pi:openmpi5-trixie OpenMPI
+mk v6m42 mpik8s/mpi-pi:mpich4.2-trixie MPICH
+expect() {  # JOB TEXT
+  wait_cond "$1" Failed True 150
+  local msg; msg=$(cond "$1" Failed message)
+  echo "$1: $msg"
+  case $msg in *"$2"*) ;; *) ks_fail "$1: the Failed message does not say '$2': $msg" ;; esac
+  case $msg in *"on a launcher pod with IPv6 addresses only"*) ;; *) ks_fail "$1: the Failed message does not name IPv6: $msg" ;; esac
+}
+expect v6o5 "was killed by SIGSEGV 0."
+case $(cond v6o5 Failed message) in *"Open MPI 5.0.x (PRRTE) crashes so"*) ;; *) ks_fail "v6o5: PRRTE not named" ;; esac
+expect v6m42 "MPICH's Hydra (mpiexec exited 255) could not connect its proxies back to mpiexec"
+echo ok
