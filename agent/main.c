@@ -1,11 +1,13 @@
 /* main.c - mpi-agent: the launcher-side runtime of an MPIJob. Dispatches to the
  * subcommands: init (the launcher's init container), run (mpirun wrapper),
- * hostfile, discover-hosts, status and logs (debugging). */
+ * hostfile, discover-hosts, status and logs (debugging). Run under the name
+ * kubectl-mpijob (a link to it), it is the kubectl plugin (plugin_cli.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "agent.h"
 #include "commands.h"
+#include "plugin.h"
 #include "kube/exec.h"
 #include "kube/log.h"
 
@@ -46,6 +48,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
+    if (!strcmp(base, PLUGIN_NAME))
+        return agent_plugin_main(argc, argv);
     kube_log_set_component("mpi-agent");
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
