@@ -173,7 +173,7 @@ static void print_events(const json_t *events)
         print_json_table(events, cols, 4, n > MAX_EVENTS ? n - MAX_EVENTS : 0);
 }
 
-static void print_head(const json_t *job, const json_t *pods, int64_t now)
+static void print_head(const json_t *job, int64_t now)
 {
     char age[32];
     const char *ct = kube_json_at_str(job, "metadata", "creationTimestamp");
@@ -182,7 +182,6 @@ static void print_head(const json_t *job, const json_t *pods, int64_t now)
     printf("Created:      %s (%s ago)\n", ct ? ct : "<unknown>", plugin_age_of(ct, now, age, sizeof(age)));
     printf("Workers:      %lld/%lld Running\n", kube_json_at_int(job, 0, "status", "replicaStatuses", "Worker", "active"),
            kube_json_at_int(job, 0, "spec", "mpiReplicaSpecs", "Worker", "replicas"));
-    printf("Pod count:    %zu\n", json_array_size(pods));
     static const struct col cols[] = { { "TYPE", "type", NULL },
                                        { "STATUS", "status", NULL },
                                        { "REASON", "reason", NULL },
@@ -204,7 +203,7 @@ int plugin_describe(struct agent_session *s, const struct plugin_opts *po)
     json_t *pods = plugin_job_pods(s, s->ns, po->args[0]);
     json_t *events = plugin_job_events(s, s->ns, po->args[0]);
     json_t *w = plugin_job_workload(s, job);
-    print_head(job, pods, kube_realtime_ms());
+    print_head(job, kube_realtime_ms());
     print_phases(job);
     print_failure(job);
     print_pods(pods);

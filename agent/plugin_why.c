@@ -9,6 +9,7 @@
 
 #include "podstate.h"
 #include "kube/json.h"
+#include "kube/podstuck.h"
 #include "kube/util.h"
 
 /* The part of a condition's message after "MPIJob ns/name <verb>: ", else the whole message. */
@@ -47,17 +48,38 @@ static char *why_kueue(const char *id, const json_t *job, const json_t *w)
                               c ? kube_json_at_str(c, "message") ?: "" : "Kueue has not looked at it yet");
 }
 
-/* The first pod that is not Ready and says why (launcher first), as a sentence, or NULL. */
+/* 1 when pod cannot start by itself: unschedulable, or a container waiting for a reason the one
+ * classifier (kube/podstuck.h) calls blocking or fatal. */
+static int pod_stuck(const json_t *pod)
+{
+    const char *why = NULL;
+    char *unsched = kube_pod_unschedulable(pod, &why);
+    int stuck = unsched != NULL;
+    free(unsched);
+    static const char *lists[] = { "initContainerStatuses", "containerStatuses" };
+    for (size_t l = 0; l < 2 && !stuck; l++) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(kube_json_at(pod, "status", lists[l]), i, c) {
+            if (kube_wait_class(kube_json_at_str(c, "state", "waiting", "reason")) & (KUBE_WAIT_BLOCKED | KUBE_WAIT_FATAL))
+                stuck = 1;
+        }
+    }
+    return stuck;
+}
+
+/* The pod that explains the wait, as a sentence, or NULL: first a stuck pod (the launcher, then
+ * the workers in order), else the first one not Ready that says why (the launcher first). */
 static char *why_pods(const char *id, const json_t *pods)
 {
     char *out = NULL;
-    for (int pass = 0; pass < 2 && !out; pass++) {
+    for (int pass = 0; pass < 4 && !out; pass++) {
         size_t i;
         json_t *p;
         json_array_foreach(pods, i, p) {
             int launcher = !strcmp(kube_obj_label(p, MPIK8S_LABEL_ROLE) ?: "", MPIK8S_ROLE_LAUNCHER);
             struct agent_pod_view v;
-            if (out || launcher != (pass == 0) || agent_pod_assess(p, &v) < 0)
+            if (out || launcher != (pass % 2 == 0) || (pass < 2 && !pod_stuck(p)) || agent_pod_assess(p, &v) < 0)
                 continue;
             if (v.verdict != AGENT_POD_READY && *v.reason)
                 out = kube_strdup_printf("MPIJob %s is waiting: %s pod %s is %s: %s", id, launcher ? "launcher" : "worker",
