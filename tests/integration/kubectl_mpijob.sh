@@ -19,10 +19,12 @@ PROG=$ROOT/build/${MODE:-release}/tests/mpi/rank_fail
 # the kubelet's words differ between kubesim and the real cluster: one set of golden files each
 GOLDEN=$ROOT/tests/golden/kubectl_mpijob/$KUBE_BACKEND
 ctl_cluster
-if [ "$KUBE_BACKEND" = k8s ]; then ctl_deploy; else ctl_start a --leader-elect=false; fi
+ctl_start a --leader-elect=false
 
-# km ARGS...: `kubectl mpijob ARGS...` with the plugin's directory first on PATH
-km() { ks_run env PATH="$BINDIR:$PATH" kubectl mpijob "$@"; }
+# kp CMD...: CMD in the cluster's environment (its kubectl) with the plugin's directory first on PATH;
+# km ARGS...: `kubectl mpijob ARGS...` so
+kp() { ks_run sh -c 'PATH="$0:$PATH"; exec "$@"' "$BINDIR" "$@"; }
+km() { kp kubectl mpijob "$@"; }
 # the program: on kubesim a host path the pods see; on the real cluster copied into each worker
 if [ "$KUBE_BACKEND" = k8s ]; then P=/tmp/rank_fail; else P=$PROG; fi
 
@@ -72,7 +74,7 @@ if [ "$KUBE_BACKEND" = k8s ]; then
 fi
 
 # kubectl finds the plugin
-ks_run env PATH="$BINDIR:$PATH" kubectl plugin list 2>/dev/null | grep -qx "$BINDIR/kubectl-mpijob" ||
+kp kubectl plugin list 2>/dev/null | grep -qx "$BINDIR/kubectl-mpijob" ||
   ks_fail "kubectl plugin list does not list $BINDIR/kubectl-mpijob"
 
 wait_cond ok Succeeded True 180
