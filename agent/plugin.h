@@ -57,6 +57,9 @@ int plugin_hostfile(struct agent_session *s, const struct plugin_opts *po);
 /* Gets MPIJob ns/name. NULL when absent: prints kubectl's
  * `Error from server (NotFound): mpijobs.kubeflow.org "NAME" not found`, or `error: ...`. */
 json_t *plugin_get_job(struct agent_session *s, const char *name);
+/* The one JOB argument of a verb, got: NULL when there is not exactly one or it cannot be read
+ * (printed: the usage, or as plugin_get_job). */
+json_t *plugin_one_job(struct agent_session *s, const struct plugin_opts *po);
 /* Lists the MPIJobs of ns (NULL: every namespace): the List object, or NULL (error printed). */
 json_t *plugin_list_jobs(struct agent_session *s, const char *ns);
 /* The pods of a job (label mpi_job_name) as an array sorted by name, [] on any error. */

@@ -25,6 +25,15 @@ json_t *plugin_get_job(struct agent_session *s, const char *name)
     return job;
 }
 
+json_t *plugin_one_job(struct agent_session *s, const struct plugin_opts *po)
+{
+    if (po->nargs != 1) {
+        plugin_error("%s: expected one JOB argument, got %d (see kubectl mpijob %s --help)", po->verb, po->nargs, po->verb);
+        return NULL;
+    }
+    return plugin_get_job(s, po->args[0]);
+}
+
 json_t *plugin_list_jobs(struct agent_session *s, const char *ns)
 {
     struct kube_error e = KUBE_ERROR_INIT;
@@ -59,17 +68,25 @@ static json_t *sorted_items(json_t *l, int (*cmp)(const void *, const void *))
     return out;
 }
 
-json_t *plugin_job_pods(struct agent_session *s, const char *ns, const char *job)
+/* The items of r in ns matching lo (selectors: sel, owned, may be NULL on allocation failure) sorted
+ * with cmp, as a new array; [] on any error (the verbs show what they have). */
+static json_t *list_sorted(struct agent_session *s, const struct kube_resource *r, const char *ns, struct kube_list_opts *lo,
+                           char *sel, int (*cmp)(const void *, const void *))
 {
-    char *sel = job ? kube_strdup_printf(MPIK8S_LABEL_JOB_NAME "=%s", job) : strdup(MPIK8S_LABEL_JOB_NAME);
-    struct kube_list_opts lo = { .label_selector = sel };
     struct kube_error e = KUBE_ERROR_INIT;
-    json_t *l = sel ? kube_list(s->client, &KUBE_RES_PODS, ns, &lo, &e) : NULL;
-    json_t *out = sorted_items(l, by_name);
+    json_t *l = sel ? kube_list(s->client, r, ns, lo, &e) : NULL;
+    json_t *out = sorted_items(l, cmp);
     json_decref(l);
     kube_error_clear(&e);
     free(sel);
     return out;
+}
+
+json_t *plugin_job_pods(struct agent_session *s, const char *ns, const char *job)
+{
+    char *sel = job ? kube_strdup_printf(MPIK8S_LABEL_JOB_NAME "=%s", job) : strdup(MPIK8S_LABEL_JOB_NAME);
+    struct kube_list_opts lo = { .label_selector = sel };
+    return list_sorted(s, &KUBE_RES_PODS, ns, &lo, sel, by_name);
 }
 
 /* The time an Event last happened: lastTimestamp, eventTime, else its creation. */
@@ -90,13 +107,7 @@ json_t *plugin_job_events(struct agent_session *s, const char *ns, const char *j
 {
     char *fs = kube_strdup_printf("involvedObject.name=%s,involvedObject.kind=MPIJob", job);
     struct kube_list_opts lo = { .field_selector = fs };
-    struct kube_error e = KUBE_ERROR_INIT;
-    json_t *l = fs ? kube_list(s->client, &KUBE_RES_EVENTS, ns, &lo, &e) : NULL;
-    json_t *out = sorted_items(l, by_time);
-    json_decref(l);
-    kube_error_clear(&e);
-    free(fs);
-    return out;
+    return list_sorted(s, &KUBE_RES_EVENTS, ns, &lo, fs, by_time);
 }
 
 /* The Workload of r in ns whose ownerReferences name the job's uid (new reference) or NULL. */

@@ -195,9 +195,7 @@ static void print_head(const json_t *job, int64_t now)
 
 int plugin_describe(struct agent_session *s, const struct plugin_opts *po)
 {
-    if (po->nargs != 1)
-        return plugin_error("describe: expected one JOB argument, got %d (see kubectl mpijob describe --help)", po->nargs);
-    json_t *job = plugin_get_job(s, po->args[0]);
+    json_t *job = plugin_one_job(s, po);
     if (!job)
         return 1;
     json_t *pods = plugin_job_pods(s, s->ns, po->args[0]);

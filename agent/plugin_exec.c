@@ -67,9 +67,7 @@ int plugin_exec(struct agent_session *s, const struct plugin_opts *po)
 
 int plugin_hostfile(struct agent_session *s, const struct plugin_opts *po)
 {
-    if (po->nargs != 1)
-        return plugin_error("hostfile: expected one JOB argument, got %d (see kubectl mpijob hostfile --help)", po->nargs);
-    json_t *job = plugin_get_job(s, po->args[0]);
+    json_t *job = plugin_one_job(s, po);
     if (!job)
         return 1;
     struct agent_opts *o = s->o;

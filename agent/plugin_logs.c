@@ -75,9 +75,7 @@ static void filter_sink(const char *buf, size_t len, void *arg)
 
 int plugin_logs(struct agent_session *s, const struct plugin_opts *po)
 {
-    if (po->nargs != 1)
-        return plugin_error("logs: expected one JOB argument, got %d (see kubectl mpijob logs --help)", po->nargs);
-    json_t *job = plugin_get_job(s, po->args[0]);
+    json_t *job = plugin_one_job(s, po);
     if (!job)
         return 1;
     json_decref(job);

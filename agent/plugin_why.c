@@ -140,9 +140,7 @@ char *plugin_why_text(const json_t *job, const json_t *pods, const json_t *workl
 
 int plugin_why(struct agent_session *s, const struct plugin_opts *po)
 {
-    if (po->nargs != 1)
-        return plugin_error("why: expected one JOB argument, got %d (see kubectl mpijob why --help)", po->nargs);
-    json_t *job = plugin_get_job(s, po->args[0]);
+    json_t *job = plugin_one_job(s, po);
     if (!job)
         return 1;
     json_t *pods = plugin_job_pods(s, s->ns, po->args[0]);

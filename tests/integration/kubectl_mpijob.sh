@@ -138,6 +138,10 @@ grep -qx '\[1,0\]<stdout>:rank 0 up on fexit-worker-0' "$D/fexit.log" || { cat "
 km logs fexit --rank 1 >"$D/fexit.rank1" || ks_fail "kubectl mpijob logs --rank 1 exited $?"
 grep -qx '\[1,1\]<stdout>:rank 1 up on fexit-worker-1' "$D/fexit.rank1" || { cat "$D/fexit.rank1"; ks_fail "logs --rank 1: its line"; }
 ! grep -v '^\[1,1\]<' "$D/fexit.rank1" || ks_fail "logs --rank 1 printed other lines"
+# --previous: the launcher (restartPolicy Never) has no previous container: the API's refusal, exit 1
+rc=0; km logs fexit --previous >/dev/null 2>"$D/prev.err" || rc=$?
+[ $rc -eq 1 ] && grep -q '^error: pod fexit-launcher-[a-z0-9]*: .*previous' "$D/prev.err" ||
+  ks_fail "logs --previous: rc $rc: $(cat "$D/prev.err")"
 
 # -o name, json (one object; a List for several), yaml; -A adds NAMESPACE
 [ "$(km get ok -o name)" = mpijob.kubeflow.org/ok ] || ks_fail "get -o name: $(km get ok -o name)"
