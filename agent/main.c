@@ -42,8 +42,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: mpi-agent COMMAND [options]\n\ncommands:\n");
     for (size_t i = 0; i < NSUB; i++)
         fprintf(f, "  %-15s %s\n", subcommands[i].name, subcommands[i].help);
-    fprintf(f, "\ncommon options: -n/--namespace NS, --kubeconfig FILE, -v, --version; "
-               "`mpi-agent COMMAND --help` for the rest\n");
+    fprintf(f, "\ncommon options: -n/--namespace NS, --kubeconfig FILE, --context NAME, -v, --version; "
+               "`mpi-agent COMMAND --help` for the rest\n"
+               "run as kubectl-mpijob (a link to it), mpi-agent is the kubectl plugin: `kubectl mpijob --help`\n");
 }
 
 int main(int argc, char **argv)

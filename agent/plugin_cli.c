@@ -92,7 +92,10 @@ static int set_opt_str(char **dst, const char *v)
 {
     free(*dst);
     *dst = strdup(v);
-    return *dst ? 0 : plugin_error("out of memory") * -1;
+    if (*dst)
+        return 0;
+    plugin_error("out of memory");
+    return -1;
 }
 
 static int parse_output(const char *v, enum plugin_output *out)
@@ -123,6 +126,8 @@ static int parse_index(const char *flag, const char *v, long *out)
 /* Applies one flag; -1 on a bad value (printed). */
 static int apply(struct plugin_opts *po, int c, const char *arg)
 {
+    if (arg && *arg == '=' && (c == 'n' || c == 'o')) /* -o=json, -n=ns: kubectl (pflag) takes them */
+        arg++;
     switch (c) {
     case 'n': return set_opt_str(&po->namespace, arg);
     case 'A': po->all_namespaces = 1; return 0;
@@ -153,16 +158,16 @@ static int parse(struct plugin_opts *po, const struct plugin_verb *v, int argc, 
     optind = 0;
     opterr = 0;
     int c;
-    while ((c = getopt_long(split, argv, "n:Ao:fvh", plugin_long_opts, NULL)) != -1) {
+    while ((c = getopt_long(split, argv, ":n:Ao:fvh", plugin_long_opts, NULL)) != -1) {
         if (c == 'h') {
             usage_verb(v);
             return 1;
         }
         if (c == '?' || c == ':') {
             const char *bad = argv[optind - 1];
-            return plugin_error("%s \"%s\" for \"kubectl mpijob %s\" (see kubectl mpijob %s --help)",
-                                c == ':' ? "flag needs an argument:" : "unknown flag:", bad, v->name, v->name) *
-                   -1;
+            plugin_error("%s \"%s\" for \"kubectl mpijob %s\" (see kubectl mpijob %s --help)",
+                         c == ':' ? "flag needs an argument:" : "unknown flag:", bad, v->name, v->name);
+            return -1;
         }
         if (apply(po, c, optarg) < 0)
             return -1;
@@ -181,8 +186,10 @@ static int connect_session(struct agent_session *s, struct agent_opts *o, const 
     o->launcher_uid = -1;
     if ((po->namespace && !(o->namespace = strdup(po->namespace))) ||
         (po->kubeconfig && !(o->kubeconfig = strdup(po->kubeconfig))) ||
-        (po->context && !(o->context = strdup(po->context))) || !(o->hostfile = strdup("/nonexistent/kubectl-mpijob")))
-        return plugin_error("out of memory") * -1;
+        (po->context && !(o->context = strdup(po->context))) || !(o->hostfile = strdup("/nonexistent/kubectl-mpijob"))) {
+        plugin_error("out of memory");
+        return -1;
+    }
     o->hostfile_given = 0;
     char *err = NULL;
     if (agent_session_connect(s, o, &err) < 0) {

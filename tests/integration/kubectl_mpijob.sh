@@ -28,7 +28,9 @@ km() { kp kubectl mpijob "$@"; }
 # the program: on kubesim a host path the pods see; on the real cluster copied into each worker
 if [ "$KUBE_BACKEND" = k8s ]; then P=/tmp/rank_fail; else P=$PROG; fi
 
-# mk NAME FAIL_RANK [WORKER_IMAGE [EXTRA METADATA [RUNPOLICY EXTRA]]]: 2 workers, rank FAIL_RANK exits 3
+# mk NAME FAIL_RANK [WORKER_IMAGE [EXTRA METADATA [RUNPOLICY EXTRA]]]: 2 workers, rank FAIL_RANK exits 3;
+# the ranks run 4 s before the program so that the operator sees the job Running (its conditions,
+# in the golden files, otherwise depend on how soon a sync comes)
 mk() {
   kc create -f - >/dev/null <<YAML || ks_fail "create $1"
 apiVersion: kubeflow.org/v2beta1
@@ -51,7 +53,7 @@ spec:
             image: mpik8s/openmpi:latest
             command: [mpirun, --allow-run-as-root, -np, "2", --bind-to, none, --tag-output, -mca, pml, ob1, -mca, btl,
                       "self,tcp", -x, FAIL_MODE=exit, -x, FAIL_RANK=$2, sh, -c,
-                      'until [ -x $P ]; do sleep 0.5; done; exec $P']
+                      'until [ -x $P ]; do sleep 0.5; done; sleep 4; exec $P']
     Worker:
       replicas: 2
       template:
@@ -145,6 +147,9 @@ rc=0; km logs fexit --previous >/dev/null 2>"$D/prev.err" || rc=$?
 
 # -o name, json (one object; a List for several), yaml; -A adds NAMESPACE
 [ "$(km get ok -o name)" = mpijob.kubeflow.org/ok ] || ks_fail "get -o name: $(km get ok -o name)"
+[ "$(km get ok -o=name --namespace=default)" = mpijob.kubeflow.org/ok ] || ks_fail "get -o=name --namespace=default"
+rc=0; km get -n nosuchns >/dev/null 2>"$D/ns.err" || rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$D/ns.err")" = "No resources found in nosuchns namespace." ] || ks_fail "get -n nosuchns: rc $rc $(cat "$D/ns.err")"
 [ "$(km get ok -o json | jq -r '.kind + "/" + .metadata.name')" = MPIJob/ok ] || ks_fail "get ok -o json"
 [ "$(km get -o json | jq -r '.kind + " " + ([.items[].metadata.name] | join(","))')" = "List fexit,noimg,ok,susp" ] ||
   ks_fail "get -o json: $(km get -o json | jq -c '[.kind, [.items[].metadata.name]]')"
