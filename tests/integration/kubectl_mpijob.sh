@@ -172,12 +172,27 @@ for v in get describe logs why exec hostfile; do
   km "$v" --help | grep -q "kubectl mpijob $v" || ks_fail "kubectl mpijob $v --help"
 done
 
-# --context and --kubeconfig are the plugin's own (kubectl passes them on): a context that does not
-# exist is refused by name
+# --context and --kubeconfig are the plugin's own (kubectl passes them on): a kubeconfig whose
+# current context points at nothing (port 1) works only with --context naming the real one, by flag
+# or through KUBECONFIG; a context that does not exist is refused by name
+ctx=$(kc config current-context)
+python3 - "$KS_DIR/kubeconfig" "$D/two.kubeconfig" <<'PY' || ks_fail "writing the two-context kubeconfig"
+import sys, yaml
+k = yaml.safe_load(open(sys.argv[1]))
+c = dict(k["clusters"][0]); c["name"] = "nowhere"; c["cluster"] = dict(c["cluster"], server="https://127.0.0.1:1")
+k["clusters"].append(c)
+k["contexts"].append({"name": "nowhere", "context": dict(k["contexts"][0]["context"], cluster="nowhere")})
+k["current-context"] = "nowhere"
+yaml.safe_dump(k, open(sys.argv[2], "w"))
+PY
+rc=0; km get ok --kubeconfig "$D/two.kubeconfig" >/dev/null 2>"$D/ctx0.err" || rc=$?
+[ $rc -eq 1 ] && grep -q '^error: ' "$D/ctx0.err" || ks_fail "get through the context 'nowhere': rc $rc $(cat "$D/ctx0.err")"
+[ "$(km get ok -o name --kubeconfig "$D/two.kubeconfig" --context "$ctx")" = mpijob.kubeflow.org/ok ] ||
+  ks_fail "get --kubeconfig two --context $ctx"
+[ "$(kp env KUBECONFIG="$D/two.kubeconfig" kubectl mpijob get ok -o name --context "$ctx")" = mpijob.kubeflow.org/ok ] ||
+  ks_fail "KUBECONFIG=two get --context $ctx"
 rc=0; km get --context nosuchctx >/dev/null 2>"$D/ctx.err" || rc=$?
 [ $rc -eq 1 ] && grep -q 'nosuchctx' "$D/ctx.err" || ks_fail "get --context nosuchctx: rc $rc: $(cat "$D/ctx.err")"
-ctx=$(kc config current-context)
-[ "$(km get ok --context "$ctx" -o name)" = mpijob.kubeflow.org/ok ] || ks_fail "get --context $ctx"
 
 # exec and hostfile: the agent's debugging verbs on a Running worker of a finished job
 [ "$(km exec ok --worker 1 -- sh -c 'echo "on $(hostname)"; exit 0')" = "on ok-worker-1" ] || ks_fail "exec ok --worker 1"
