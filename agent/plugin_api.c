@@ -98,9 +98,17 @@ static const char *event_time(const json_t *ev)
     return t && *t ? t : kube_json_at_str(ev, "metadata", "creationTimestamp") ?: "";
 }
 
+/* By time, then by resourceVersion (Events of the same second in the order they were written: the
+ * versions are opaque to clients, but both API servers give increasing numbers). */
 static int by_time(const void *a, const void *b)
 {
-    return strcmp(event_time(*(json_t *const *)a), event_time(*(json_t *const *)b));
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int c = strcmp(event_time(x), event_time(y));
+    if (c)
+        return c;
+    long long rx = strtoll(kube_obj_resource_version(x) ?: "0", NULL, 10);
+    long long ry = strtoll(kube_obj_resource_version(y) ?: "0", NULL, 10);
+    return rx < ry ? -1 : rx > ry;
 }
 
 json_t *plugin_job_events(struct agent_session *s, const char *ns, const char *job)
@@ -116,6 +124,9 @@ static json_t *owned_workload(struct agent_session *s, const struct kube_resourc
     struct kube_error e = KUBE_ERROR_INIT;
     json_t *l = kube_list(s->client, r, kube_obj_namespace(job), NULL, &e), *w, *found = NULL, *ref;
     *served = l != NULL;
+    if (!l && e.reason != KUBE_NOT_FOUND) /* 404: Kueue (this version of it) is not installed */
+        fprintf(stderr, "Warning: listing Kueue Workloads (%s/%s) in namespace %s: %s\n", r->group, r->version,
+                kube_obj_namespace(job), e.message ? e.message : kube_reason_name(e.reason));
     size_t i, j;
     json_array_foreach(kube_json_at(l, "items"), i, w) {
         json_array_foreach(kube_json_at(w, "metadata", "ownerReferences"), j, ref) {

@@ -161,16 +161,32 @@ static void print_kueue(const json_t *job, const json_t *w)
     print_json_table(kube_json_at(w, "status", "conditions"), cols, 4, 0);
 }
 
-static void print_events(const json_t *events)
+/* The last MAX_EVENTS Events as a table: TYPE, REASON, AGE (of lastTimestamp, else eventTime), FROM,
+ * MESSAGE. */
+static void print_events(const json_t *events, int64_t now)
 {
-    size_t n = json_array_size(events);
+    size_t n = json_array_size(events), from = n > MAX_EVENTS ? n - MAX_EVENTS : 0;
     printf("Events:%s\n", n ? "" : "  <none>");
+    json_t *rows = json_array();
+    for (size_t i = from; rows && i < n; i++) {
+        const json_t *ev = json_array_get(events, i);
+        const char *t = kube_json_at_str(ev, "lastTimestamp");
+        char age[32];
+        json_t *row = json_pack("{s:s?, s:s?, s:s, s:s?, s:s?}", "type", kube_json_at_str(ev, "type"), "reason",
+                                kube_json_at_str(ev, "reason"), "age",
+                                plugin_age_of(t && *t ? t : kube_json_at_str(ev, "eventTime"), now, age, sizeof age), "from",
+                                kube_json_at_str(ev, "source", "component"), "message", kube_json_at_str(ev, "message"));
+        if (row)
+            json_array_append_new(rows, row);
+    }
     static const struct col cols[] = { { "TYPE", "type", NULL },
                                        { "REASON", "reason", NULL },
-                                       { "FROM", "source", "component" },
+                                       { "AGE", "age", NULL },
+                                       { "FROM", "from", NULL },
                                        { "MESSAGE", "message", NULL } };
-    if (n)
-        print_json_table(events, cols, 4, n > MAX_EVENTS ? n - MAX_EVENTS : 0);
+    if (json_array_size(rows))
+        print_json_table(rows, cols, 5, 0);
+    json_decref(rows);
 }
 
 static void print_head(const json_t *job, int64_t now)
@@ -207,7 +223,7 @@ int plugin_describe(struct agent_session *s, const struct plugin_opts *po)
     print_pods(pods);
     print_restarts(job);
     print_kueue(job, w);
-    print_events(events);
+    print_events(events, kube_realtime_ms());
     json_decref(w);
     json_decref(events);
     json_decref(pods);
