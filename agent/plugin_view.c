@@ -144,7 +144,7 @@ static char *launch_total(const json_t *job)
 static int wide_columns(const json_t *pods, struct plugin_row *r)
 {
     const char *launcher = NULL, *lct = "";
-    size_t i, cap = 1;
+    size_t i, cap = sizeof("<none>");
     json_t *p;
     json_array_foreach(pods, i, p) {
         const char *ct = kube_json_at_str(p, "metadata", "creationTimestamp") ?: "";
@@ -155,7 +155,7 @@ static int wide_columns(const json_t *pods, struct plugin_row *r)
         cap += strlen(kube_json_at_str(p, "spec", "nodeName") ?: "") + 1;
     }
     r->launcher = strdup(launcher ? launcher : "<none>");
-    r->nodes = calloc(1, cap + 8);
+    r->nodes = calloc(1, cap);
     if (!r->launcher || !r->nodes)
         return -1;
     json_array_foreach(pods, i, p) {
@@ -167,7 +167,7 @@ static int wide_columns(const json_t *pods, struct plugin_row *r)
         for (const char *q = r->nodes; (q = strstr(q, n)); q += nl)
             seen |= (q == r->nodes || q[-1] == ',') && (q[nl] == ',' || !q[nl]);
         if (!seen)
-            snprintf(r->nodes + len, cap + 8 - len, "%s%s", len ? "," : "", n);
+            snprintf(r->nodes + len, cap - len, "%s%s", len ? "," : "", n);
     }
     if (!*r->nodes)
         strcpy(r->nodes, "<none>");

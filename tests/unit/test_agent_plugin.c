@@ -104,6 +104,19 @@ static void test_row_succeeded(void **st)
     assert_non_null(node);
     assert_string_equal(r.nodes, node);
     plugin_row_free(&r);
+    /* NODES: each node once, in the pods' order, a name that is a prefix of another kept apart */
+    json_t *items = kube_json_at(pods, "items");
+    json_object_set_new(kube_json_at(json_array_get(items, 1), "spec"), "nodeName", json_string("n"));
+    json_object_set_new(kube_json_at(json_array_get(items, 2), "spec"), "nodeName", json_string("n2"));
+    assert_int_equal(plugin_row_fill(job, items, created_plus(job, 0), &r, &err), 0);
+    char want_nodes[256];
+    snprintf(want_nodes, sizeof want_nodes, "%s,n,n2", node);
+    assert_string_equal(r.nodes, want_nodes);
+    plugin_row_free(&r);
+    json_array_append(items, json_array_get(items, 2));
+    assert_int_equal(plugin_row_fill(job, items, created_plus(job, 0), &r, &err), 0);
+    assert_string_equal(r.nodes, want_nodes);
+    plugin_row_free(&r);
     /* without pods the wide columns say so */
     assert_int_equal(plugin_row_fill(job, NULL, created_plus(job, 0), &r, &err), 0);
     assert_string_equal(r.launcher, "<none>");
