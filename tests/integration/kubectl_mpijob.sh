@@ -7,8 +7,9 @@
 # queue (no Kueue here: the job waits for its Workload; tests/k8s/cases/kueue.sh covers the
 # admission with the real Kueue). get, why and describe are compared with the golden files in
 # tests/golden/kubectl_mpijob/{kubesim,k8s}/ after the volatile fields are normalised (ages, times, the launcher
-# pod's hash, node names, column padding); logs --rank, -o name/json/yaml, --context,
-# exec, hostfile, the NotFound wording and the exit codes are checked on the way.
+# pod's hash, node names, column padding); a Kueue Workload (its CRD made here), logs --rank,
+# -o name/json/yaml, --context, exec, hostfile, the NotFound wording and the exit codes are
+# checked on the way.
 # KUBE_BACKEND=k8s runs it on the real cluster (tests/k8s/cases/kubectl_mpijob.sh).
 # UPDATE_GOLDEN=1 rewrites the golden files (review the diff before committing).
 set -u
@@ -127,6 +128,44 @@ for j in ok fexit noimg susp; do
   kc get mpijob "$j" -o json >"$D/$j.json" && kc get pods -l "mpi_job_name=$j" -o json >"$D/$j.pods.json" ||
     ks_fail "saving $j's objects"
 done
+
+# Kueue's Workload, read as the plugin finds it: a CRD serving kueue.x-k8s.io/v1beta1 only (so the
+# plugin's v1beta2 list is a 404 and it falls back), a Workload owned by susp (its uid) that Kueue
+# has not admitted; `why` quotes its queue, name and QuotaReserved reason and message. The real
+# Kueue's Workload is read in tests/k8s/cases/kueue.sh.
+kc apply -f - >/dev/null <<'YAML' || ks_fail "create the Workload CRD"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: workloads.kueue.x-k8s.io}
+spec:
+  group: kueue.x-k8s.io
+  names: {kind: Workload, listKind: WorkloadList, plural: workloads, singular: workload}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+YAML
+ks_wait_for "kc get workloads.kueue.x-k8s.io" 30 || ks_fail "workloads not served"
+uid=$(kc get mpijob susp -o jsonpath='{.metadata.uid}')
+kc create -f - >/dev/null <<YAML || ks_fail "create the Workload"
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: mpijob-susp-4f2c1
+  ownerReferences: [{apiVersion: kubeflow.org/v2beta1, kind: MPIJob, name: susp, uid: "$uid", controller: true}]
+spec: {queueName: lq}
+status:
+  conditions:
+  - {type: QuotaReserved, status: "False", reason: Pending, lastTransitionTime: "2026-01-01T00:00:00Z",
+     message: "couldn't assign flavors to pod set launcher: insufficient unused quota for cpu in flavor pool-a, 200m more needed"}
+YAML
+want="MPIJob default/susp is not admitted by Kueue (queue lq, workload mpijob-susp-4f2c1): Pending: couldn't assign flavors to pod set launcher: insufficient unused quota for cpu in flavor pool-a, 200m more needed"
+[ "$(km why susp)" = "$want" ] || ks_fail "why susp with its Workload: $(km why susp)"
+km describe susp | sed -n '/^Kueue:/,/^Events:/p' >"$D/susp.kueue"
+grep -q '^  Workload: *mpijob-susp-4f2c1$' "$D/susp.kueue" && grep -qE '^  QuotaReserved +False +Pending +couldn' "$D/susp.kueue" ||
+  { cat "$D/susp.kueue"; ks_fail "describe susp: its Workload"; }
 
 # describe's Events: the operator's reasons for each job (their number is timing's)
 ev_reasons() { km describe "$1" | sed -n '/^Events:/,$p'; }
