@@ -6,10 +6,10 @@
 # (tests/mpi/rank_fail), one whose worker image cannot be pulled, and one suspended for a Kueue
 # queue (no Kueue here: the job waits for its Workload; tests/k8s/cases/kueue.sh covers the
 # admission with the real Kueue). get, why and describe are compared with the golden files in
-# tests/golden/kubectl_mpijob/{kubesim,k8s}/ after the volatile fields are normalised (ages, times, the launcher
-# pod's hash, node names, column padding); a Kueue Workload (its CRD made here), logs --rank,
-# -o name/json/yaml, --context, exec, hostfile, the NotFound wording and the exit codes are
-# checked on the way.
+# tests/golden/kubectl_mpijob/ (the same on both backends) after the volatile fields are
+# normalised (ages, times, the launcher pod's hash, node names, column padding); a Kueue
+# Workload (its CRD made here), logs --rank, -o name/json/yaml, --context, exec, hostfile, the
+# NotFound wording and the exit codes are checked on the way.
 # KUBE_BACKEND=k8s runs it on the real cluster (tests/k8s/cases/kubectl_mpijob.sh).
 # UPDATE_GOLDEN=1 rewrites the golden files (review the diff before committing).
 set -u
@@ -17,8 +17,8 @@ set -u
 PROG=$ROOT/build/${MODE:-release}/tests/mpi/rank_fail
 [ -x "$PROG" ] || ks_fail "missing $PROG (make test-progs)"
 [ -x "$BINDIR/kubectl-mpijob" ] || ks_fail "missing $BINDIR/kubectl-mpijob (run make)"
-# the kubelet's words differ between kubesim and the real cluster: one set of golden files each
-GOLDEN=$ROOT/tests/golden/kubectl_mpijob/$KUBE_BACKEND
+# one set of golden files for kubesim and the real cluster: once normalised, both print the same
+GOLDEN=$ROOT/tests/golden/kubectl_mpijob
 ctl_cluster
 ctl_start a --leader-elect=false
 
@@ -112,7 +112,7 @@ golden() {
   if [ -n "${UPDATE_GOLDEN:-}" ]; then
     mkdir -p "$GOLDEN" && cp "$D/$1" "$GOLDEN/$1"
   else
-    diff -u "$GOLDEN/$1" "$D/$1" >&2 || ks_fail "kubectl mpijob: $1 differs from tests/golden/kubectl_mpijob/$KUBE_BACKEND/$1"
+    diff -u "$GOLDEN/$1" "$D/$1" >&2 || ks_fail "kubectl mpijob: $1 differs from tests/golden/kubectl_mpijob/$1"
   fi
 }
 for j in ok fexit noimg susp; do
