@@ -1,8 +1,9 @@
 /* test_agent_plugin.c - the pure parts of `kubectl mpijob` (agent/plugin_view.c, plugin_why.c,
  * plugin_logs.c's rank filter, plugin_yaml.c, plugin_table.c) over real objects: the MPIJobs and
  * pods in tests/unit/data/plugin/ were captured from kubesim running our operator
- * (tests/integration/kubectl_mpijob.sh; README there), and variants made from them by changing
- * one field (a signal, an OOM kill, no status, a Kueue Workload). */
+ * (tests/integration/kubectl_mpijob.sh; README there) and a suspended MPIJob with its Workload
+ * from the real Kueue (tests/k8s/cases/kueue.sh), and variants made from them by changing one
+ * field (a signal, an OOM kill, no status, a Workload admitted or evicted). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -245,22 +246,32 @@ static void test_why_fixtures(void **st)
 static void test_why_suspend_and_kueue(void **st)
 {
     (void)st;
-    json_t *job = load("susp.json");
-    /* a Workload that Kueue has not admitted: its queue and QuotaReserved's reason and message */
-    json_t *w = json_pack("{s:{s:s, s:[{s:s, s:s}]}, s:{s:s}, s:{s:[{s:s, s:s, s:s, s:s}]}}", "metadata", "name",
-                          "mpijob-susp-1a2b3", "ownerReferences", "kind", "MPIJob", "name", "susp", "spec", "queueName",
-                          "lq", "status", "conditions", "type", "QuotaReserved", "status", "False", "reason", "Pending",
-                          "message", "couldn't assign flavors to pod set worker: insufficient unused quota for cpu");
-    check_why(job, NULL, w,
-              "MPIJob default/susp is not admitted by Kueue (queue lq, workload mpijob-susp-1a2b3): Pending: couldn't "
-              "assign flavors to pod set worker: insufficient unused quota for cpu");
+    /* k2 and its Workload, from the real Kueue (tests/k8s/cases/kueue.sh): not admitted, no quota */
+    json_t *job = load("k2.json"), *w = load("k2.workload.json");
+    char want[512];
+    snprintf(want, sizeof want,
+             "MPIJob default/k2 is not admitted by Kueue (queue lq, workload %s): Pending: couldn't assign flavors to pod "
+             "set worker: insufficient unused quota for cpu in flavor pool-a, 500m more needed",
+             kube_obj_name(w));
+    check_why(job, NULL, w, want);
+    char *r = plugin_short_reason(job);
+    assert_string_equal(r, "suspended: Kueue queue lq");
+    free(r);
+    /* admitted, not yet resumed */
+    json_t *conds = kube_json_at(w, "status", "conditions");
+    json_array_append_new(conds, json_pack("{s:s, s:s, s:s, s:s}", "type", "Admitted", "status", "True", "reason",
+                                           "Admitted", "message", "The workload is admitted"));
+    check_why(job, NULL, w, "is admitted by Kueue (queue lq, workload mpijob-k2-");
     /* evicted (preempted) */
-    json_array_append_new(kube_json_at(w, "status", "conditions"),
-                          json_pack("{s:s, s:s, s:s, s:s}", "type", "Evicted", "status", "True", "reason", "Preempted",
-                                    "message", "Preempted to accommodate a workload (UID: x) due to prioritization"));
-    check_why(job, NULL, w, "was evicted by Kueue (queue lq, workload mpijob-susp-1a2b3): Preempted: Preempted to");
+    json_array_append_new(conds, json_pack("{s:s, s:s, s:s, s:s}", "type", "Evicted", "status", "True", "reason",
+                                           "Preempted", "message", "Preempted to accommodate a higher priority Workload"));
+    check_why(job, NULL, w, "was evicted by Kueue (queue lq, workload mpijob-k2-");
+    check_why(job, NULL, w, "): Preempted: Preempted to accommodate a higher priority Workload");
     json_decref(w);
-    /* suspended by hand (no queue label): how to run it */
+    json_decref(job);
+    /* the kubesim job with the queue label and no Workload yet; then suspended by hand (no label) */
+    job = load("susp.json");
+    check_why(job, NULL, NULL, "MPIJob default/susp is suspended: waiting for Kueue to create its Workload (queue lq).");
     json_object_del(kube_json_at(job, "metadata", "labels"), "kueue.x-k8s.io/queue-name");
     check_why(job, NULL, NULL, "is suspended (spec.runPolicy.suspend is true): set it to false to run it.");
     json_decref(job);

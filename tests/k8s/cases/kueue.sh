@@ -164,7 +164,15 @@ why_k2() {
 }
 ks_wait_for why_k2 30 || { ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob why k2' "$BINDIR"; kc get workloads -o yaml | tail -40
   ks_fail "kubectl mpijob why k2 does not say Kueue has not admitted it"; }
-ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob why k2' "$BINDIR"
+# the same against its golden file (the Workload's name hash normalised; UPDATE_GOLDEN=1 rewrites it);
+# the objects kept for the unit tests' fixtures (KS_KEEP=1: tests/unit/data/plugin/README)
+ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob why k2' "$BINDIR" | tee "$W/k2.why.raw" |
+  sed -E 's/mpijob-k2-[a-z0-9]{5}\b/mpijob-k2-<hash>/' >"$W/kueue-k2.why"
+if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$W/kueue-k2.why" "$ROOT/tests/golden/kubectl_mpijob/kueue-k2.why"; fi
+diff -u "$ROOT/tests/golden/kubectl_mpijob/kueue-k2.why" "$W/kueue-k2.why" >&2 ||
+  ks_fail "kubectl mpijob why k2 differs from tests/golden/kubectl_mpijob/kueue-k2.why"
+kc get mpijob k2 -o json >"$W/k2.json" && kc get workload "$(wl_of k2)" -o json >"$W/k2.workload.json" ||
+  ks_fail "saving k2's objects"
 ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob describe k2' "$BINDIR" | sed -n '/^Kueue:/,/^Events:/p' | grep -q 'QuotaReserved  *False' ||
   ks_fail "kubectl mpijob describe k2: no QuotaReserved False in its Kueue section"
 succeeded k1 180
