@@ -145,10 +145,17 @@ static void print_restarts(const json_t *job)
 static void print_kueue(const json_t *job, const json_t *w)
 {
     const char *q = kube_obj_label(job, "kueue.x-k8s.io/queue-name");
+    int suspended = kube_json_at_bool(job, 0, "spec", "runPolicy", "suspend");
+    const char *wq = q ? q : kube_json_at_str(w, "spec", "queueName");
+    if (!suspended)
+        printf("Suspended:    false\n");
+    else if (q || w)
+        printf("Suspended:    true, by Kueue until it admits the job (queue %s)\n", wq ? wq : "?");
+    else
+        printf("Suspended:    true, by spec.runPolicy.suspend (no Kueue queue): set it to false to run\n");
     if (!q && !w)
         return;
-    printf("Kueue:\n  Queue:      %s\n  Suspended:  %s\n", q ? q : "<none>",
-           kube_json_at_bool(job, 0, "spec", "runPolicy", "suspend") ? "true (Kueue admits it by resuming it)" : "false");
+    printf("Kueue:\n  Queue:      %s\n", q ? q : "<none>");
     if (!w) {
         printf("  Workload:   <none>\n");
         return;
