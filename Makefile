@@ -95,7 +95,12 @@ unit_objs = $(if $(filter lib mpik8s,$(call test_comp,$(1))),,$(call comp_lib_ob
 unit_libs = $(if $(filter lib,$(call test_comp,$(1))),,$(LIBMPIK8S)) $(LIBKUBE)
 
 .PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules prometheus-rules
-all: $(PROGS)
+# kubectl-mpijob, the kubectl plugin, is mpi-agent under a second name (agent/plugin_cli.c)
+PLUGIN_LINK := $(BINDIR)/kubectl-mpijob
+all: $(PROGS) $(PLUGIN_LINK)
+
+$(PLUGIN_LINK): $(BINDIR)/mpi-agent
+	ln -sf mpi-agent $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -254,6 +259,7 @@ demo: all stage $(if $(filter k8s,$(CLUSTER)),docker-images)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	for p in $(PROGS) $(EXTRA_PROGS); do install -m 0755 $$p $(DESTDIR)$(PREFIX)/bin/; done
+	ln -sf mpi-agent $(DESTDIR)$(PREFIX)/bin/kubectl-mpijob
 	$(foreach h,$(INSTALL_HOOKS),$(MAKE) $(h) &&) true
 
 clean:

@@ -17,6 +17,7 @@ struct agent_opts {
     char *namespace;    /* -n / MPI_JOB_NAMESPACE / in-cluster file / kubeconfig */
     char *job;          /* --job / MPI_JOB_NAME / positional (status) */
     char *kubeconfig;   /* --kubeconfig (NULL: library default order) */
+    char *context;      /* --context: the kubeconfig context (NULL: current-context) */
     char *hostfile;     /* --hostfile, default /etc/mpi/hostfile */
     int hostfile_given; /* 1 when --hostfile was passed explicitly */
     char *dest;         /* --dest, bundle destination, default /opt/kube */

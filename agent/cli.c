@@ -39,11 +39,13 @@ enum {
     OPT_VERSION,
     OPT_SSH_DIR,
     OPT_SSH_PORT,
+    OPT_CONTEXT,
 };
 
 static const struct option long_opts[] = {
     { "namespace", required_argument, NULL, 'n' },
     { "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
+    { "context", required_argument, NULL, OPT_CONTEXT },
     { "verbose", no_argument, NULL, 'v' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, OPT_VERSION },
@@ -229,6 +231,7 @@ static int apply_flag(struct agent_opts *o, int c, const char *arg)
     case 'v': o->verbose++; return 0;
     case 'f': o->follow = 1; return 0;
     case OPT_KUBECONFIG: return set_str(&o->kubeconfig, arg);
+    case OPT_CONTEXT: return set_str(&o->context, arg);
     case OPT_JOB: return set_str(&o->job, arg);
     case OPT_HOSTFILE: o->hostfile_given = 1; return set_str(&o->hostfile, arg);
     case OPT_MPI: return parse_mpi_opt("--mpi", arg, &o->mpi);
@@ -258,6 +261,7 @@ static void usage(const char *cmd)
             "  -n, --namespace NS      job namespace (default: $MPI_JOB_NAMESPACE, in-cluster, kubeconfig)\n"
             "      --job NAME          MPIJob name (default: $MPI_JOB_NAME)\n"
             "      --kubeconfig FILE   kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)\n"
+            "      --context NAME      the kubeconfig context to use (default: its current-context)\n"
             "      --hostfile FILE     hostfile to read workers from (default /etc/mpi/hostfile)\n"
             "      --mpi FLAVOUR       openmpi (4 and 5) | mpich | intel (default: $MPI_JOB_MPI_IMPLEMENTATION or openmpi)\n"
             "      --transport T       exec | ssh (default: $MPI_JOB_TRANSPORT or exec)\n"
@@ -327,6 +331,7 @@ void agent_opts_free(struct agent_opts *o)
     free(o->namespace);
     free(o->job);
     free(o->kubeconfig);
+    free(o->context);
     free(o->hostfile);
     free(o->dest);
     free(o->container);

@@ -21,6 +21,12 @@ int agent_cmd_status(struct agent_opts *o);
 /* logs [-n NS] [-f] JOB: the launcher's output kept in <job>-log (-f: the running launcher's log
  * first); 0 printed, 1 nothing kept or an API error. */
 int agent_cmd_logs(struct agent_opts *o);
+/* Receives a piece of the launcher's output. */
+typedef void (*agent_log_sink)(const char *buf, size_t len, void *arg);
+/* The launcher's output of job s->o->job to sink: follow_it: the running launcher's log while it runs
+ * (else, or when none runs, the ConfigMap <job>-log); previous: the newest launcher pod's previous
+ * container instance; without a kept ConfigMap, the newest launcher pod's log. 0, or -1 with *err. */
+int agent_logs_write(struct agent_session *s, int follow_it, int previous, agent_log_sink sink, void *arg, char **err);
 
 /* init's exit code when the workers decided the wait (one failed, or the bound was reached):
  * retrying the launcher cannot help, so the operator fails the MPIJob at once (docs/controller.md). */

@@ -1,12 +1,14 @@
 /* main.c - mpi-agent: the launcher-side runtime of an MPIJob. Dispatches to the
  * subcommands: init (the launcher's init container), run (mpirun wrapper),
  * hostfile, discover-hosts, ready (the launcher's readiness probe), status and logs
- * (debugging). */
+ * (debugging). Run under the name kubectl-mpijob (a link to it), it is the kubectl plugin
+ * (plugin_cli.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "agent.h"
 #include "commands.h"
+#include "plugin.h"
 #include "kube/exec.h"
 #include "kube/log.h"
 
@@ -44,12 +46,17 @@ static void usage(FILE *f)
     fprintf(f, "usage: mpi-agent COMMAND [options]\n\ncommands:\n");
     for (size_t i = 0; i < NSUB; i++)
         fprintf(f, "  %-15s %s\n", subcommands[i].name, subcommands[i].help);
-    fprintf(f, "\ncommon options: -n/--namespace NS, --kubeconfig FILE, -v, --version; "
-               "`mpi-agent COMMAND --help` for the rest\n");
+    fprintf(f, "\ncommon options: -n/--namespace NS, --kubeconfig FILE, --context NAME, -v, --version; "
+               "`mpi-agent COMMAND --help` for the rest\n"
+               "run as kubectl-mpijob (a link to it), mpi-agent is the kubectl plugin: `kubectl mpijob --help`\n");
 }
 
 int main(int argc, char **argv)
 {
+    const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    base = base ? base + 1 : argc > 0 && argv[0] ? argv[0] : "";
+    if (!strcmp(base, PLUGIN_NAME))
+        return agent_plugin_main(argc, argv);
     kube_log_set_component("mpi-agent");
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);

@@ -71,7 +71,7 @@ int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **
     struct kube_config *cfg = NULL;
     char *cerr = NULL;
     s->o = o;
-    if (kube_config_load(o->kubeconfig, NULL, &cfg, &cerr) < 0) {
+    if (kube_config_load(o->kubeconfig, o->context, &cfg, &cerr) < 0) {
         char *why = kube_strdup_printf("kubernetes config: %s", cerr ? cerr : "unknown error");
         free(cerr);
         int rc = no_api_possible(s) && !o->kubeconfig && settle_namespace(s, err) == 0

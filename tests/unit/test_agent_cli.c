@@ -99,6 +99,15 @@ static void test_env_then_flags(void **s)
     assert_int_equal(o.argc, 5);
     assert_string_equal(o.argv[0], "mpirun");
     assert_string_equal(o.argv[3], "--timeout");
+    assert_null(o.context);
+    agent_opts_free(&o);
+    /* --context and --kubeconfig: what mpi-agent status/logs and the plugin connect with */
+    char *argv2[] = { "status", "--context", "kind-b", "--kubeconfig", "/k/config", "job1", NULL };
+    assert_int_equal(agent_opts_parse(&o, "status", 6, argv2), 0);
+    assert_string_equal(o.context, "kind-b");
+    assert_string_equal(o.kubeconfig, "/k/config");
+    assert_int_equal(o.argc, 1);
+    assert_string_equal(o.argv[0], "job1");
     agent_opts_free(&o);
     clear_env();
 }

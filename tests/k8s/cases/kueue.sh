@@ -9,6 +9,7 @@
 #  1. two jobs that do not fit together: Kueue's webhook creates both suspended, the first is
 #     admitted, runs with the flavour's nodeSelector on every pod and succeeds; the second
 #     makes no pod until then, is admitted after it and succeeds;
+#     `kubectl mpijob why` says why the second waits (Kueue, queue, Workload, QuotaReserved);
 #  2. preemption: a running low-priority job is evicted by a high-priority one (a
 #     WorkloadPriorityClass); ours suspends it, leaving none of its pods; the high one runs,
 #     then the low one is admitted again, resumes and succeeds.
@@ -152,6 +153,28 @@ echo "$sel" | grep -qv '=kueue-a$' && { echo "$sel"; ks_fail "a pod of k1 lacks 
 [ "$(echo "$sel" | grep -c '=kueue-a$')" -ge 3 ] || { echo "$sel"; ks_fail "k1: fewer than 3 pods carry the nodeSelector"; }
 [ "$(cond k2 Suspended status)" = True ] || { dump k2; ks_fail "k2 has no Suspended=True condition while it waits"; }
 [ "$(pods_of k2)" = 0 ] || { dump k2; ks_fail "k2 made pods while suspended"; }
+# `kubectl mpijob why` names Kueue, the queue, the Workload and its QuotaReserved reason and message
+wl_of() { kc get workloads -o jsonpath="{range .items[?(@.metadata.ownerReferences[0].name==\"$1\")]}{.metadata.name}{end}"; }
+why_k2() {
+  local wl msg
+  wl=$(wl_of k2) && [ -n "$wl" ] || return 1
+  msg=$(kc get workload "$wl" -o jsonpath='{.status.conditions[?(@.type=="QuotaReserved")].reason}: {.status.conditions[?(@.type=="QuotaReserved")].message}')
+  [ "$(ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob why k2' "$BINDIR")" = \
+    "MPIJob default/k2 is not admitted by Kueue (queue lq, workload $wl): $msg" ]
+}
+ks_wait_for why_k2 30 || { ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob why k2' "$BINDIR"; kc get workloads -o yaml | tail -40
+  ks_fail "kubectl mpijob why k2 does not say Kueue has not admitted it"; }
+# the same against its golden file (the Workload's name hash normalised; UPDATE_GOLDEN=1 rewrites it);
+# the objects kept for the unit tests' fixtures (KS_KEEP=1: tests/unit/data/plugin/README)
+ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob why k2' "$BINDIR" | tee "$W/k2.why.raw" |
+  sed -E 's/mpijob-k2-[a-z0-9]{5}\b/mpijob-k2-<hash>/' >"$W/kueue-k2.why"
+if [ -n "${UPDATE_GOLDEN:-}" ]; then cp "$W/kueue-k2.why" "$ROOT/tests/golden/kubectl_mpijob/kueue-k2.why"; fi
+diff -u "$ROOT/tests/golden/kubectl_mpijob/kueue-k2.why" "$W/kueue-k2.why" >&2 ||
+  ks_fail "kubectl mpijob why k2 differs from tests/golden/kubectl_mpijob/kueue-k2.why"
+kc get mpijob k2 -o json >"$W/k2.json" && kc get workload "$(wl_of k2)" -o json >"$W/k2.workload.json" ||
+  ks_fail "saving k2's objects"
+ks_run sh -c 'PATH="$0:$PATH"; exec kubectl mpijob describe k2' "$BINDIR" | sed -n '/^Kueue:/,/^Events:/p' | grep -q 'QuotaReserved  *False' ||
+  ks_fail "kubectl mpijob describe k2: no QuotaReserved False in its Kueue section"
 succeeded k1 180
 t_k1=$(ms)
 ks_wait_for "[ \"\$(suspended k2)\" = false ]" 60 || { dump k2; ks_fail "k2 was not admitted after k1 finished"; }
