@@ -95,12 +95,15 @@ unit_objs = $(if $(filter lib mpik8s,$(call test_comp,$(1))),,$(call comp_lib_ob
 unit_libs = $(if $(filter lib,$(call test_comp,$(1))),,$(LIBMPIK8S)) $(LIBKUBE)
 
 .PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules prometheus-rules
-# kubectl-mpijob, the kubectl plugin, is mpi-agent under a second name (agent/plugin_cli.c)
-PLUGIN_LINK := $(BINDIR)/kubectl-mpijob
+# kubectl-mpijob, the kubectl plugin, is mpi-agent under a second name (agent/plugin_cli.c); a
+# tree without agent/ (images/nccl-benchmarks builds the workload programs alone) has neither
+PLUGIN_LINK := $(if $(filter $(BINDIR)/mpi-agent,$(PROGS)),$(BINDIR)/kubectl-mpijob)
 all: $(PROGS) $(PLUGIN_LINK)
 
+ifneq ($(PLUGIN_LINK),)
 $(PLUGIN_LINK): $(BINDIR)/mpi-agent
 	ln -sf mpi-agent $@
+endif
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -259,7 +262,7 @@ demo: all stage $(if $(filter k8s,$(CLUSTER)),docker-images)
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	for p in $(PROGS) $(EXTRA_PROGS); do install -m 0755 $$p $(DESTDIR)$(PREFIX)/bin/; done
-	ln -sf mpi-agent $(DESTDIR)$(PREFIX)/bin/kubectl-mpijob
+	$(if $(PLUGIN_LINK),ln -sf mpi-agent $(DESTDIR)$(PREFIX)/bin/kubectl-mpijob)
 	$(foreach h,$(INSTALL_HOOKS),$(MAKE) $(h) &&) true
 
 clean:
