@@ -36,6 +36,10 @@
 #include "kube/util.h"
 
 #define DRAIN_MS 2000 /* after CMD exits, wait this long for its pipes to close */
+/* After CMD failed with no reason of ours, wait this long for the pod watcher to name a worker
+ * that went: mpirun may notice a lost daemon (its exec stream closed) before the pod cache shows
+ * the worker Failed or deleted, and then the worker, not "command exited 205", is the cause. */
+#define LOST_WAIT_MS 5000
 #define LEFTOVER_TERM_MS 2000
 
 struct watcher {
@@ -80,6 +84,7 @@ struct sup {
     int stopping;    /* we asked CMD to stop */
     int64_t kill_at; /* monotonic ms to SIGKILL the group, 0 = none */
     int64_t started, last_output, drain_until;
+    int64_t lost_wait_until;     /* CMD failed: until then a worker the watcher names is its cause */
     char *reason;                /* why we stopped CMD, or NULL */
     long lost;                   /* index of the worker whose failure stopped CMD, -1 none */
     json_t *preempted;           /* its pod when it was preempted (the preemptor is named at the end), or NULL */
@@ -179,6 +184,8 @@ static void reap(struct sup *u)
             u->child_done = 1;
             u->status = st;
             u->drain_until = kube_now_ms() + DRAIN_MS;
+            if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && !u->reason && u->note_fd >= 0)
+                u->lost_wait_until = kube_now_ms() + LOST_WAIT_MS;
         }
     }
 }
@@ -279,6 +286,8 @@ static int next_timeout(const struct sup *u)
         t = u->kill_at - now;
     if (u->child_done && (t < 0 || u->drain_until - now < t))
         t = u->drain_until - now;
+    if (u->child_done && u->lost_wait_until && !u->reason && u->note_fd >= 0 && (t < 0 || u->lost_wait_until - now < t))
+        t = u->lost_wait_until - now;
     double pt = u->s->o->progress_timeout_s;
     if (pt > 0 && !u->stopping) {
         int64_t d = u->last_output + (int64_t)(pt * 1000) - now;
@@ -330,6 +339,12 @@ static int sup_step(struct sup *u, struct watcher *w)
                 u->preempted = json_incref(preempted);
             }
             sup_stop(u, SIGTERM, msg);
+        } else if (msg && u->lost_wait_until && !u->reason) {
+            /* the command failed first: the worker that went is why (LOST_WAIT_MS) */
+            KLOG_ERROR("%s: the command had failed already", msg);
+            u->lost = (long)bad;
+            u->preempted = json_incref(preempted);
+            u->reason = msg;
         } else {
             free(msg);
         }
@@ -348,7 +363,8 @@ static int sup_step(struct sup *u, struct watcher *w)
     if (!u->stopping)
         launch_watch(u, now);
     ranks_up(u, now);
-    if (u->child_done && ((u->out_fd < 0 && u->err_fd < 0) || now >= u->drain_until))
+    int lost_wait = u->lost_wait_until && !u->reason && u->note_fd >= 0 && now < u->lost_wait_until;
+    if (u->child_done && ((u->out_fd < 0 && u->err_fd < 0) || now >= u->drain_until) && !lost_wait)
         return 0;
     return 1;
 }

@@ -44,6 +44,19 @@ pgrep -f "sleep 60.$$1" >/dev/null && fail "the command's sleep outlived the age
 k delete pod s-worker-1 --grace-period=0 --force >/dev/null 2>&1 || true
 ghost_pod s 1 | k create -f - >/dev/null; set_ready s-worker-1
 
+log "2b. a worker that goes just after the command failed is its cause (mpirun saw its daemon lost first)"
+ksrun "${RUN[@]}" -- sh -c "echo started; sleep 0.5; exit 205" >"$D/o2b" 2>&1 & BG_PIDS+=($!); pid=$!
+for _ in $(seq 100); do grep -q '^started' "$D/o2b" 2>/dev/null && break; sleep 0.1; done
+sleep 1.2 # the command has exited; the agent waits for the pod watcher
+grep -q "command exited\|stopping the command" "$D/o2b" && fail "the run ended before the worker went: $(cat "$D/o2b")"
+k delete pod s-worker-1 --wait=false >/dev/null
+rc=0; wait $pid || rc=$?
+[ $rc -eq 205 ] || fail "run exited $rc, want the command's 205"
+expect_in "$D/o2b" "the command had failed already"
+grep -qE "worker s-worker-1: (being deleted|deleted)" "$D/term" || { cat "$D/term"; fail "termination message lacks the worker"; }
+k delete pod s-worker-1 --grace-period=0 --force >/dev/null 2>&1 || true
+ghost_pod s 1 | k create -f - >/dev/null; set_ready s-worker-1
+
 log "3. SIGTERM is forwarded; a command that ignores it is killed after --grace"
 ksrun "${RUN[@]}" -- sh -c "trap 'echo got-TERM; exit 42' TERM; sleep 30 & wait" "$mark-a" >"$D/o3" 2>&1 & BG_PIDS+=($!); pid=$!
 sleep 1.5; kill -TERM "$(agent_pid "$mark-a")"
