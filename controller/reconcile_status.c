@@ -322,8 +322,8 @@ static int workers_failed(struct sync_ctx *c)
     json_t *failed = NULL;
     for (long long i = 0; i < n; i++) {
         json_t *p = c->workers[i];
-        if (!p || strcmp(pod_phase(p), "Failed") != 0 || worker_restart_recorded(c, p))
-            continue;
+        if (!p || strcmp(pod_phase(p), "Failed") != 0 || worker_restart_recorded(c, p) || pod_deleted_plainly(p))
+            continue; /* a deleted worker: its launcher's run names the deletion (pod.h) */
         if (disrupted_pending(c, p))
             return 1; /* not yet: the launcher's report comes */
         const char *r = kube_json_at_str(p, "status", "reason");

@@ -109,7 +109,9 @@ int worker_restart_lost(struct sync_ctx *c)
         return 0;
     for (long long i = 0; i < c->j->worker.replicas; i++) {
         json_t *p = c->workers[i];
-        if (p && strcmp(pod_phase(p), "Failed") == 0)
+        /* a worker someone deleted (pod_deleted_plainly) is no failure to count, unless it failed
+         * before (recorded): the deletion is the cause, which the launcher's record names */
+        if (p && strcmp(pod_phase(p), "Failed") == 0 && (!pod_deleted_plainly(p) || recorded(c, p)))
             n += restart_one(c, p);
     }
     return n;

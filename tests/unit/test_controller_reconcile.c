@@ -911,6 +911,20 @@ static void test_worker_restart(void **state)
     assert_int_equal(json_integer_value(json_object_get(status(&w), "restartCount")), 1);
     json_t *last = json_array_get(json_object_get(status(&w), "restarts"), 0);
     assert_non_null(strstr(json_string_value(json_object_get(last, "message")), "worker pi-worker-1: deleted"));
+    /* a worker someone deleted, Failed in its last seconds (killed at its grace period): the
+     * deletion is the cause, not a worker failure: neither counted nor recorded */
+    set_pod(&w, "pi-worker-0", "Failed", 0);
+    json_object_set_new(json_object_get(get(&w, RK_POD, "pi-worker-0"), "metadata"), "deletionTimestamp",
+                        json_string("2026-05-28T20:27:30Z"));
+    struct plan pd;
+    sync_at(&w, T0 + 22000, &pd);
+    assert_int_equal(count(&pd, ACT_DELETE, RK_POD), 0);
+    plan_free(&pd);
+    assert_null(cond_get(status(&w), COND_FAILED));
+    assert_int_equal(json_integer_value(json_object_get(status(&w), "workerRestarts")), 2);
+    assert_int_equal(events_named(&w, "WorkerRestarted"), 2);
+    set_pod(&w, "pi-worker-0", "Running", 1);
+    json_object_del(json_object_get(get(&w, RK_POD, "pi-worker-0"), "metadata"), "deletionTimestamp");
     /* the budget (2) is spent: the next lost worker fails the job */
     set_pod(&w, "pi-worker-1", "Failed", 0);
     sync1(&w, T0 + 25000);
