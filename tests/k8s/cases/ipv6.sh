@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 700
+# timeout: 1250
 # Issue #39 on the real cluster: the seed's journey (tests/integration/controller_journey.sh: our
 # operator deployed as users install it, the seed's v1alpha2 pi over the exec transport, the
 # metrics endpoint) and upstream's install with its pi example over SSH
