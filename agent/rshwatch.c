@@ -29,8 +29,7 @@ enum agent_stack agent_stack_of_program(const char *name)
     return AGENT_STACK_NONE;
 }
 
-/* 1 when text[0..len) holds the bytes of word. */
-static int holds(const char *text, size_t len, const char *word)
+int agent_text_holds(const char *text, size_t len, const char *word)
 {
     size_t wl = strlen(word);
     if (!text)
@@ -45,12 +44,14 @@ enum agent_stack agent_stack_of_output(const char *text, size_t len)
 {
     if (!text)
         return AGENT_STACK_NONE;
-    if (holds(text, len, "PRTE") || holds(text, len, "prterun") || holds(text, len, "prted"))
+    if (agent_text_holds(text, len, "PRTE") || agent_text_holds(text, len, "prterun") ||
+        agent_text_holds(text, len, "prted"))
         return AGENT_STACK_OMPI5;
-    if (holds(text, len, "ORTE") || holds(text, len, "orted"))
+    if (agent_text_holds(text, len, "ORTE") || agent_text_holds(text, len, "orted"))
         return AGENT_STACK_OMPI4;
-    if (holds(text, len, "HYDRA") || holds(text, len, "hydra") || holds(text, len, "HYD_") || holds(text, len, "HYDU_") ||
-        holds(text, len, "[mpiexec@"))
+    if (agent_text_holds(text, len, "HYDRA") || agent_text_holds(text, len, "hydra") ||
+        agent_text_holds(text, len, "HYD_") || agent_text_holds(text, len, "HYDU_") ||
+        agent_text_holds(text, len, "[mpiexec@"))
         return AGENT_STACK_HYDRA;
     return AGENT_STACK_NONE;
 }
@@ -82,7 +83,8 @@ int agent_rshwatch_informational(char *const *argv)
 
 int agent_rshwatch_ended_badly(int exit_code, const char *out, size_t len)
 {
-    return exit_code == 0 || holds(out, len, "ssh") || holds(out, len, "rsh") || holds(out, len, "daemon");
+    return exit_code == 0 || agent_text_holds(out, len, "ssh") || agent_text_holds(out, len, "rsh") ||
+           agent_text_holds(out, len, "daemon");
 }
 
 /* "NAME ('value')", "NAME (not set)" or "NAME ('value', set instead of 'ours')". New string. */

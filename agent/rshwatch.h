@@ -25,6 +25,10 @@ enum agent_stack {
     AGENT_STACK_HYDRA, /* MPICH or Intel MPI, as the job says */
 };
 
+/* 1 when text[0..len) holds the bytes of word (NULL text: 0); the output checks of the launch
+ * watch and of agent/stackcrash.c. */
+int agent_text_holds(const char *text, size_t len, const char *word);
+
 /* The stack a program name shows (a process's comm or its executable's base name): prterun,
  * prte -> OMPI5; orterun -> OMPI4; mpiexec.hydra, mpiexec.mpich, mpirun.mpich -> HYDRA; mpirun,
  * mpiexec, mpirun.openmpi, mpiexec.openmpi -> OPENMPI (a generic launcher); else NONE. */

@@ -26,16 +26,10 @@ int agent_host_has_ipv4(void)
     return found;
 }
 
-/* Whether out (len bytes) holds needle. */
-static int holds(const char *out, size_t len, const char *needle)
-{
-    return out && memmem(out, len, needle, strlen(needle)) != NULL;
-}
-
 char *agent_stackcrash_hydra_ipv6_line(const char *out, size_t len, int code)
 {
-    if (!holds(out, len, "HYDU_sock_connect") ||
-        !(holds(out, len, "unable to get host address") || holds(out, len, "unable to connect to server")))
+    if (!agent_text_holds(out, len, "HYDU_sock_connect") || !(agent_text_holds(out, len, "unable to get host address") ||
+                                                              agent_text_holds(out, len, "unable to connect to server")))
         return NULL;
     return kube_strdup_printf("MPICH's Hydra (mpiexec exited %d) could not connect its proxies back to mpiexec on a "
                               "launcher pod with IPv6 addresses only: Hydra resolves and dials IPv4 addresses only "
