@@ -6,15 +6,19 @@
 #   make test       format check, unit tests, fuzz smoke runs, integration tests on kubesim,
 #                   then the real-cluster suite (make test-k8s: tests/k8s/, Docker + Go needed)
 #   make format     rewrite the C sources to .clang-format's layout (format-check: list those that differ)
-#   make rules      check one rule per idea holds (tests/rules.sh: the contract header, single helpers)
+#   make rules      check one rule per idea holds (tests/rules.sh: the contract header, single helpers, errmsg, JSON reads)
 #   make prometheus-rules  check the monitoring component: promtool check/test rules, the PrometheusRule, the dashboard
 #   make asan       the same tests with AddressSanitizer + UBSan builds
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (default 60)
 #   make valgrind   every unit test under valgrind memcheck (leaks, invalid accesses)
-#   make bench      benchmark tables (bench/*.sh)
+#   make bench      benchmark tables (bench/*.sh; those that feed a plot also write bench/results/*.tsv)
+#   make plots      the benchmarks' PNGs under docs/img/ from bench/results/*.tsv (bench/plot.sh, gnuplot)
+#   make plots-check  check bench/plot.sh regenerates every PNG from the committed TSVs (tests/plots.sh)
 #   make deps       install the Debian packages the project needs
 #   make demo       run an example MPIJob end to end on the embedded simulator
 #   make install    DESTDIR=... PREFIX=/usr/local (the layout images mirror)
+#   make krew       kubectl mpijob's krew archive and a manifest with its sha256 in build/krew/
+#                   (plugins/krew.sh; docs/agent.md "krew")
 #
 # Conventions (so each component only adds files, not rules):
 #   lib/*.c                      -> $(BUILD)/libkube.a
@@ -94,7 +98,7 @@ test_comp = $(word 2,$(subst _, ,$(notdir $(1))))
 unit_objs = $(if $(filter lib mpik8s,$(call test_comp,$(1))),,$(call comp_lib_objs,$(call test_comp,$(1))))
 unit_libs = $(if $(filter lib,$(call test_comp,$(1))),,$(LIBMPIK8S)) $(LIBKUBE)
 
-.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules prometheus-rules
+.PHONY: e2e all stage test test-k8s unit integration asan fuzz fuzz-smoke valgrind bench deps demo install clean check-tools format format-check rules prometheus-rules plots plots-check krew
 # kubectl-mpijob, the kubectl plugin, is mpi-agent under a second name (agent/plugin_cli.c); a
 # tree without agent/ (images/nccl-benchmarks builds the workload programs alone) has neither
 PLUGIN_LINK := $(if $(filter $(BINDIR)/mpi-agent,$(PROGS)),$(BINDIR)/kubectl-mpijob)
@@ -151,7 +155,7 @@ integration: all stage $(if $(TEST_PROGS),test-progs)
 test-k8s: all stage
 	tests/k8s/run.sh
 
-# The format check, tests/rules.sh and the Prometheus rules' checks first: they take seconds and name what to fix. Then the
+# The format check, tests/rules.sh, the Prometheus rules' checks and the plots' check first: they take seconds and name what to fix. Then the
 # build on every core, and tests/run-suites.sh: unit and fuzz-smoke, then the kubesim suite and
 # the real-cluster suite side by side (the first is bound by CPU, the second mostly waits), then
 # the real-cluster suite's exclusive tests alone. Every suite runs even when an earlier one
@@ -161,7 +165,7 @@ test-k8s: all stage
 # finds everything and builds the other Kubernetes versions at nice 19 on the idle CPU, until
 # the exclusive tests. It ends with the wall time of each suite and the 10 slowest tests
 # (tests/report.sh). docs/k8s.md has the measurements.
-test: format-check rules prometheus-rules
+test: format-check rules prometheus-rules plots-check
 	$(MAKE) --no-print-directory -j$(NPROC) all
 	NPROC=$(NPROC) tests/run-suites.sh
 
@@ -180,7 +184,8 @@ format-check:
 	  printf '  %s\n' $$bad; exit 1; fi; echo "format-check: $(words $(FORMAT_SRCS)) files match .clang-format"
 
 # One rule per idea (tests/rules.sh): contract.h declarations only and without jansson, one sh_quote,
-# one reader of /proc/self/exe. Seconds; not yet part of make test.
+# one reader of /proc/self/exe, errmsg set with kube_set_err, named JSON fields read with kube_json_at*,
+# C lines within 125 columns. Seconds; make test runs it first.
 rules:
 	bash tests/rules.sh
 
@@ -188,6 +193,14 @@ rules:
 # generated PrometheusRule, the metric names against the operator's, the dashboard's queries.
 prometheus-rules:
 	bash tests/prometheus_rules.sh
+
+# The benchmarks' pictures (docs/plots.md): bench/results/*.tsv -> docs/img/*.png, one command.
+plots:
+	bench/plot.sh
+# bench/plot.sh regenerates every PNG from the committed TSVs (into a temporary directory),
+# the TSVs have the headers the plots read, docs/ shows every PNG. Seconds; in make test.
+plots-check:
+	bash tests/plots.sh
 
 # The whole-system fault matrix, load and security runs (full; a bounded subset is in integration).
 e2e: all stage $(if $(TEST_PROGS),test-progs)
@@ -237,8 +250,10 @@ valgrind: $(UNIT_TESTS)
 	    { tail -n 60 $$t.valgrind.log; echo "FAIL: $$t (log: $$t.valgrind.log)"; fail=1; }; \
 	done; exit $$fail
 
+# every bench, then bench/plot.sh redraws docs/img/ from the TSVs they wrote
 bench: all
-	@for b in bench/*.sh; do [ -x "$$b" ] || continue; echo "== $$b"; timeout 1800 $$b || echo "bench failed: $$b"; done
+	@for b in bench/*.sh; do [ -x "$$b" ] && [ "$$b" != bench/plot.sh ] || continue; echo "== $$b"; timeout 1800 $$b || echo "bench failed: $$b"; done
+	bench/plot.sh
 
 # ---- packages (Debian) ----
 DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
@@ -246,7 +261,7 @@ DEB_PKGS := build-essential pkg-config clang libclang-rt-14-dev \
   libopenmpi-dev libpmix-dev libopenblas-dev libmicrohttpd-dev python3 python3-aiohttp python3-yaml \
   iproute2 util-linux procps psmisc busybox-static openssh-server openssh-client \
   hyperfine prometheus valgrind time patchelf openssl curl mpich libmpich-dev bc tinyproxy buildah mmdebstrap \
-  clang-format containernetworking-plugins conntrack runc iptables
+  clang-format containernetworking-plugins conntrack runc iptables gnuplot-nox
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -264,6 +279,12 @@ install: all
 	for p in $(PROGS) $(EXTRA_PROGS); do install -m 0755 $$p $(DESTDIR)$(PREFIX)/bin/; done
 	$(if $(PLUGIN_LINK),ln -sf mpi-agent $(DESTDIR)$(PREFIX)/bin/kubectl-mpijob)
 	$(foreach h,$(INSTALL_HOOKS),$(MAKE) $(h) &&) true
+
+# kubectl mpijob as a krew release ships it: build/krew/mpijob-linux-amd64.tar.gz (bin/mpi-agent,
+# deterministic) and build/krew/mpijob.yaml (plugins/mpijob.yaml with its sha256), for
+# `kubectl krew install --manifest build/krew/mpijob.yaml --archive build/krew/mpijob-linux-amd64.tar.gz`
+krew: all
+	plugins/krew.sh $(abspath $(BINDIR)) $(abspath build/krew)
 
 clean:
 	rm -rf build bin

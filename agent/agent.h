@@ -35,6 +35,7 @@ struct agent_opts {
     double network_timeout_s;  /* --network-timeout / MPI_AGENT_NETWORK_TIMEOUT, default 60, 0 off */
     int ip_family;             /* MPI_JOB_IP_FAMILY: 4 or 6, the workers' pod IPs used; 0 = each pod's primary */
     double rsh_timeout_s;      /* --rsh-timeout / MPI_AGENT_RSH_TIMEOUT, default 20, 0 off (agent/rshwatch.h) */
+    double daemon_exit_s;      /* MPI_RSH_DAEMON_EXIT_S, default 30, 0 off (agent/daemonexit.h) */
     double grace_s;            /* --grace, SIGTERM → SIGKILL delay, default 10 */
     int no_wait;               /* run: --no-wait (init already waited) */
     int follow;                /* logs: -f/--follow */
@@ -46,9 +47,9 @@ struct agent_opts {
     int argc;
 };
 
-/* Parses argv (after the subcommand) and the environment into o. 0 ok, 1 help printed
- * (exit 0), -1 error (message printed). */
-int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv);
+/* Parses argv (after the subcommand) and the environment into o. 0 ok, 1 help or version
+ * printed (exit 0), -1 with *errmsg naming the flag or variable and the value. */
+int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv, char **errmsg);
 /* Frees what agent_opts_parse allocated. */
 void agent_opts_free(struct agent_opts *o);
 /* Parses a duration "90", "90s", "15m", "1h", "250ms" into seconds; 0 ok, -1 bad. */

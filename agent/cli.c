@@ -96,63 +96,53 @@ int agent_duration_parse(const char *s, double *out)
 }
 
 /* Parses a non-negative int (what names the flag or variable in the error). */
-static int parse_count(const char *what, const char *s, int *out)
+static int parse_count(const char *what, const char *s, int *out, char **errmsg)
 {
     long long v;
-    if (kube_parse_int(s, 0, 1000000, &v) < 0) {
-        fprintf(stderr, "mpi-agent: %s: expected a whole number >= 0, got \"%s\"\n", what, s);
-        return -1;
-    }
+    if (kube_parse_int(s, 0, 1000000, &v) < 0)
+        return kube_set_err(errmsg, "%s: expected a whole number >= 0, got \"%s\"", what, s);
     *out = (int)v;
     return 0;
 }
 
 /* A uid as Kubernetes allows runAsUser: 0..2147483647 (OpenShift assigns ones like 1000870000). */
-static int parse_uid(const char *what, const char *s, int *out)
+static int parse_uid(const char *what, const char *s, int *out, char **errmsg)
 {
     long long v;
-    if (kube_parse_int(s, 0, INT_MAX, &v) < 0) {
-        fprintf(stderr, "mpi-agent: %s: expected a uid 0-%d, got \"%s\"\n", what, INT_MAX, s);
-        return -1;
-    }
+    if (kube_parse_int(s, 0, INT_MAX, &v) < 0)
+        return kube_set_err(errmsg, "%s: expected a uid 0-%d, got \"%s\"", what, INT_MAX, s);
     *out = (int)v;
     return 0;
 }
 
-static int set_str(char **dst, const char *v)
+static int set_str(char **dst, const char *v, char **errmsg)
 {
     free(*dst);
     *dst = strdup(v);
-    if (!*dst) {
-        fprintf(stderr, "mpi-agent: out of memory\n");
-        return -1;
-    }
+    if (!*dst)
+        return kube_set_err(errmsg, "out of memory");
     return 0;
 }
 
-static int parse_duration_opt(const char *what, const char *s, double *out)
+static int parse_duration_opt(const char *what, const char *s, double *out, char **errmsg)
 {
     if (agent_duration_parse(s, out) == 0)
         return 0;
-    fprintf(stderr, "mpi-agent: %s: expected a duration like 90, 90s, 15m or 250ms, got \"%s\"\n", what, s);
-    return -1;
+    return kube_set_err(errmsg, "%s: expected a duration like 90, 90s, 15m or 250ms, got \"%s\"", what, s);
 }
 
-static int parse_transport(const char *what, const char *s, enum mpik8s_transport *t)
+static int parse_transport(const char *what, const char *s, enum mpik8s_transport *t, char **errmsg)
 {
-    if (mpik8s_transport_parse(s, t) < 0) {
-        fprintf(stderr, "mpi-agent: %s: expected exec or ssh, got \"%s\"\n", what, s);
-        return -1;
-    }
+    if (mpik8s_transport_parse(s, t) < 0)
+        return kube_set_err(errmsg, "%s: expected exec or ssh, got \"%s\"", what, s);
     return 0;
 }
 
-static int parse_mpi_opt(const char *what, const char *s, enum mpik8s_mpi *m)
+static int parse_mpi_opt(const char *what, const char *s, enum mpik8s_mpi *m, char **errmsg)
 {
     if (mpik8s_mpi_parse(s, m) == 0)
         return 0;
-    fprintf(stderr, "mpi-agent: %s: expected openmpi, mpich or intel, got \"%s\"\n", what, s);
-    return -1;
+    return kube_set_err(errmsg, "%s: expected openmpi, mpich or intel, got \"%s\"", what, s);
 }
 
 /* Reads the in-cluster namespace file, if any. */
@@ -174,84 +164,89 @@ static char *in_cluster_namespace(void)
     return text;
 }
 
-/* Fills defaults from the environment the controller sets. */
-static int opts_from_env(struct agent_opts *o)
+/* Fills defaults from the environment the controller sets; 0 ok, -1 with *errmsg naming the variable. */
+static int opts_from_env(struct agent_opts *o, char **errmsg)
 {
     const char *v;
     o->timeout_s = DEFAULT_TIMEOUT_S;
     o->grace_s = DEFAULT_GRACE_S;
     o->network_timeout_s = MPIK8S_NETWORK_TIMEOUT_DEFAULT;
     o->rsh_timeout_s = AGENT_RSHWATCH_DEFAULT_S;
+    o->daemon_exit_s = MPIK8S_RSH_DAEMON_EXIT_DEFAULT_S;
     o->ssh_port = 2222;
     o->launcher_uid = -1;
-    if ((v = getenv(MPIK8S_ENV_JOB_NAME)) && *v && set_str(&o->job, v) < 0)
+    if ((v = getenv(MPIK8S_ENV_JOB_NAME)) && *v && set_str(&o->job, v, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_JOB_NAMESPACE)) && *v && set_str(&o->namespace, v) < 0)
+    if ((v = getenv(MPIK8S_ENV_JOB_NAMESPACE)) && *v && set_str(&o->namespace, v, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_WORKER_CONTAINER)) && *v && set_str(&o->container, v) < 0)
+    if ((v = getenv(MPIK8S_ENV_WORKER_CONTAINER)) && *v && set_str(&o->container, v, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_SSH_DIR)) && *v && set_str(&o->ssh_dir, v) < 0)
+    if ((v = getenv(MPIK8S_ENV_SSH_DIR)) && *v && set_str(&o->ssh_dir, v, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_TRANSPORT)) && *v && parse_transport(MPIK8S_ENV_TRANSPORT, v, &o->transport) < 0)
+    if ((v = getenv(MPIK8S_ENV_TRANSPORT)) && *v && parse_transport(MPIK8S_ENV_TRANSPORT, v, &o->transport, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_MPI_IMPLEMENTATION)) && *v && parse_mpi_opt(MPIK8S_ENV_MPI_IMPLEMENTATION, v, &o->mpi) < 0)
+    if ((v = getenv(MPIK8S_ENV_MPI_IMPLEMENTATION)) && *v &&
+        parse_mpi_opt(MPIK8S_ENV_MPI_IMPLEMENTATION, v, &o->mpi, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_SSH_PORT)) && *v && parse_count(MPIK8S_ENV_SSH_PORT, v, &o->ssh_port) < 0)
+    if ((v = getenv(MPIK8S_ENV_SSH_PORT)) && *v && parse_count(MPIK8S_ENV_SSH_PORT, v, &o->ssh_port, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_LAUNCHER_UID)) && *v && parse_uid(MPIK8S_ENV_LAUNCHER_UID, v, &o->launcher_uid) < 0)
+    if ((v = getenv(MPIK8S_ENV_LAUNCHER_UID)) && *v && parse_uid(MPIK8S_ENV_LAUNCHER_UID, v, &o->launcher_uid, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_WORKERS)) && *v && parse_count(MPIK8S_ENV_WORKERS, v, &o->workers) < 0)
+    if ((v = getenv(MPIK8S_ENV_WORKERS)) && *v && parse_count(MPIK8S_ENV_WORKERS, v, &o->workers, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_SLOTS)) && *v && parse_count(MPIK8S_ENV_SLOTS, v, &o->slots) < 0)
+    if ((v = getenv(MPIK8S_ENV_SLOTS)) && *v && parse_count(MPIK8S_ENV_SLOTS, v, &o->slots, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_AGENT_TIMEOUT)) && *v && parse_duration_opt(MPIK8S_ENV_AGENT_TIMEOUT, v, &o->timeout_s) < 0)
+    if ((v = getenv(MPIK8S_ENV_AGENT_TIMEOUT)) && *v &&
+        parse_duration_opt(MPIK8S_ENV_AGENT_TIMEOUT, v, &o->timeout_s, errmsg) < 0)
         return -1;
     if ((v = getenv(MPIK8S_ENV_PROGRESS_TIMEOUT)) && *v &&
-        parse_duration_opt(MPIK8S_ENV_PROGRESS_TIMEOUT, v, &o->progress_timeout_s) < 0)
+        parse_duration_opt(MPIK8S_ENV_PROGRESS_TIMEOUT, v, &o->progress_timeout_s, errmsg) < 0)
         return -1;
     if ((v = getenv(MPIK8S_ENV_NETWORK_TIMEOUT)) && *v &&
-        parse_duration_opt(MPIK8S_ENV_NETWORK_TIMEOUT, v, &o->network_timeout_s) < 0)
+        parse_duration_opt(MPIK8S_ENV_NETWORK_TIMEOUT, v, &o->network_timeout_s, errmsg) < 0)
         return -1;
-    if ((v = getenv(AGENT_ENV_RSH_TIMEOUT)) && *v && parse_duration_opt(AGENT_ENV_RSH_TIMEOUT, v, &o->rsh_timeout_s) < 0)
+    if ((v = getenv(AGENT_ENV_RSH_TIMEOUT)) && *v &&
+        parse_duration_opt(AGENT_ENV_RSH_TIMEOUT, v, &o->rsh_timeout_s, errmsg) < 0)
         return -1;
-    if ((v = getenv(MPIK8S_ENV_IP_FAMILY)) && *v && !(o->ip_family = mpik8s_ip_family_parse(v))) {
-        fprintf(stderr, "mpi-agent: %s: expected IPv4 or IPv6, got \"%s\"\n", MPIK8S_ENV_IP_FAMILY, v);
+    if ((v = getenv(MPIK8S_RSH_ENV_DAEMON_EXIT_S)) && *v &&
+        parse_duration_opt(MPIK8S_RSH_ENV_DAEMON_EXIT_S, v, &o->daemon_exit_s, errmsg) < 0)
         return -1;
-    }
-    if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v) < 0)
+    if ((v = getenv(MPIK8S_ENV_IP_FAMILY)) && *v && !(o->ip_family = mpik8s_ip_family_parse(v)))
+        return kube_set_err(errmsg, "%s: expected IPv4 or IPv6, got \"%s\"", MPIK8S_ENV_IP_FAMILY, v);
+    if ((v = getenv("MPI_AGENT_TERMINATION_LOG")) && *v && set_str(&o->termination_log, v, errmsg) < 0)
         return -1;
     return 0;
 }
 
-/* Applies one parsed flag; -1 on a bad value. */
-static int apply_flag(struct agent_opts *o, int c, const char *arg)
+/* Applies one parsed flag; 0 ok, -1 with *errmsg on a bad value. */
+static int apply_flag(struct agent_opts *o, int c, const char *arg, char **errmsg)
 {
     switch (c) {
-    case 'n': return set_str(&o->namespace, arg);
+    case 'n': return set_str(&o->namespace, arg, errmsg);
     case 'v': o->verbose++; return 0;
     case 'f': o->follow = 1; return 0;
-    case OPT_KUBECONFIG: return set_str(&o->kubeconfig, arg);
-    case OPT_CONTEXT: return set_str(&o->context, arg);
-    case OPT_JOB: return set_str(&o->job, arg);
-    case OPT_HOSTFILE: o->hostfile_given = 1; return set_str(&o->hostfile, arg);
-    case OPT_MPI: return parse_mpi_opt("--mpi", arg, &o->mpi);
-    case OPT_TRANSPORT: return parse_transport("--transport", arg, &o->transport);
-    case OPT_CONTAINER: return set_str(&o->container, arg);
-    case OPT_TIMEOUT: return parse_duration_opt("--timeout", arg, &o->timeout_s);
-    case OPT_SLOTS: return parse_count("--slots", arg, &o->slots);
-    case OPT_WORKERS: return parse_count("--workers", arg, &o->workers);
-    case OPT_DEST: return set_str(&o->dest, arg);
+    case OPT_KUBECONFIG: return set_str(&o->kubeconfig, arg, errmsg);
+    case OPT_CONTEXT: return set_str(&o->context, arg, errmsg);
+    case OPT_JOB: return set_str(&o->job, arg, errmsg);
+    case OPT_HOSTFILE: o->hostfile_given = 1; return set_str(&o->hostfile, arg, errmsg);
+    case OPT_MPI: return parse_mpi_opt("--mpi", arg, &o->mpi, errmsg);
+    case OPT_TRANSPORT: return parse_transport("--transport", arg, &o->transport, errmsg);
+    case OPT_CONTAINER: return set_str(&o->container, arg, errmsg);
+    case OPT_TIMEOUT: return parse_duration_opt("--timeout", arg, &o->timeout_s, errmsg);
+    case OPT_SLOTS: return parse_count("--slots", arg, &o->slots, errmsg);
+    case OPT_WORKERS: return parse_count("--workers", arg, &o->workers, errmsg);
+    case OPT_DEST: return set_str(&o->dest, arg, errmsg);
     case OPT_NO_DELIVER: o->no_deliver = 1; return 0;
     case OPT_NO_REACH: o->no_reach = 1; return 0;
-    case OPT_PROGRESS: return parse_duration_opt("--progress-timeout", arg, &o->progress_timeout_s);
-    case OPT_NETWORK: return parse_duration_opt("--network-timeout", arg, &o->network_timeout_s);
-    case OPT_RSH_TIMEOUT: return parse_duration_opt("--rsh-timeout", arg, &o->rsh_timeout_s);
-    case OPT_GRACE: return parse_duration_opt("--grace", arg, &o->grace_s);
+    case OPT_PROGRESS: return parse_duration_opt("--progress-timeout", arg, &o->progress_timeout_s, errmsg);
+    case OPT_NETWORK: return parse_duration_opt("--network-timeout", arg, &o->network_timeout_s, errmsg);
+    case OPT_RSH_TIMEOUT: return parse_duration_opt("--rsh-timeout", arg, &o->rsh_timeout_s, errmsg);
+    case OPT_GRACE: return parse_duration_opt("--grace", arg, &o->grace_s, errmsg);
     case OPT_NO_WAIT: o->no_wait = 1; return 0;
-    case OPT_SSH_DIR: return set_str(&o->ssh_dir, arg);
-    case OPT_SSH_PORT: return parse_count("--ssh-port", arg, &o->ssh_port);
+    case OPT_SSH_DIR: return set_str(&o->ssh_dir, arg, errmsg);
+    case OPT_SSH_PORT: return parse_count("--ssh-port", arg, &o->ssh_port, errmsg);
     }
-    return -1;
+    return kube_set_err(errmsg, "option %d is not handled", c);
 }
 
 static void usage(const char *cmd)
@@ -278,6 +273,8 @@ static void usage(const char *cmd)
             "                          network for DUR (default 60s; 0 off; $MPI_AGENT_NETWORK_TIMEOUT)\n"
             "      --rsh-timeout DUR   run: stop mpirun when it has not called mpi-rsh DUR after it\n"
             "                          started (default 20s; 0 off; $MPI_AGENT_RSH_TIMEOUT)\n"
+            "  $MPI_RSH_DAEMON_EXIT_S  run: stop mpirun DUR after an MPI daemon it launched failed\n"
+            "                          while it ran on (default 30s; 0 off)\n"
             "      --grace DUR         run: SIGTERM to SIGKILL delay (default 10s)\n"
             "  -f, --follow            logs: follow the running launcher's log\n"
             "  -v, --verbose           more logging (repeat for trace)\n"
@@ -288,11 +285,11 @@ static void usage(const char *cmd)
                                                              : "");
 }
 
-int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv)
+int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **argv, char **errmsg)
 {
     memset(o, 0, sizeof(*o));
     o->cmd = cmd;
-    if (opts_from_env(o) < 0)
+    if (opts_from_env(o, errmsg) < 0)
         return -1;
     optind = 0; /* 0: full re-initialisation of GNU getopt (optstring may differ) */
     opterr = 0;
@@ -308,18 +305,16 @@ int agent_opts_parse(struct agent_opts *o, const char *cmd, int argc, char **arg
             printf("mpi-agent %s\n", AGENT_VERSION);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            fprintf(stderr, "mpi-agent %s: bad option \"%s\" (see mpi-agent %s --help)\n", cmd, argv[optind - 1], cmd);
-            return -1;
-        }
-        if (apply_flag(o, c, optarg) < 0)
+        if (c == '?' || c == ':')
+            return kube_set_err(errmsg, "bad option \"%s\" (see mpi-agent %s --help)", argv[optind - 1], cmd);
+        if (apply_flag(o, c, optarg, errmsg) < 0)
             return -1;
     }
     o->argv = argv + optind;
     o->argc = argc - optind;
-    if (!o->hostfile && set_str(&o->hostfile, DEFAULT_HOSTFILE) < 0)
+    if (!o->hostfile && set_str(&o->hostfile, DEFAULT_HOSTFILE, errmsg) < 0)
         return -1;
-    if (!o->dest && set_str(&o->dest, DEFAULT_DEST) < 0)
+    if (!o->dest && set_str(&o->dest, DEFAULT_DEST, errmsg) < 0)
         return -1;
     if (!o->namespace)
         o->namespace = in_cluster_namespace();

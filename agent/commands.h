@@ -25,17 +25,17 @@ int agent_cmd_logs(struct agent_opts *o);
 typedef void (*agent_log_sink)(const char *buf, size_t len, void *arg);
 /* The launcher's output of job s->o->job to sink: follow_it: the running launcher's log while it runs
  * (else, or when none runs, the ConfigMap <job>-log); previous: the newest launcher pod's previous
- * container instance; without a kept ConfigMap, the newest launcher pod's log. 0, or -1 with *err. */
-int agent_logs_write(struct agent_session *s, int follow_it, int previous, agent_log_sink sink, void *arg, char **err);
+ * container instance; without a kept ConfigMap, the newest launcher pod's log. 0, or -1 with *errmsg. */
+int agent_logs_write(struct agent_session *s, int follow_it, int previous, agent_log_sink sink, void *arg, char **errmsg);
 
 /* init's exit code when the workers decided the wait (one failed, or the bound was reached):
  * retrying the launcher cannot help, so the operator fails the MPIJob at once (docs/controller.md). */
 #define AGENT_EXIT_WORKERS_NOT_READY 3
 
 /* Shared by init and run: wait for the workers and check reachability (per opts), marking the
- * phases. 0 ok, -2 with *err when the workers' state decided the failure (see
- * agent_wait_workers), -1 with *err otherwise (multi-line report). */
-int agent_prepare_workers(struct agent_session *s, char **err);
+ * phases. 0 ok, -2 with *errmsg when the workers' state decided the failure (see
+ * agent_wait_workers), -1 with *errmsg otherwise (multi-line report). */
+int agent_prepare_workers(struct agent_session *s, char **errmsg);
 /* Writes the termination message for this run and logs failures of doing so. */
 void agent_finish(struct agent_session *s, const char *summary);
 

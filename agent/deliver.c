@@ -20,7 +20,7 @@
 #include "kube/util.h"
 #include "mpik8s/util.h"
 
-char *agent_bundle_dir(char **err)
+char *agent_bundle_dir(char **errmsg)
 {
     const char *env = getenv("MPI_AGENT_BUNDLE_DIR");
     char *dir = NULL;
@@ -29,29 +29,29 @@ char *agent_bundle_dir(char **err)
     } else {
         char *exe_dir = mpik8s_self_dir();
         if (!exe_dir) {
-            kube_set_err(err, "cannot locate myself (/proc/self/exe): %s", strerror(errno));
+            kube_set_err(errmsg, "cannot locate myself (/proc/self/exe): %s", strerror(errno));
             return NULL;
         }
         dir = kube_strdup_printf("%s/../lib/mpi-k8s/bundle", exe_dir);
         free(exe_dir);
     }
     if (!dir)
-        kube_set_err(err, "out of memory");
+        kube_set_err(errmsg, "out of memory");
     return dir;
 }
 
 /* Copies src to a temp file in dest's directory and renames it over dest. */
-static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
+static int copy_file(const char *src, const char *dest, mode_t mode, char **errmsg)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
-        return kube_set_err(err, "deliver: open %s: %s", src, strerror(errno));
+        return kube_set_err(errmsg, "deliver: open %s: %s", src, strerror(errno));
     char *prefix = kube_strdup_printf("%s.tmp.", dest), *tmp = NULL;
     int out = -1;
     if (!prefix)
-        kube_set_err(err, "deliver: out of memory");
+        kube_set_err(errmsg, "deliver: out of memory");
     else
-        out = agent_create_unique(prefix, 0600, &tmp, err);
+        out = agent_create_unique(prefix, 0600, &tmp, errmsg);
     free(prefix);
     if (out < 0) {
         close(in);
@@ -80,7 +80,7 @@ static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
     if (rc == 0 && rename(tmp, dest) != 0)
         rc = (what = "rename", -1);
     if (rc < 0) {
-        kube_set_err(err, "deliver: %s %s: %s", what, tmp, strerror(errno));
+        kube_set_err(errmsg, "deliver: %s %s: %s", what, tmp, strerror(errno));
         unlink(tmp);
     }
     close(in);
@@ -89,12 +89,12 @@ static int copy_file(const char *src, const char *dest, mode_t mode, char **err)
 }
 
 /* Replaces dest by a symlink with src's target (temp link + rename). */
-static int copy_link(const char *src, const char *dest, char **err)
+static int copy_link(const char *src, const char *dest, char **errmsg)
 {
     char target[PATH_MAX];
     ssize_t n = readlink(src, target, sizeof(target) - 1);
     if (n < 0)
-        return kube_set_err(err, "deliver: readlink %s: %s", src, strerror(errno));
+        return kube_set_err(errmsg, "deliver: readlink %s: %s", src, strerror(errno));
     target[n] = '\0';
     char *tmp = kube_strdup_printf("%s.tmp.%ld", dest, (long)getpid());
     if (!tmp)
@@ -102,49 +102,49 @@ static int copy_link(const char *src, const char *dest, char **err)
     unlink(tmp);
     int rc = symlink(target, tmp) == 0 && rename(tmp, dest) == 0 ? 0 : -1;
     if (rc < 0) {
-        kube_set_err(err, "deliver: symlink %s: %s", dest, strerror(errno));
+        kube_set_err(errmsg, "deliver: symlink %s: %s", dest, strerror(errno));
         unlink(tmp);
     }
     free(tmp);
     return rc;
 }
 
-static int copy_tree(const char *src, const char *dest, int *count, char **err);
+static int copy_tree(const char *src, const char *dest, int *count, char **errmsg);
 
 /* Copies one entry; pass 0 handles directories, pass 1 files and links. */
-static int copy_entry(const char *src, const char *dest, int pass, int *count, char **err)
+static int copy_entry(const char *src, const char *dest, int pass, int *count, char **errmsg)
 {
     struct stat st;
     if (lstat(src, &st) != 0)
-        return kube_set_err(err, "deliver: %s: %s", src, strerror(errno));
+        return kube_set_err(errmsg, "deliver: %s: %s", src, strerror(errno));
     if (S_ISDIR(st.st_mode))
-        return pass == 0 ? copy_tree(src, dest, count, err) : 0;
+        return pass == 0 ? copy_tree(src, dest, count, errmsg) : 0;
     if (pass == 0)
         return 0;
     if (S_ISLNK(st.st_mode))
-        return copy_link(src, dest, err);
+        return copy_link(src, dest, errmsg);
     if (!S_ISREG(st.st_mode))
         return 0;
     (*count)++;
-    return copy_file(src, dest, st.st_mode, err);
+    return copy_file(src, dest, st.st_mode, errmsg);
 }
 
-static int copy_tree(const char *src, const char *dest, int *count, char **err)
+static int copy_tree(const char *src, const char *dest, int *count, char **errmsg)
 {
     if (mkdir(dest, 0755) != 0 && errno != EEXIST)
-        return kube_set_err(err, "deliver: mkdir %s: %s", dest, strerror(errno));
+        return kube_set_err(errmsg, "deliver: mkdir %s: %s", dest, strerror(errno));
     int rc = 0;
     for (int pass = 0; pass < 2 && rc == 0; pass++) {
         DIR *d = opendir(src);
         if (!d)
-            return kube_set_err(err, "deliver: bundle %s: %s", src, strerror(errno));
+            return kube_set_err(errmsg, "deliver: bundle %s: %s", src, strerror(errno));
         struct dirent *e;
         while (rc == 0 && (e = readdir(d)) != NULL) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
                 continue;
             char *s = kube_strdup_printf("%s/%s", src, e->d_name);
             char *t = kube_strdup_printf("%s/%s", dest, e->d_name);
-            rc = s && t ? copy_entry(s, t, pass, count, err) : -1;
+            rc = s && t ? copy_entry(s, t, pass, count, errmsg) : -1;
             free(s);
             free(t);
         }
@@ -153,17 +153,17 @@ static int copy_tree(const char *src, const char *dest, int *count, char **err)
     return rc;
 }
 
-int agent_deliver(const char *src, const char *dest, int *count, char **err)
+int agent_deliver(const char *src, const char *dest, int *count, char **errmsg)
 {
     *count = 0;
     struct stat st;
     if (stat(src, &st) != 0 || !S_ISDIR(st.st_mode))
-        return kube_set_err(err,
+        return kube_set_err(errmsg,
                             "deliver: bundle directory %s not found (install with make install, or "
                             "set MPI_AGENT_BUNDLE_DIR)",
                             src);
     int64_t t0 = kube_now_ms();
-    if (copy_tree(src, dest, count, err) < 0)
+    if (copy_tree(src, dest, count, errmsg) < 0)
         return -1;
     KLOG_INFO("delivered %d file(s) from %s to %s in %lld ms", *count, src, dest, (long long)(kube_now_ms() - t0));
     return 0;

@@ -4,12 +4,12 @@
 #define MPI_AGENT_DELIVER_H
 
 /* Returns the installed bundle directory, <dir of /proc/self/exe>/../lib/mpi-k8s/bundle
- * ($MPI_AGENT_BUNDLE_DIR overrides), newly allocated, or NULL with *err. */
-char *agent_bundle_dir(char **err);
+ * ($MPI_AGENT_BUNDLE_DIR overrides), newly allocated, or NULL with *errmsg. */
+char *agent_bundle_dir(char **errmsg);
 /* Copies every file, directory and symlink under src into dest (created if missing): each
  * file lands by temp file + rename with the source's mode, top-level entries last, so a
  * visible entry point means a complete bundle. Idempotent. *count gets the files copied.
- * 0 ok, -1 with *err naming the path. */
-int agent_deliver(const char *src, const char *dest, int *count, char **err);
+ * 0 ok, -1 with *errmsg naming the path. */
+int agent_deliver(const char *src, const char *dest, int *count, char **errmsg);
 
 #endif

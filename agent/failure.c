@@ -86,7 +86,7 @@ static json_t *container_status(json_t *pod, const char *name)
     json_t *cs = kube_json_at(pod, "status", "containerStatuses"), *c, *pick = NULL;
     size_t i;
     json_array_foreach(cs, i, c) {
-        const char *n = json_string_value(json_object_get(c, "name"));
+        const char *n = kube_json_at_str(c, "name");
         if (!pick || (name && n && strcmp(n, name) == 0))
             pick = c;
     }
@@ -99,7 +99,7 @@ static const char *spec_limit(json_t *pod, const char *name)
     json_t *cs = kube_json_at(pod, "spec", "containers"), *c, *pick = NULL;
     size_t i;
     json_array_foreach(cs, i, c) {
-        const char *n = json_string_value(json_object_get(c, "name"));
+        const char *n = kube_json_at_str(c, "name");
         if (!pick || (name && n && strcmp(n, name) == 0))
             pick = c;
     }
@@ -151,10 +151,17 @@ static void check_oom(struct agent_session *s, json_t *pod, const struct agent_r
         json_object_set_new(o, MPIK8S_FAIL_OOM_SOURCE, json_string("OOMKilled"));
     } else {
         struct agent_cgroup_mem m;
-        int killed = r && (r->signal == 9 || (r->signal == 0 && r->exit_code < 0) || r->exit_code == 137);
+        /* Hydra 4.2 reports a SIGKILL as "EXIT CODE: 9" (hydra_code_hint) */
+        int hydra9 = r && r->exit_code == 9 && r->form && strcmp(r->form, "hydra-exit-code") == 0;
+        int killed = r && (r->signal == 9 || (r->signal == 0 && r->exit_code < 0) || r->exit_code == 137 || hydra9);
         if (!killed || !agent_failure_cgroup(s, kube_obj_name(pod), &m) || m.oom_kills <= 0)
             return;
         json_object_set_new(o, MPIK8S_FAIL_OOM_SOURCE, json_string("cgroup"));
+        if (hydra9) { /* the kernel's OOM kill: the 9 was the signal */
+            json_object_del(o, MPIK8S_FAIL_EXIT_CODE);
+            json_object_set_new(o, MPIK8S_FAIL_SIGNAL, json_string("SIGKILL"));
+            json_object_set_new(o, MPIK8S_FAIL_SIGNAL_NUMBER, json_integer(9));
+        }
         if (!limit && m.limit_bytes > 0)
             limit = agent_bytes_quantity(m.limit_bytes, q, sizeof q);
     }
@@ -187,32 +194,39 @@ static char *hydra_code_hint(const char *form, const json_t *code)
 /* The object's one human line from its keys. */
 static char *phrase_of(json_t *o)
 {
-    const char *pod = json_string_value(json_object_get(o, MPIK8S_FAIL_POD));
-    const char *node = json_string_value(json_object_get(o, MPIK8S_FAIL_NODE));
-    const char *host = json_string_value(json_object_get(o, MPIK8S_FAIL_HOST));
-    const char *sig = json_string_value(json_object_get(o, MPIK8S_FAIL_SIGNAL));
-    const char *lim = json_string_value(json_object_get(o, MPIK8S_FAIL_MEMORY_LIMIT));
-    const char *form = json_string_value(json_object_get(o, MPIK8S_FAIL_FORM)) ?: "";
-    json_t *rank = json_object_get(o, MPIK8S_FAIL_RANK), *code = json_object_get(o, MPIK8S_FAIL_EXIT_CODE);
-    json_t *pid = json_object_get(o, MPIK8S_FAIL_PID);
-    int daemon = strcmp(form, "daemon-exit") == 0;
-    char *who = daemon ? strdup("the MPI daemon")
-                : rank ? kube_strdup_printf("rank %lld", (long long)json_integer_value(rank))
-                : pid  ? kube_strdup_printf("a process (PID %lld)", (long long)json_integer_value(pid))
-                       : strdup("a rank");
+    const char *pod = kube_json_at_str(o, MPIK8S_FAIL_POD);
+    const char *node = kube_json_at_str(o, MPIK8S_FAIL_NODE);
+    const char *host = kube_json_at_str(o, MPIK8S_FAIL_HOST);
+    const char *sig = kube_json_at_str(o, MPIK8S_FAIL_SIGNAL);
+    const char *lim = kube_json_at_str(o, MPIK8S_FAIL_MEMORY_LIMIT);
+    const char *form = kube_json_at_str(o, MPIK8S_FAIL_FORM) ?: "";
+    json_t *rank = kube_json_at(o, MPIK8S_FAIL_RANK), *code = kube_json_at(o, MPIK8S_FAIL_EXIT_CODE);
+    json_t *pid = kube_json_at(o, MPIK8S_FAIL_PID);
+    int daemon = strcmp(form, "daemon-exit") == 0, lost = strcmp(form, "ompi-daemon-lost") == 0;
+    const char *source = kube_json_at_str(o, MPIK8S_FAIL_SOURCE) ?: "";
+    char *who = daemon || lost ? strdup("the MPI daemon")
+                : rank         ? kube_strdup_printf("rank %lld", (long long)json_integer_value(rank))
+                : pid          ? kube_strdup_printf("a process (PID %lld)", (long long)json_integer_value(pid))
+                               : strdup("a rank");
     char *where = pod    ? kube_strdup_printf(" on pod %s (node %s)", pod, node ? node : "?")
                   : host ? kube_strdup_printf(" on host %s", host)
                          : strdup("");
     char *what = sig    ? kube_strdup_printf(" was killed by %s", sig)
                  : code ? kube_strdup_printf(" exited with code %lld", (long long)json_integer_value(code))
+                 : lost ? strdup(" was lost")
                  : strcmp(form, "ompi-abort") == 0 ? strdup(" called abort")
                                                    : strdup(" exited improperly (without MPI_Finalize?)");
-    char *oom = json_is_true(json_object_get(o, MPIK8S_FAIL_OOM))
+    char *oom = kube_json_at_bool(o, 0, MPIK8S_FAIL_OOM)
                     ? kube_strdup_printf(": OOM-killed (%s%s)", lim ? "limit " : "no memory limit", lim ? lim : "")
                     : strdup("");
-    const char *unnamed = strcmp(form, "ompi-notice") == 0 ? " (mpirun's exit code; Open MPI named no rank)"
-                          : daemon ? " and the launch did not end on its own (the stream holder stopped it)"
-                                   : "";
+    const char *unnamed =
+        strcmp(form, "ompi-notice") == 0 ? " (mpirun's exit code; Open MPI named no rank)"
+        : lost && code                   ? " (Open MPI lost communication with it)"
+        : lost    ? ": Open MPI lost communication with it (the daemon died, or the pod network to it failed)"
+        : !daemon ? ""
+        : strcmp(source, "holder") == 0      ? " and the launch did not end on its own (the stream holder stopped it)"
+        : strcmp(source, "launch-mark") == 0 ? " and the launch failed (mpirun named no rank)"
+                                             : " and the launch did not end on its own (mpi-agent stopped it)";
     char *ambiguous = hydra_code_hint(form, code);
     char *out = kube_strdup_printf("%s%s%s%s%s%s", who ?: "", where ?: "", what ?: "", oom ?: "", unnamed, ambiguous ?: "");
     free(who), free(where), free(what), free(oom), free(ambiguous);
@@ -222,11 +236,11 @@ static char *phrase_of(json_t *o)
 /* reason from the keys set so far. */
 static const char *reason_of(json_t *o)
 {
-    if (json_is_true(json_object_get(o, MPIK8S_FAIL_OOM)))
+    if (kube_json_at_bool(o, 0, MPIK8S_FAIL_OOM))
         return MPIK8S_FAIL_R_OOM;
-    if (json_object_get(o, MPIK8S_FAIL_SIGNAL))
+    if (kube_json_at(o, MPIK8S_FAIL_SIGNAL))
         return MPIK8S_FAIL_R_SIGNAL;
-    return json_object_get(o, MPIK8S_FAIL_EXIT_CODE) ? MPIK8S_FAIL_R_EXIT_CODE : MPIK8S_FAIL_R_UNKNOWN;
+    return kube_json_at(o, MPIK8S_FAIL_EXIT_CODE) ? MPIK8S_FAIL_R_EXIT_CODE : MPIK8S_FAIL_R_UNKNOWN;
 }
 
 /* Fills the object's pod and node keys from worker index i (and its cache entry); the pod or NULL. */
@@ -290,7 +304,7 @@ json_t *agent_failure_explain(struct agent_session *s, const char *tail, size_t 
         i = rank_index(s, r.rank);
     set_str(o, MPIK8S_FAIL_SOURCE,
             strcmp(r.form, "ompi-notice") == 0   ? "mpirun-exit"
-            : strcmp(r.form, "daemon-exit") == 0 ? "holder"
+            : strcmp(r.form, "daemon-exit") == 0 ? r.stopper
             : by_map && i >= 0                   ? "rankmap"
                                                  : "mpirun");
     json_t *pod = place(s, i, o);
@@ -315,13 +329,41 @@ json_t *agent_failure_worker_lost(struct agent_session *s, size_t i, const char 
     if (pod)
         check_oom(s, pod, NULL, o); /* the container's state only: no exec into a pod that is going */
     json_decref(pod);
-    set_str(o, MPIK8S_FAIL_REASON,
-            json_is_true(json_object_get(o, MPIK8S_FAIL_OOM)) ? MPIK8S_FAIL_R_OOM : MPIK8S_FAIL_R_WORKER_LOST);
+    set_str(o, MPIK8S_FAIL_REASON, kube_json_at_bool(o, 0, MPIK8S_FAIL_OOM) ? MPIK8S_FAIL_R_OOM : MPIK8S_FAIL_R_WORKER_LOST);
     set_str(o, MPIK8S_FAIL_SOURCE, "watcher");
     set_str(o, MPIK8S_FAIL_MESSAGE, why);
     char *last = agent_failure_last_lines(tail, len);
     if (last && *last)
         set_str(o, MPIK8S_FAIL_LAST_LINES, last);
     free(last);
+    return o;
+}
+
+json_t *agent_failure_daemon_end(struct agent_session *s, json_t *found, const char *pod, int code, const char *tail,
+                                 size_t len, char **phrase)
+{
+    const char *form = kube_json_at_str(found, MPIK8S_FAIL_FORM) ?: "";
+    if (found &&
+        (strcmp(form, "ompi-daemon-lost") != 0 || !pod || strcmp(kube_json_at_str(found, MPIK8S_FAIL_POD) ?: "", pod) != 0 ||
+         kube_json_at(found, MPIK8S_FAIL_EXIT_CODE)))
+        return found; /* a finding of its own, or not this daemon's */
+    json_t *o = found ? found : json_object();
+    if (!found) {
+        long i = host_index(s, pod);
+        set_str(o, MPIK8S_FAIL_FORM, "daemon-exit");
+        set_str(o, MPIK8S_FAIL_SOURCE, "launch-mark");
+        if (i < 0)
+            set_str(o, MPIK8S_FAIL_HOST, pod);
+        json_decref(place(s, i, o));
+        char *last = agent_failure_last_lines(tail, len);
+        if (last && *last)
+            set_str(o, MPIK8S_FAIL_LAST_LINES, last);
+        free(last);
+    }
+    json_object_set_new(o, MPIK8S_FAIL_EXIT_CODE, json_integer(code));
+    set_str(o, MPIK8S_FAIL_REASON, reason_of(o));
+    free(*phrase);
+    *phrase = phrase_of(o);
+    set_str(o, MPIK8S_FAIL_MESSAGE, *phrase);
     return o;
 }

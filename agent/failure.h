@@ -27,6 +27,14 @@ json_t *agent_failure_explain(struct agent_session *s, const char *tail, size_t 
 /* The failure object for a worker the supervisor saw fail or vanish (index i of s->hosts,
  * why = its "worker P: ..." line); new reference or NULL. */
 json_t *agent_failure_worker_lost(struct agent_session *s, size_t i, const char *why, const char *tail, size_t len);
+/* A daemon's own non-zero end that mpi-rsh saw (the launch mark's first exit line: pod, code;
+ * agent/daemonexit.h) added to a failed run's finding: with none found (found NULL: Hydra names
+ * no daemon it lost), a new one (form "daemon-exit", source "launch-mark": "the MPI daemon on pod
+ * P (node N) exited with code C ..."); to ORTE's or PRRTE's "lost communication" on the same pod
+ * (form "ompi-daemon-lost"), its code. *phrase (freed) and the message follow. Any other finding
+ * is returned as it is. Returns found, or the new object (new reference), or NULL. */
+json_t *agent_failure_daemon_end(struct agent_session *s, json_t *found, const char *pod, int code, const char *tail,
+                                 size_t len, char **phrase);
 /* 1 when the pod's container (name, or the first) is or was terminated with reason OOMKilled;
  * *limit = its spec's memory limit ("64Mi", borrowed from pod) or NULL. Pure. */
 int agent_failure_oom_state(json_t *pod, const char *name, const char **limit);

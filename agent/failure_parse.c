@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/str.h"
 #include "mpik8s/contract.h"
 
 #define HYDRA_BANNER "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
@@ -90,13 +91,17 @@ static char *word(const char **p)
     return w;
 }
 
-/* The stream holder's line (mpik8s/contract.h MPIK8S_HOLDER_DAEMON_EXIT_FMT): it stopped mpirun,
- * which ran on after the MPI daemon on pod H exited with code C (Hydra waits for ever). */
-static int holder_daemon_exit(const char *line, struct agent_rank_failure *f)
+/* The daemon-exit stop's line (mpik8s/contract.h MPIK8S_AGENT_DAEMON_EXIT_FMT, or the stream
+ * holder's MPIK8S_HOLDER_DAEMON_EXIT_FMT): mpirun was stopped, as it ran on after the MPI daemon
+ * on pod H exited with code C (Hydra waits for ever). */
+static int daemon_notice(const char *line, struct agent_rank_failure *f)
 {
     const char *p = line;
     long code;
-    char *pod = lit(&p, MPIK8S_HOLDER_DAEMON_EXIT_PREFIX) ? word(&p) : NULL;
+    const char *by = lit(&p, MPIK8S_AGENT_DAEMON_EXIT_PREFIX)    ? "agent"
+                     : lit(&p, MPIK8S_HOLDER_DAEMON_EXIT_PREFIX) ? "holder"
+                                                                 : NULL;
+    char *pod = by ? word(&p) : NULL;
     if (!pod || !lit(&p, MPIK8S_HOLDER_DAEMON_EXIT_CODE) || !num(&p, 255, &code) || code == 0 || *p != ';') {
         free(pod);
         return 0;
@@ -104,11 +109,12 @@ static int holder_daemon_exit(const char *line, struct agent_rank_failure *f)
     f->host = pod;
     f->exit_code = (int)code;
     f->form = "daemon-exit";
+    f->stopper = by;
     return 1;
 }
 
 /* "N with PID P on node H exited on signal S[ (name)]." (Open MPI 4 and 5) */
-static int ompi_signal(const char *line, struct agent_rank_failure *f)
+static int ompi_signal_line(const char *line, struct agent_rank_failure *f)
 {
     const char *p = strstr(line, " noticed that process rank ");
     long r, pid, sig;
@@ -125,6 +131,22 @@ static int ompi_signal(const char *line, struct agent_rank_failure *f)
     f->rank = (int)r, f->pid = pid, f->host = host, f->signal = (int)sig;
     f->form = "ompi-signal";
     return 1;
+}
+
+/* ompi_signal_line on line i, or on it joined with the next two: PRRTE 3.0 wraps its help texts
+ * at 80 columns ("... on node o5sig-worker-1 exited on" / "signal 11 (Segmentation fault)."),
+ * ORTE does not. */
+static int ompi_signal(const struct lines *l, size_t i, struct agent_rank_failure *f)
+{
+    if (!strstr(l->v[i], " noticed that process rank "))
+        return 0;
+    if (ompi_signal_line(l->v[i], f))
+        return 1;
+    const char *b = i + 1 < l->n ? l->v[i + 1] : "", *c = i + 2 < l->n ? l->v[i + 2] : "";
+    char *joined = kube_strdup_printf("%s %s %s", l->v[i], b, c);
+    int found = joined && ompi_signal_line(joined, f);
+    free(joined);
+    return found;
 }
 
 /* The rank in a process name: "[[18053,1],1]" (ORTE) or "[prterun-h-1@1,1]" (PRRTE). */
@@ -224,8 +246,8 @@ static int ucx_caught(const struct lines *l, const struct agent_rank_failure *f,
 /* HYDRA_BANNER, then "=   [RANK n ]PID p RUNNING AT h" and "=   EXIT CODE: n" or
  * "=   KILLED BY SIGNAL: n (name)"; "...EXIT STRING: name (signal n)" after it (after the
  * other processes' cleanup messages, up to the next banner) tells a signal from an exit code
- * in MPICH 4.0's form. */
-static int hydra(const struct lines *l, size_t i, struct agent_rank_failure *f)
+ * in MPICH 4.0's form. Fills f field by field, also when it then returns 0 (hydra() below). */
+static int hydra_report(const struct lines *l, size_t i, struct agent_rank_failure *f)
 {
     if (!strstr(l->v[i], HYDRA_BANNER))
         return 0;
@@ -253,6 +275,20 @@ static int hydra(const struct lines *l, size_t i, struct agent_rank_failure *f)
     }
     f->form = f->signal ? "hydra-signal" : "hydra-exit-code";
     f->mpi = "mpich";
+    return 1;
+}
+
+/* hydra_report into a finding of its own, given to f (blank, as the caller keeps it between
+ * forms) only when it is one: like the other forms, a report that matched in part leaves f as it
+ * was (a banner's host without a code, then another form's host, leaked before). */
+static int hydra(const struct lines *l, size_t i, struct agent_rank_failure *f)
+{
+    struct agent_rank_failure h = { .rank = -1, .pid = -1, .exit_code = -1 };
+    if (!hydra_report(l, i, &h)) {
+        free(h.host);
+        return 0;
+    }
+    *f = h;
     return 1;
 }
 
@@ -313,6 +349,32 @@ static int ompi_notice(const struct lines *l, size_t i, struct agent_rank_failur
     return 1;
 }
 
+/* ORTE's and PRRTE's [node-died] (help-errmgr-base.txt): "ORTE has lost communication with a
+ * remote daemon." (PRRTE: "PRTE has ..."), and within the next lines "  Remote daemon: NAME on
+ * node H": 1 with the host when line i starts it. The daemon died (killed, OOM, its pod gone) or
+ * the network to it failed: no rank, no code in the text. */
+static int ompi_daemon_lost(const struct lines *l, size_t i, struct agent_rank_failure *f)
+{
+    const char *p = l->v[i];
+    if (!(lit(&p, "ORTE") || lit(&p, "PRTE")) || strcmp(p, " has lost communication with a remote daemon.") != 0)
+        return 0;
+    for (size_t k = i + 1; k < l->n && k <= i + 4; k++) {
+        const char *q = l->v[k], *on;
+        spaces(&q);
+        if (!lit(&q, "Remote daemon:") || !(on = strstr(q, " on node ")))
+            continue;
+        q = on + strlen(" on node ");
+        if ((f->host = word(&q)) == NULL || *q != '\0') {
+            free(f->host);
+            f->host = NULL;
+            return 0;
+        }
+        f->form = "ompi-daemon-lost";
+        return 1;
+    }
+    return 0;
+}
+
 int agent_failure_parse(const char *text, size_t len, struct agent_rank_failure *f)
 {
     struct lines l;
@@ -322,14 +384,19 @@ int agent_failure_parse(const char *text, size_t len, struct agent_rank_failure 
         return 0;
     int found = 0;
     for (size_t i = 0; i < l.n && !found; i++) {
-        found = ompi_signal(l.v[i], f) || ompi_exit(&l, i, f) || ompi_improper(&l, i, f);
+        found = ompi_signal(&l, i, f) || ompi_exit(&l, i, f) || ompi_improper(&l, i, f);
         if (found)
             f->mpi = "openmpi";
-        if (found || (found = hydra(&l, i, f)) || (found = holder_daemon_exit(l.v[i], f)))
+        if (found || (found = hydra(&l, i, f)) || (found = daemon_notice(l.v[i], f)))
             f->at = (size_t)(l.v[report_start(&l, i)] - l.buf);
         else
             reset(f);
     }
+    for (size_t i = 0; i < l.n && !found; i++) /* no rank's report: a daemon lost */
+        if ((found = ompi_daemon_lost(&l, i, f))) {
+            f->mpi = "openmpi";
+            f->at = (size_t)(l.v[report_start(&l, i)] - l.buf);
+        }
     for (size_t i = 0; i < l.n && !found; i++) /* no report: the notice, if any */
         if ((found = ompi_notice(&l, i, f))) {
             f->mpi = "openmpi";
@@ -430,4 +497,14 @@ const char *agent_signal_name(int sig, char *buf, size_t n)
         return names[sig];
     snprintf(buf, n, "signal %d", sig);
     return buf;
+}
+
+const char *agent_failure_reported(const char *text, size_t len)
+{
+    struct agent_rank_failure f;
+    const char *form = NULL;
+    if (agent_failure_parse(text, len, &f) && f.mpi && strcmp(f.form, "ompi-notice") != 0)
+        form = f.form;
+    agent_rank_failure_free(&f);
+    return form;
 }

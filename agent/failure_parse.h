@@ -9,18 +9,21 @@
 
 /* What the launcher's text said about the failed process. */
 struct agent_rank_failure {
-    int rank;         /* MPI_COMM_WORLD rank, -1 when the text does not say */
-    long pid;         /* -1 when not said (Open MPI 4 prints 0 for a remote pid: kept as 0) */
-    char *host;       /* node name as mpirun/Hydra printed it, NULL when not said */
-    int exit_code;    /* -1 when not said or when a signal ended it */
-    int signal;       /* signal number, 0 when none */
-    const char *mpi;  /* "openmpi" or "mpich" (static); NULL for "daemon-exit" (not MPI's text) */
-    const char *form; /* which text matched (static): "ompi-signal", "ompi-exit",
+    int rank;            /* MPI_COMM_WORLD rank, -1 when the text does not say */
+    long pid;            /* -1 when not said (Open MPI 4 prints 0 for a remote pid: kept as 0) */
+    char *host;          /* node name as mpirun/Hydra printed it, NULL when not said */
+    int exit_code;       /* -1 when not said or when a signal ended it */
+    int signal;          /* signal number, 0 when none */
+    const char *mpi;     /* "openmpi" or "mpich" (static); NULL for "daemon-exit" (not MPI's text) */
+    const char *form;    /* which text matched (static): "ompi-signal", "ompi-exit",
                        * "ompi-improper-exit", "ompi-abort", "hydra-exit-code", "hydra-signal",
                        * "ompi-notice" (ORTE's notice alone: no rank, no code in the text),
-                       * "daemon-exit" (the stream holder stopped mpirun after the daemon on
-                       * pod `host` exited with exit_code: no rank) */
-    size_t at;        /* byte offset of the report's first line in the text */
+                       * "ompi-daemon-lost" (ORTE/PRRTE lost communication with the daemon
+                       * on node `host`: no rank, no code),
+                       * "daemon-exit" (mpi-agent or, without it, the stream holder stopped
+                       * mpirun after the daemon on pod `host` exited with exit_code: no rank) */
+    const char *stopper; /* "daemon-exit": "agent" or "holder" (static, the line's prefix); else NULL */
+    size_t at;           /* byte offset of the report's first line in the text */
 };
 
 /* Parses the tail of mpirun's output (len bytes, need not be NUL-terminated) for the first
@@ -29,6 +32,11 @@ struct agent_rank_failure {
 int agent_failure_parse(const char *text, size_t len, struct agent_rank_failure *f);
 /* Frees f's strings (f itself may be on the stack). */
 void agent_rank_failure_free(struct agent_rank_failure *f);
+/* Whether text holds an MPI runtime's own account of a failure that stands on its own (a form of
+ * agent_failure_parse with mpi set, other than "ompi-notice", which needs mpirun's exit code):
+ * its form (static), or NULL. For a command that exited 0 all the same: PRRTE 3.0 (Open MPI 5.0.7)
+ * prints "lost communication with a remote daemon ... will terminate the job" and exits 0. */
+const char *agent_failure_reported(const char *text, size_t len);
 
 /* A worker container's memory cgroup, as read by agent/failure.c's exec. */
 struct agent_cgroup_mem {

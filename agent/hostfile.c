@@ -22,9 +22,9 @@ long agent_hostlist_find_pod(const struct agent_hostlist *l, const char *pod)
     return -1;
 }
 
-int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, char **err)
+int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, char **errmsg)
 {
-    char *pod = mpik8s_host_to_pod(host, err);
+    char *pod = mpik8s_host_to_pod(host, errmsg);
     if (!pod)
         return -1;
     /* capacity is the next power of two: grow when n is 0 or a power of two */
@@ -37,7 +37,7 @@ int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, ch
         free(h);
         if (nv)
             l->v = nv;
-        return kube_set_err(err, "out of memory");
+        return kube_set_err(errmsg, "out of memory");
     }
     l->v = nv;
     l->v[l->n++] = (struct agent_host){ .host = h, .pod = pod, .slots = slots };
@@ -55,7 +55,7 @@ static int parse_slots(const char *s, size_t len, int *out)
 }
 
 /* Parses the words after the host on an Open MPI line: slots=N, max_slots=N. */
-static int parse_options(char *rest, const char *origin, int lineno, int *slots, char **err)
+static int parse_options(char *rest, const char *origin, int lineno, int *slots, char **errmsg)
 {
     char *save = NULL, q[128];
     for (char *w = strtok_r(rest, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
@@ -67,7 +67,7 @@ static int parse_options(char *rest, const char *origin, int lineno, int *slots,
             if (parse_slots(w + 10, strlen(w + 10), &dummy) == 0)
                 continue;
         }
-        return kube_set_err(err, "%s line %d: unexpected \"%s\" (expected slots=N with N from 1 to %d)", origin, lineno,
+        return kube_set_err(errmsg, "%s line %d: unexpected \"%s\" (expected slots=N with N from 1 to %d)", origin, lineno,
                             kube_excerpt(w, q, sizeof q), SLOTS_MAX);
     }
     return 0;
@@ -129,12 +129,12 @@ static void pod_set_add_last(struct pod_set *ps, const struct agent_hostlist *l)
     ps->slot[i] = l->n;
 }
 
-/* Rejects control characters (a '\r' or form feed inside a line); 0 ok, -1 with *err. */
-static int check_chars(const char *line, const char *origin, int lineno, char **err)
+/* Rejects control characters (a '\r' or form feed inside a line); 0 ok, -1 with *errmsg. */
+static int check_chars(const char *line, const char *origin, int lineno, char **errmsg)
 {
     for (const char *c = line; *c; c++) {
         if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
-            return kube_set_err(err,
+            return kube_set_err(errmsg,
                                 "%s line %d column %d: unexpected control character 0x%02x "
                                 "(expected `host`, `host:N` or `host slots=N`)",
                                 origin, lineno, (int)(c - line) + 1, (unsigned char)*c);
@@ -144,10 +144,10 @@ static int check_chars(const char *line, const char *origin, int lineno, char **
 
 /* Parses one line (comment and whitespace already stripped, non-empty). */
 static int parse_line(char *line, const char *origin, int lineno, struct agent_hostlist *out, struct pod_set *seen,
-                      char **err)
+                      char **errmsg)
 {
     char q[128];
-    if (check_chars(line, origin, lineno, err) < 0)
+    if (check_chars(line, origin, lineno, errmsg) < 0)
         return -1;
     size_t hl = strcspn(line, " \t");
     char *rest = line[hl] ? line + hl + 1 : line + hl;
@@ -156,38 +156,38 @@ static int parse_line(char *line, const char *origin, int lineno, struct agent_h
     char *colon = strchr(line, ':');
     if (colon) {
         if (parse_slots(colon + 1, strlen(colon + 1), &slots) < 0)
-            return kube_set_err(err, "%s line %d: \"%s\": expected host:N with N from 1 to %d", origin, lineno,
+            return kube_set_err(errmsg, "%s line %d: \"%s\": expected host:N with N from 1 to %d", origin, lineno,
                                 kube_excerpt(line, q, sizeof q), SLOTS_MAX);
         *colon = '\0';
     }
-    if (parse_options(rest, origin, lineno, &slots, err) < 0)
+    if (parse_options(rest, origin, lineno, &slots, errmsg) < 0)
         return -1;
     char *perr = NULL;
     char *pod = mpik8s_host_to_pod(line, &perr);
     if (!pod) {
-        kube_set_err(err, "%s line %d: %s", origin, lineno, perr ? perr : "invalid host");
+        kube_set_err(errmsg, "%s line %d: %s", origin, lineno, perr ? perr : "invalid host");
         free(perr);
         return -1;
     }
     long dup = pod_set_find(seen, out, pod);
     free(pod);
     if (dup >= 0)
-        return kube_set_err(err, "%s line %d: pod \"%s\" is listed twice", origin, lineno, out->v[dup].pod);
+        return kube_set_err(errmsg, "%s line %d: pod \"%s\" is listed twice", origin, lineno, out->v[dup].pod);
     if (pod_set_fit(seen, out) < 0)
-        return kube_set_err(err, "out of memory");
-    if (agent_hostlist_add(out, line, slots, err) < 0)
+        return kube_set_err(errmsg, "out of memory");
+    if (agent_hostlist_add(out, line, slots, errmsg) < 0)
         return -1;
     pod_set_add_last(seen, out);
     return 0;
 }
 
-int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out, char **err)
+int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out, char **errmsg)
 {
     struct pod_set seen = { 0 };
     char *copy = strdup(text);
     if (!copy || pod_set_fit(&seen, out) < 0) {
         free(copy);
-        return kube_set_err(err, "out of memory");
+        return kube_set_err(errmsg, "out of memory");
     }
     int lineno = 0, rc = 0;
     for (char *p = copy, *line; rc == 0 && (line = strsep(&p, "\n")) != NULL;) {
@@ -200,7 +200,7 @@ int agent_hostfile_parse(const char *text, const char *origin, struct agent_host
             line[--len] = '\0';
         if (len == 0)
             continue;
-        rc = parse_line(line, origin, lineno, out, &seen, err);
+        rc = parse_line(line, origin, lineno, out, &seen, errmsg);
     }
     free(seen.slot);
     free(copy);
@@ -209,20 +209,20 @@ int agent_hostfile_parse(const char *text, const char *origin, struct agent_host
     return rc;
 }
 
-int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **err)
+int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **errmsg)
 {
     char *text = NULL, *rerr = NULL;
     size_t len = 0;
     if (kube_read_file(path, HOSTFILE_MAX_BYTES, &text, &len, &rerr) < 0) {
-        kube_set_err(err, "hostfile: %s", rerr ? rerr : path);
+        kube_set_err(errmsg, "hostfile: %s", rerr ? rerr : path);
         free(rerr);
         return -1;
     }
     if (memchr(text, '\0', len)) {
         free(text);
-        return kube_set_err(err, "%s: expected a text hostfile (found a NUL byte)", path);
+        return kube_set_err(errmsg, "%s: expected a text hostfile (found a NUL byte)", path);
     }
-    int rc = agent_hostfile_parse(text, path, out, err);
+    int rc = agent_hostfile_parse(text, path, out, errmsg);
     free(text);
     return rc;
 }
@@ -276,13 +276,13 @@ void agent_hostlist_free(struct agent_hostlist *l)
     l->n = 0;
 }
 
-int agent_hostfile_write(const char *text, char **path, char **err)
+int agent_hostfile_write(const char *text, char **path, char **errmsg)
 {
     const char *tmpdir = getenv("TMPDIR");
     char *prefix = kube_strdup_printf("%s/mpi-agent-hostfile-", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!prefix)
-        return kube_set_err(err, "out of memory");
-    int rc = agent_write_unique(prefix, text, 0644, path, err);
+        return kube_set_err(errmsg, "out of memory");
+    int rc = agent_write_unique(prefix, text, 0644, path, errmsg);
     free(prefix);
     return rc;
 }

@@ -21,12 +21,12 @@ struct agent_hostlist {
 };
 
 /* Parses hostfile text; origin names the file in errors ("/etc/mpi/hostfile line 3: ...").
- * Blank lines and # comments are skipped; duplicates are an error. 0 ok, -1 with *err. */
-int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out, char **err);
-/* Reads and parses a hostfile from path. 0 ok, -1 with *err. */
-int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **err);
-/* Appends host (copied) with slots; the pod name is derived. 0 ok, -1 bad host (with *err). */
-int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, char **err);
+ * Blank lines and # comments are skipped; duplicates are an error. 0 ok, -1 with *errmsg. */
+int agent_hostfile_parse(const char *text, const char *origin, struct agent_hostlist *out, char **errmsg);
+/* Reads and parses a hostfile from path. 0 ok, -1 with *errmsg. */
+int agent_hostfile_load(const char *path, struct agent_hostlist *out, char **errmsg);
+/* Appends host (copied) with slots; the pod name is derived. 0 ok, -1 bad host (with *errmsg). */
+int agent_hostlist_add(struct agent_hostlist *l, const char *host, int slots, char **errmsg);
 /* Removes entries whose pod name ends with "-launcher" (upstream's rule); returns how many. */
 size_t agent_hostlist_drop_launcher(struct agent_hostlist *l);
 /* Returns the index of the entry for pod, or -1. */
@@ -39,8 +39,8 @@ int agent_host_slots(const struct agent_host *h, int job_slots);
 char *agent_hostfile_format(const struct agent_hostlist *l, enum mpik8s_mpi m, int job_slots);
 /* Writes text as a new hostfile $TMPDIR/mpi-agent-hostfile-XXXXXX (/tmp without TMPDIR),
  * created exclusively (a planted file or symlink is never used), mode 0644; sets *path.
- * 0 ok, -1 with *err. */
-int agent_hostfile_write(const char *text, char **path, char **err);
+ * 0 ok, -1 with *errmsg. */
+int agent_hostfile_write(const char *text, char **path, char **errmsg);
 /* Frees the entries (the list itself may be on the stack). */
 void agent_hostlist_free(struct agent_hostlist *l);
 

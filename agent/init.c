@@ -52,8 +52,8 @@ static int worker_failed(void *ud, char **why)
 }
 
 /* No-API mode: no pod states to wait on; the workers are ready once each answers SSH,
- * within the usual worker timeout. 0 ok, -2 with *err naming the unreachable workers. */
-static int prepare_no_api(struct agent_session *s, char **err)
+ * within the usual worker timeout. 0 ok, -2 with *errmsg naming the unreachable workers. */
+static int prepare_no_api(struct agent_session *s, char **errmsg)
 {
     if (s->o->no_reach) {
         agent_phase_mark(&s->phases, AGENT_PHASE_WORKERS_REACHABLE);
@@ -63,7 +63,7 @@ static int prepare_no_api(struct agent_session *s, char **err)
     int bad = agent_reach_all(s, s->o->timeout_s, &rr);
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
-        kube_set_err(err,
+        kube_set_err(errmsg,
                      "timed out after %.0f s waiting for workers: %d not reachable through ssh "
                      "(no-API mode):\n%s",
                      s->o->timeout_s, bad, rep ? rep : "");
@@ -78,10 +78,10 @@ static int prepare_no_api(struct agent_session *s, char **err)
     return 0;
 }
 
-int agent_prepare_workers(struct agent_session *s, char **err)
+int agent_prepare_workers(struct agent_session *s, char **errmsg)
 {
     if (s->no_api)
-        return prepare_no_api(s, err);
+        return prepare_no_api(s, errmsg);
     int64_t t0 = kube_now_ms();
     int64_t reach_deadline = t0 + (int64_t)((s->o->timeout_s + REACH_MIN_S) * 1000);
     if (!s->o->no_reach && s->o->transport == MPIK8S_TRANSPORT_SSH && agent_reach_login_elsewhere(s->o))
@@ -90,7 +90,7 @@ int agent_prepare_workers(struct agent_session *s, char **err)
                   s->o->launcher_uid);
     if (!s->o->no_reach)
         s->early = agent_reach_early_new(s, reach_deadline); /* NULL: checked after the wait */
-    int w = agent_wait_workers(s, s->o->timeout_s, err);
+    int w = agent_wait_workers(s, s->o->timeout_s, errmsg);
     if (w < 0) {
         agent_reach_early_cancel(s->early);
         s->early = NULL;
@@ -107,13 +107,13 @@ int agent_prepare_workers(struct agent_session *s, char **err)
                        : agent_reach_all(s, (reach_deadline - kube_now_ms()) / 1000.0, &rr);
     s->early = NULL;
     if (bad == -2) {
-        kube_set_err(err, "worker failed while checking reachability:\n%s", why ? why : "");
+        kube_set_err(errmsg, "worker failed while checking reachability:\n%s", why ? why : "");
         free(why);
         return -2;
     }
     if (bad != 0) {
         char *rep = rr ? agent_reach_report(s, rr) : NULL;
-        kube_set_err(err, "%d worker(s) Ready but not reachable through %s:\n%s", bad,
+        kube_set_err(errmsg, "%d worker(s) Ready but not reachable through %s:\n%s", bad,
                      mpik8s_transport_name(s->o->transport), rep ? rep : "");
         free(rep);
         agent_reach_results_free(rr, s->hosts.n);
@@ -139,8 +139,8 @@ void agent_finish(struct agent_session *s, const char *summary)
 }
 
 /* Writes "<podIP> <host> <pod>" per worker to dest/hosts (unique temp file + rename, mode
- * 0644), for SSH images without DNS, like upstream's kubectl-delivery. 0 ok, -1 with *err. */
-static int write_ip_map(struct agent_session *s, char **err)
+ * 0644), for SSH images without DNS, like upstream's kubectl-delivery. 0 ok, -1 with *errmsg. */
+static int write_ip_map(struct agent_session *s, char **errmsg)
 {
     char *text = NULL;
     size_t sz = 0;
@@ -155,9 +155,9 @@ static int write_ip_map(struct agent_session *s, char **err)
     char *path = kube_strdup_printf("%s/hosts", s->o->dest);
     int rc = -1;
     if (!f || fclose(f) != 0 || !path)
-        kube_set_err(err, "out of memory writing the hosts map");
+        kube_set_err(errmsg, "out of memory writing the hosts map");
     else
-        rc = agent_replace_file(path, text, 0644, err);
+        rc = agent_replace_file(path, text, 0644, errmsg);
     free(path);
     free(text);
     return rc;
@@ -183,14 +183,14 @@ static void keep_record(const struct agent_session *s)
     free(err);
 }
 
-/* Delivery step; 0 ok, -1 with *err. */
-static int deliver_bundle(struct agent_opts *o, char **err)
+/* Delivery step; 0 ok, -1 with *errmsg. */
+static int deliver_bundle(struct agent_opts *o, char **errmsg)
 {
-    char *src = agent_bundle_dir(err);
+    char *src = agent_bundle_dir(errmsg);
     if (!src)
         return -1;
     int n = 0;
-    int rc = agent_deliver(src, o->dest, &n, err);
+    int rc = agent_deliver(src, o->dest, &n, errmsg);
     free(src);
     return rc;
 }

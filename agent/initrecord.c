@@ -33,16 +33,16 @@ static json_t *record_json(const struct agent_session *s)
                      (json_int_t)s->phases.at_ms[AGENT_PHASE_WORKERS_REACHABLE], "workers", workers);
 }
 
-int agent_init_record_write(const struct agent_session *s, char **err)
+int agent_init_record_write(const struct agent_session *s, char **errmsg)
 {
     char *path = record_path(s->o);
     json_t *rec = s->inf ? record_json(s) : NULL;
     char *text = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
     int rc = -1;
     if (!path || !text)
-        kube_set_err(err, "%s: out of memory (or no pod cache)", path ? path : AGENT_INIT_RECORD);
+        kube_set_err(errmsg, "%s: out of memory (or no pod cache)", path ? path : AGENT_INIT_RECORD);
     else
-        rc = agent_replace_file(path, text, 0644, err);
+        rc = agent_replace_file(path, text, 0644, errmsg);
     free(text);
     json_decref(rec);
     free(path);
@@ -94,7 +94,7 @@ static int check_header(const struct agent_session *s, const json_t *rec, int64_
 /* Checks that the record lists s->hosts in order, each the same pod (uid) and Ready now. */
 static int check_workers(const struct agent_session *s, const json_t *rec, char **why)
 {
-    const json_t *w = json_object_get(rec, "workers");
+    const json_t *w = kube_json_at(rec, "workers");
     if (json_array_size(w) != s->hosts.n)
         return kube_set_err(why, "it lists %zu worker(s), the job has %zu", json_array_size(w), s->hosts.n);
     for (size_t i = 0; i < s->hosts.n; i++) {

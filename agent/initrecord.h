@@ -12,8 +12,8 @@
 
 /* Writes DEST/init-ready.json (mode 0644, temp file + rename): job, namespace, transport,
  * whether reachability was checked, when, the workersReady/workersReachable times, and each
- * worker's pod name and uid from s->inf's cache. 0 ok, -1 with *err naming the file. */
-int agent_init_record_write(const struct agent_session *s, char **err);
+ * worker's pod name and uid from s->inf's cache. 0 ok, -1 with *errmsg naming the file. */
+int agent_init_record_write(const struct agent_session *s, char **errmsg);
 
 /* Decides whether `run` may trust DEST/init-ready.json instead of waiting: the record names
  * this job, namespace and transport, checked reachability unless s->o->no_reach, was written

@@ -64,8 +64,8 @@ static json_t *job_owner(struct agent_session *s)
         json_t *pod = kube_informer_get(s->inf, s->ns, s->hosts.v[i].pod), *r, *pick = NULL;
         size_t k;
         json_array_foreach(kube_json_at(pod, "metadata", "ownerReferences"), k, r) {
-            const char *kind = json_string_value(json_object_get(r, "kind"));
-            if (kind && strcmp(kind, "MPIJob") == 0 && json_is_true(json_object_get(r, "controller")))
+            const char *kind = kube_json_at_str(r, "kind");
+            if (kind && strcmp(kind, "MPIJob") == 0 && kube_json_at_bool(r, 0, "controller"))
                 pick = json_deep_copy(r);
         }
         json_decref(pod);

@@ -49,13 +49,13 @@ int agent_env_plan(const struct mpik8s_launch_in *in, agent_getenv_fn get, void 
     return rc;
 }
 
-int agent_env_apply(const struct agent_env_plan *p, char **err)
+int agent_env_apply(const struct agent_env_plan *p, char **errmsg)
 {
     for (size_t i = 0; i < p->n; i++) {
         if (p->v[i].action == AGENT_ENV_KEPT)
             continue;
         if (setenv(p->v[i].name, p->v[i].value, 1) != 0) {
-            kube_set_err(err, "setenv %s: %s", p->v[i].name, strerror(errno));
+            kube_set_err(errmsg, "setenv %s: %s", p->v[i].name, strerror(errno));
             return -1;
         }
     }

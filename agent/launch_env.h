@@ -31,8 +31,8 @@ typedef const char *(*agent_getenv_fn)(const char *name, void *ud);
 /* Composes the plan for in (mpik8s_launch_env's list, in its order), consulting get for what is
  * already set. 0 ok, -1 on OOM. */
 int agent_env_plan(const struct mpik8s_launch_in *in, agent_getenv_fn get, void *ud, struct agent_env_plan *out);
-/* Applies the plan to the process environment (setenv for SET/RAISED). 0 ok, -1 with *err. */
-int agent_env_apply(const struct agent_env_plan *p, char **err);
+/* Applies the plan to the process environment (setenv for SET/RAISED). 0 ok, -1 with *errmsg. */
+int agent_env_apply(const struct agent_env_plan *p, char **errmsg);
 /* Frees the plan. */
 void agent_env_plan_free(struct agent_env_plan *p);
 /* getenv adapter for agent_env_plan. */

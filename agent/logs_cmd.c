@@ -29,7 +29,7 @@ static json_t *newest_launcher(struct agent_session *s)
     struct kube_error e = KUBE_ERROR_INIT;
     json_t *l = sel ? kube_list(s->client, &KUBE_RES_PODS, s->ns, &lo, &e) : NULL, *p, *best = NULL;
     size_t i;
-    json_array_foreach(json_object_get(l, "items"), i, p) {
+    json_array_foreach(kube_json_at(l, "items"), i, p) {
         const char *ct = kube_json_at_str(p, "metadata", "creationTimestamp") ?: "";
         if (!best || strcmp(ct, kube_json_at_str(best, "metadata", "creationTimestamp") ?: "") > 0)
             best = p;
@@ -47,9 +47,9 @@ struct log_out {
 };
 
 /* Passes what pod's log has beyond *done bytes to out (previous: the container's last instance);
- * 0, or -1 with *err when it cannot be read. */
+ * 0, or -1 with *errmsg when it cannot be read. */
 static int print_new(struct agent_session *s, const char *pod, const char *container, int previous, size_t *done,
-                     const struct log_out *out, char **err)
+                     const struct log_out *out, char **errmsg)
 {
     char *path = kube_strdup_printf("/api/v1/namespaces/%s/pods/%s/log", s->ns, pod);
     char *q = kube_strdup_printf("container=%s%s", container ? container : "", previous ? "&previous=true" : "");
@@ -64,7 +64,7 @@ static int print_new(struct agent_session *s, const char *pod, const char *conta
     }
     int rc = body ? 0 : -1;
     if (!body)
-        kube_set_err(err, "pod %s: %s", pod, e.message ? e.message : "its log cannot be read");
+        kube_set_err(errmsg, "pod %s: %s", pod, e.message ? e.message : "its log cannot be read");
     free(body);
     free(q);
     free(path);
@@ -113,22 +113,22 @@ static int follow(struct agent_session *s, const struct log_out *out)
     return 1;
 }
 
-/* The newest launcher pod's log once (previous: its container's last instance). 0, or -1 with *err. */
-static int launcher_log(struct agent_session *s, int previous, const struct log_out *out, char **err)
+/* The newest launcher pod's log once (previous: its container's last instance). 0, or -1 with *errmsg. */
+static int launcher_log(struct agent_session *s, int previous, const struct log_out *out, char **errmsg)
 {
     json_t *pod = newest_launcher(s);
     size_t done = 0;
-    int rc = pod ? print_new(s, kube_obj_name(pod), first_container(pod), previous, &done, out, err)
-                 : kube_set_err(err, "job %s/%s: no launcher pod", s->ns, s->o->job);
+    int rc = pod ? print_new(s, kube_obj_name(pod), first_container(pod), previous, &done, out, errmsg)
+                 : kube_set_err(errmsg, "job %s/%s: no launcher pod", s->ns, s->o->job);
     json_decref(pod);
     return rc;
 }
 
-int agent_logs_write(struct agent_session *s, int follow_it, int previous, agent_log_sink sink, void *arg, char **err)
+int agent_logs_write(struct agent_session *s, int follow_it, int previous, agent_log_sink sink, void *arg, char **errmsg)
 {
     struct log_out out = { sink, arg };
     if (previous)
-        return launcher_log(s, 1, &out, err);
+        return launcher_log(s, 1, &out, errmsg);
     if (follow_it && follow(s, &out))
         return 0;
     char *name = kube_strdup_printf("%s%s", s->o->job, AGENT_JOBLOG_SUFFIX);
@@ -138,8 +138,8 @@ int agent_logs_write(struct agent_session *s, int follow_it, int previous, agent
     int rc = 0;
     if (text)
         sink(text, strlen(text), arg);
-    else if (launcher_log(s, 0, &out, err) < 0)
-        rc = kube_set_err(err, "no launcher output kept for %s/%s (%s) and no launcher pod to read", s->ns, s->o->job,
+    else if (launcher_log(s, 0, &out, errmsg) < 0)
+        rc = kube_set_err(errmsg, "no launcher output kept for %s/%s (%s) and no launcher pod to read", s->ns, s->o->job,
                           !cm ? (e.message ? e.message : "ConfigMap not found") : "the ConfigMap has no \"log\" key");
     json_decref(cm);
     kube_error_clear(&e);

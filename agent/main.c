@@ -70,13 +70,17 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], subcommands[i].name) != 0)
             continue;
         struct agent_opts o;
-        int rc = agent_opts_parse(&o, argv[1], argc - 1, argv + 1);
+        char *errmsg = NULL;
+        int rc = agent_opts_parse(&o, argv[1], argc - 1, argv + 1, &errmsg);
         if (rc == 0) {
             kube_log_set_verbosity(o.verbose);
             rc = subcommands[i].fn(&o);
         } else {
+            if (rc < 0)
+                fprintf(stderr, "mpi-agent %s: %s\n", argv[1], errmsg ? errmsg : "out of memory");
             rc = rc > 0 ? 0 : 2;
         }
+        free(errmsg);
         agent_opts_free(&o);
         return rc;
     }

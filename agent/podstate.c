@@ -214,7 +214,7 @@ char *agent_pod_gpus(const json_t *pod)
             return strdup(val);
     }
     const json_t *lim = kube_json_at(c0, "resources", "limits");
-    const json_t *g = json_object_get(lim, "nvidia.com/gpu");
+    const json_t *g = kube_json_at(lim, "nvidia.com/gpu");
     if (json_is_string(g))
         return kube_strdup_printf("%s GPU", json_string_value(g));
     if (json_is_integer(g))
@@ -229,7 +229,7 @@ const char *agent_pod_ip(const json_t *pod, int family)
     size_t i;
     json_t *e;
     json_array_foreach(kube_json_at(pod, "status", "podIPs"), i, e) {
-        const char *ip = json_string_value(json_object_get(e, "ip"));
+        const char *ip = kube_json_at_str(e, "ip");
         if (ip && (strchr(ip, ':') != NULL) == (family == 6))
             return ip;
     }

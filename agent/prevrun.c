@@ -1,6 +1,7 @@
 /* prevrun.c - a failed run's summary and failure object, kept in the launcher's
  * emptyDir for a rerun of the same container (prevrun.h). */
 #include "prevrun.h"
+#include "kube/json.h"
 
 #include <stdlib.h>
 
@@ -32,7 +33,7 @@ json_t *agent_prev_run_load(const char *dest)
     json_error_t je;
     json_t *o = path ? json_load_file(path, 0, &je) : NULL;
     free(path);
-    if (o && !json_is_string(json_object_get(o, "summary"))) {
+    if (o && !json_is_string(kube_json_at(o, "summary"))) {
         json_decref(o);
         return NULL;
     }
@@ -41,13 +42,13 @@ json_t *agent_prev_run_load(const char *dest)
 
 char *agent_prev_run_lead(struct agent_session *s, const json_t *prev, char *summary)
 {
-    const char *ps = json_string_value(json_object_get(prev, "summary"));
+    const char *ps = kube_json_at_str(prev, "summary");
     if (!ps)
         return summary;
     KLOG_ERROR("the previous run of this launcher container failed: %s", ps);
     char *out =
         kube_strdup_printf("%s (the previous run of this launcher container); then: %s", ps, summary ? summary : "failed");
-    json_t *pf = json_object_get(prev, "failure");
+    json_t *pf = kube_json_at(prev, "failure");
     if (json_is_object(pf) && (!s->failure || s->stopped_by_signal)) {
         json_decref(s->failure);
         s->failure = json_incref(pf);

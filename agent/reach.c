@@ -44,8 +44,8 @@ static const char *reach_tls_dir(void)
     return tls_dir;
 }
 
-/* One exec of `true`; 0 ok, -1 with *err. */
-static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, int cancel_fd, char **err)
+/* One exec of `true`; 0 ok, -1 with *errmsg. */
+static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, int cancel_fd, char **errmsg)
 {
     struct kube_exec_opts eo;
     kube_exec_opts_default(&eo);
@@ -67,13 +67,13 @@ static int try_exec(struct agent_session *s, const char *pod, int64_t deadline, 
     int outcome = kube_exec_run(kube_client_config(s->client), &eo, &r), code = r.exit_code;
     int rc = 0;
     if (outcome == KUBE_EXEC_REFUSED) {
-        kube_set_err(err, "exec refused: %s", r.message ? r.message : "no reply");
+        kube_set_err(errmsg, "exec refused: %s", r.message ? r.message : "no reply");
         rc = -1;
     } else if (outcome != KUBE_EXEC_EXITED) {
-        kube_set_err(err, "exec stream failed: %s", r.message ? r.message : "no exit status");
+        kube_set_err(errmsg, "exec stream failed: %s", r.message ? r.message : "no exit status");
         rc = -1;
     } else if (code != 0) {
-        kube_set_err(err, "exec `true` exited %d%s%s", code, r.message ? ": " : "",
+        kube_set_err(errmsg, "exec `true` exited %d%s%s", code, r.message ? ": " : "",
                      r.message ? r.message : (r.err && *r.err ? r.err : ""));
         rc = -1;
     }
@@ -87,8 +87,8 @@ int agent_reach_login_elsewhere(const struct agent_opts *o)
 }
 
 /* One SSH check (up to the host key when the launcher logs in as another user); 0 ok,
- * -1 with *err naming the stage. */
-static int try_ssh(struct agent_session *s, const char *host, int64_t deadline, char **err)
+ * -1 with *errmsg naming the stage. */
+static int try_ssh(struct agent_session *s, const char *host, int64_t deadline, char **errmsg)
 {
     struct kube_ssh_opts so = { 0 };
     so.port = s->o->ssh_port;
@@ -100,7 +100,7 @@ static int try_ssh(struct agent_session *s, const char *host, int64_t deadline, 
     char *e = NULL;
     int rc = kube_ssh_check(&so, host, &e);
     if (rc != 0) {
-        kube_set_err(err, "ssh %s", e ? e : kube_ssh_stage_name(rc));
+        kube_set_err(errmsg, "ssh %s", e ? e : kube_ssh_stage_name(rc));
         free(e);
         return -1;
     }

@@ -40,15 +40,15 @@ static char *find_rsh(const struct agent_opts *o)
 }
 
 /* Writes a hostfile for workers found without one; sets o->hostfile to it and *wrote. */
-static int ensure_hostfile(struct agent_session *s, int *wrote, char **err)
+static int ensure_hostfile(struct agent_session *s, int *wrote, char **errmsg)
 {
     if (access(s->o->hostfile, R_OK) == 0)
         return 0;
     char *text = agent_hostfile_format(&s->hosts, s->o->mpi, s->o->slots);
     char *path = NULL;
-    int rc = text ? agent_hostfile_write(text, &path, err) : -1;
+    int rc = text ? agent_hostfile_write(text, &path, errmsg) : -1;
     if (!text)
-        kube_set_err(err, "out of memory formatting a hostfile");
+        kube_set_err(errmsg, "out of memory formatting a hostfile");
     free(text);
     if (rc < 0)
         return -1;
@@ -82,7 +82,7 @@ static void note_user_agent(struct agent_session *s, const struct agent_env_item
 }
 
 /* Composes and applies the launch environment. */
-static int set_launch_env(struct agent_session *s, char **err)
+static int set_launch_env(struct agent_session *s, char **errmsg)
 {
     char *rsh = find_rsh(s->o);
     struct mpik8s_launch_in in = { s->o->mpi, rsh, s->o->hostfile, (long long)s->hosts.n, s->o->slots };
@@ -90,7 +90,7 @@ static int set_launch_env(struct agent_session *s, char **err)
     struct mpik8s_launch_env ours;
     if (mpik8s_launch_env(&in, &ours) < 0) {
         free(rsh);
-        return kube_set_err(err, "out of memory");
+        return kube_set_err(errmsg, "out of memory");
     }
     int rc = agent_env_plan(&in, agent_getenv_process, NULL, &plan);
     if (rc == 0) {
@@ -104,10 +104,10 @@ static int set_launch_env(struct agent_session *s, char **err)
                 KLOG_DEBUG("%s=%s (%s)", it->name, it->value, it->action == AGENT_ENV_SET ? "set" : "user's");
             note_user_agent(s, it, &ours);
         }
-        rc = agent_env_apply(&plan, err);
+        rc = agent_env_apply(&plan, errmsg);
         agent_env_plan_free(&plan);
     } else {
-        kube_set_err(err, "out of memory");
+        kube_set_err(errmsg, "out of memory");
     }
     mpik8s_launch_env_free(&ours);
     free(s->rsh);

@@ -12,20 +12,20 @@
 
 #include "kube/util.h"
 
-int agent_create_unique(const char *prefix, mode_t mode, char **path, char **err)
+int agent_create_unique(const char *prefix, mode_t mode, char **path, char **errmsg)
 {
     *path = kube_strdup_printf("%sXXXXXX", prefix);
     if (!*path)
-        return kube_set_err(err, "out of memory");
+        return kube_set_err(errmsg, "out of memory");
     int fd = mkostemp(*path, O_CLOEXEC);
     if (fd < 0) {
-        kube_set_err(err, "cannot create %sXXXXXX: %s", prefix, strerror(errno));
+        kube_set_err(errmsg, "cannot create %sXXXXXX: %s", prefix, strerror(errno));
         free(*path);
         *path = NULL;
         return -1;
     }
     if (fchmod(fd, mode & 07777) != 0) {
-        kube_set_err(err, "cannot chmod %s: %s", *path, strerror(errno));
+        kube_set_err(errmsg, "cannot chmod %s: %s", *path, strerror(errno));
         close(fd);
         unlink(*path);
         free(*path);
@@ -35,9 +35,9 @@ int agent_create_unique(const char *prefix, mode_t mode, char **path, char **err
     return fd;
 }
 
-int agent_write_unique(const char *prefix, const char *text, mode_t mode, char **path, char **err)
+int agent_write_unique(const char *prefix, const char *text, mode_t mode, char **path, char **errmsg)
 {
-    int fd = agent_create_unique(prefix, mode, path, err);
+    int fd = agent_create_unique(prefix, mode, path, errmsg);
     if (fd < 0)
         return -1;
     const char *what = "write";
@@ -50,7 +50,7 @@ int agent_write_unique(const char *prefix, const char *text, mode_t mode, char *
         saved = errno;
     }
     if (rc < 0) {
-        kube_set_err(err, "cannot %s %s: %s", what, *path, strerror(saved));
+        kube_set_err(errmsg, "cannot %s %s: %s", what, *path, strerror(saved));
         unlink(*path);
         free(*path);
         *path = NULL;
@@ -58,15 +58,15 @@ int agent_write_unique(const char *prefix, const char *text, mode_t mode, char *
     return rc;
 }
 
-int agent_replace_file(const char *path, const char *text, mode_t mode, char **err)
+int agent_replace_file(const char *path, const char *text, mode_t mode, char **errmsg)
 {
     char *prefix = kube_strdup_printf("%s.tmp.", path), *tmp = NULL;
     if (!prefix)
-        return kube_set_err(err, "out of memory");
-    int rc = agent_write_unique(prefix, text, mode, &tmp, err);
+        return kube_set_err(errmsg, "out of memory");
+    int rc = agent_write_unique(prefix, text, mode, &tmp, errmsg);
     free(prefix);
     if (rc == 0 && rename(tmp, path) != 0) {
-        kube_set_err(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        kube_set_err(errmsg, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         unlink(tmp);
         rc = -1;
     }

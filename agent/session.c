@@ -19,12 +19,12 @@ static int no_api_possible(const struct agent_session *s)
     return s->allow_no_api && o->transport == MPIK8S_TRANSPORT_SSH && o->hostfile && access(o->hostfile, R_OK) == 0;
 }
 
-/* Switches s to the no-API mode (drops the client), logging why. 0, or -1 with *err when
+/* Switches s to the no-API mode (drops the client), logging why. 0, or -1 with *errmsg when
  * the job needs the API (exec transport, no hostfile). */
-static int go_no_api(struct agent_session *s, const char *why, char **err)
+static int go_no_api(struct agent_session *s, const char *why, char **errmsg)
 {
     if (!no_api_possible(s))
-        return kube_set_err(err, "%s (the no-API mode needs the ssh transport and a hostfile at %s)", why,
+        return kube_set_err(errmsg, "%s (the no-API mode needs the ssh transport and a hostfile at %s)", why,
                             s->o->hostfile ? s->o->hostfile : "(none)");
     kube_client_free(s->client);
     s->client = NULL;
@@ -36,8 +36,8 @@ static int go_no_api(struct agent_session *s, const char *why, char **err)
 }
 
 /* A first list of the job's pods: 401/403 select the no-API mode; other errors are left to
- * the calls that follow (they retry and name them). 0 ok, -1 with *err. */
-static int probe_api(struct agent_session *s, char **err)
+ * the calls that follow (they retry and name them). 0 ok, -1 with *errmsg. */
+static int probe_api(struct agent_session *s, char **errmsg)
 {
     char *sel = agent_job_selector(s);
     struct kube_list_opts lo = { .label_selector = sel, .limit = 1 };
@@ -48,7 +48,7 @@ static int probe_api(struct agent_session *s, char **err)
     if (!list && (ke.reason == KUBE_FORBIDDEN || ke.reason == KUBE_UNAUTHORIZED)) {
         char *why = kube_strdup_printf("listing pods in namespace %s: %s", s->ns,
                                        ke.message ? ke.message : kube_reason_name(ke.reason));
-        rc = go_no_api(s, why ? why : "listing pods refused", err);
+        rc = go_no_api(s, why ? why : "listing pods refused", errmsg);
         free(why);
     }
     json_decref(list);
@@ -56,17 +56,17 @@ static int probe_api(struct agent_session *s, char **err)
     return rc;
 }
 
-/* The namespace: --namespace, the client's, else "default". 0 ok, -1 with *err. */
-static int settle_namespace(struct agent_session *s, char **err)
+/* The namespace: --namespace, the client's, else "default". 0 ok, -1 with *errmsg. */
+static int settle_namespace(struct agent_session *s, char **errmsg)
 {
     const char *ns = s->o->namespace ? s->o->namespace : s->client ? kube_client_namespace(s->client) : NULL;
     s->ns = strdup(ns ? ns : "default");
     if (!s->ns)
-        return kube_set_err(err, "out of memory");
+        return kube_set_err(errmsg, "out of memory");
     return 0;
 }
 
-int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **err)
+int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **errmsg)
 {
     struct kube_config *cfg = NULL;
     char *cerr = NULL;
@@ -74,11 +74,11 @@ int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **
     if (kube_config_load(o->kubeconfig, o->context, &cfg, &cerr) < 0) {
         char *why = kube_strdup_printf("kubernetes config: %s", cerr ? cerr : "unknown error");
         free(cerr);
-        int rc = no_api_possible(s) && !o->kubeconfig && settle_namespace(s, err) == 0
-                     ? go_no_api(s, why ? why : "no kubernetes config", err)
+        int rc = no_api_possible(s) && !o->kubeconfig && settle_namespace(s, errmsg) == 0
+                     ? go_no_api(s, why ? why : "no kubernetes config", errmsg)
                      : -1;
-        if (rc < 0 && !(err && *err))
-            kube_set_err(err, "%s", why ? why : "kubernetes config: unknown error");
+        if (rc < 0 && !(errmsg && *errmsg))
+            kube_set_err(errmsg, "%s", why ? why : "kubernetes config: unknown error");
         free(why);
         return rc;
     }
@@ -88,15 +88,15 @@ int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **
     co.request_timeout_ms = 15000;
     s->client = kube_client_new(cfg, &co, &cerr);
     if (!s->client) {
-        kube_set_err(err, "kubernetes client: %s", cerr ? cerr : "unknown error");
+        kube_set_err(errmsg, "kubernetes client: %s", cerr ? cerr : "unknown error");
         free(cerr);
         return -1;
     }
-    if (settle_namespace(s, err) < 0)
+    if (settle_namespace(s, errmsg) < 0)
         return -1;
     KLOG_DEBUG("API server %s (%s), namespace %s", kube_client_config(s->client)->server,
                kube_client_config(s->client)->origin, s->ns);
-    return s->allow_no_api ? probe_api(s, err) : 0;
+    return s->allow_no_api ? probe_api(s, errmsg) : 0;
 }
 
 char *agent_job_selector(const struct agent_session *s)
@@ -106,19 +106,19 @@ char *agent_job_selector(const struct agent_session *s)
     return kube_strdup_printf(MPIK8S_LABEL_JOB_NAME "=%s", s->o->job);
 }
 
-int agent_watch_start(struct agent_session *s, char **err)
+int agent_watch_start(struct agent_session *s, char **errmsg)
 {
     if (s->inf)
         return 0;
     if (!s->client)
-        return kube_set_err(err, "pod watch: no API access (no-API mode)");
+        return kube_set_err(errmsg, "pod watch: no API access (no-API mode)");
     char *sel = agent_job_selector(s);
     struct kube_informer_opts io = { .ns = s->ns, .label_selector = sel, .watch_timeout_s = 60 };
     char *ierr = NULL;
     s->inf = kube_informer_new(s->client, &KUBE_RES_PODS, &io, NULL, &ierr);
     free(sel);
     if (!s->inf || kube_informer_start(s->inf, &ierr) < 0) {
-        kube_set_err(err, "pod watch: %s", ierr ? ierr : "cannot start");
+        kube_set_err(errmsg, "pod watch: %s", ierr ? ierr : "cannot start");
         free(ierr);
         return -1;
     }

@@ -34,19 +34,19 @@ struct agent_session {
 /* Connects: loads the config (flag, env, in-cluster, ~/.kube/config) and creates the client;
  * settles the namespace. With s->allow_no_api, for an SSH job with a hostfile, no usable credentials (no config, no
  * service-account token, or 401/403 on a first list of the job's pods) select the no-API
- * mode (s->no_api, client NULL; one log line says why). 0 ok, -1 with *err. */
-int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **err);
+ * mode (s->no_api, client NULL; one log line says why). 0 ok, -1 with *errmsg. */
+int agent_session_connect(struct agent_session *s, struct agent_opts *o, char **errmsg);
 /* Finds the workers: the hostfile when present (or given), else MPI_JOB_WORKERS names
  * <job>-worker-<i>, else the pods labelled mpi_job_name=<job>,mpi_role_type=worker.
- * 0 ok (at least one worker), -1 with *err. */
-int agent_workers_find(struct agent_session *s, char **err);
+ * 0 ok (at least one worker), -1 with *errmsg. */
+int agent_workers_find(struct agent_session *s, char **errmsg);
 /* Lists the job's worker pods (labels mpi_job_name, mpi_role_type=worker) sorted by index;
- * a new JSON array or NULL with *err. */
-json_t *agent_list_worker_pods(struct agent_session *s, char **err);
+ * a new JSON array or NULL with *errmsg. */
+json_t *agent_list_worker_pods(struct agent_session *s, char **errmsg);
 /* Returns the label selector for the job's pods ("mpi_job_name=JOB") or NULL; new string. */
 char *agent_job_selector(const struct agent_session *s);
-/* Starts the pod informer (namespace + job selector) unless running. 0 ok, -1 with *err. */
-int agent_watch_start(struct agent_session *s, char **err);
+/* Starts the pod informer (namespace + job selector) unless running. 0 ok, -1 with *errmsg. */
+int agent_watch_start(struct agent_session *s, char **errmsg);
 /* Releases everything the session owns (not o). */
 void agent_session_close(struct agent_session *s);
 

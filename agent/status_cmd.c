@@ -101,18 +101,18 @@ static int print_reach(struct agent_session *s, char **skip)
 }
 
 /* Finds workers for status: --hostfile, else the job's labels (else MPI_JOB_WORKERS names). */
-static int status_workers(struct agent_session *s, char **err)
+static int status_workers(struct agent_session *s, char **errmsg)
 {
     struct agent_opts *o = s->o;
     if (o->hostfile_given || !o->job)
-        return agent_workers_find(s, err);
-    json_t *pods = agent_list_worker_pods(s, err);
+        return agent_workers_find(s, errmsg);
+    json_t *pods = agent_list_worker_pods(s, errmsg);
     if (!pods)
         return -1;
     size_t n = json_array_size(pods);
     json_decref(pods);
     if (n == 0 && o->workers == 0)
-        return kube_set_err(err, "job %s/%s: no worker pods (labels mpi_job_name=%s,mpi_role_type=worker)", s->ns, o->job,
+        return kube_set_err(errmsg, "job %s/%s: no worker pods (labels mpi_job_name=%s,mpi_role_type=worker)", s->ns, o->job,
                             o->job);
     int saved = o->workers;
     if (n > 0)
@@ -120,7 +120,7 @@ static int status_workers(struct agent_session *s, char **err)
     o->hostfile_given = 0;
     char *hf = o->hostfile;
     o->hostfile = strdup("/nonexistent/mpi-agent-status");
-    int rc = agent_workers_find(s, err);
+    int rc = agent_workers_find(s, errmsg);
     free(o->hostfile);
     o->hostfile = hf;
     o->workers = saved;

@@ -5,8 +5,9 @@
  * the informer: a worker deleted, failed or NotReady stops CMD, naming it (and,
  * for a preempted worker, its preemptor once CMD is stopped: agent/preemptor.c); the
  * pod-network watch (agent/netwatch.h) does the same for a worker silent over the pod
- * network past the network timeout, and the launch watch (agent/rshwatch.h) for an mpirun
- * that never calls mpi-rsh. The agent is a child subreaper, so nothing CMD started outlives it. */
+ * network past the network timeout, the launch watch (agent/rshwatch.h) for an mpirun that
+ * never calls mpi-rsh, and the daemon-exit stop (agent/daemonexit.h) for one that runs on after
+ * a daemon it launched failed. The agent is a child subreaper, so nothing CMD started outlives it. */
 #include "supervise.h"
 
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemonexit.h"
 #include "failure.h"
 #include "netwatch.h"
 #include "podstate.h"
@@ -89,6 +91,7 @@ struct sup {
     long lost;                   /* index of the worker whose failure stopped CMD, -1 none */
     json_t *preempted;           /* its pod when it was preempted (the preemptor is named at the end), or NULL */
     struct agent_launchwatch lw; /* mpirun must call mpi-rsh within a bound */
+    struct agent_daemonexit de;  /* nor run on after a daemon failed */
     int up;                      /* the ranks are up: the readiness probe's file is written */
     int64_t up_look;             /* monotonic ms of the last look at the launch mark */
 };
@@ -250,6 +253,21 @@ static void launch_watch(struct sup *u, int64_t now)
     sup_stop(u, SIGTERM, why);
 }
 
+/* The daemon-exit stop's look: its line goes where mpirun's output goes (the log, and the text
+ * the failure attribution reads: form "daemon-exit"), and CMD is asked to stop. */
+static void daemon_exit(struct sup *u, int64_t now)
+{
+    const char *cmd = u->s->o->argv && u->s->o->argv[0] ? u->s->o->argv[0] : "the command";
+    const char *base = strrchr(cmd, '/');
+    char *line = agent_daemonexit_step(&u->de, u->lw.mark, base ? base + 1 : cmd, now);
+    if (!line)
+        return;
+    (void)kube_write_all(2, line, strlen(line));
+    agent_outbuf_append(&u->s->output, line, strlen(line));
+    free(line);
+    sup_stop(u, SIGTERM, NULL);
+}
+
 /* Writes the readiness probe's file once the run's ranks are up (agent/ranksup.h): at the first
  * output, or once mpi-rsh launched into every worker; at once when the launch watch is off, and
  * when no MPI launcher ran in the command's first AGENT_RANKSUP_NO_LAUNCHER_MS. */
@@ -362,6 +380,8 @@ static int sup_step(struct sup *u, struct watcher *w)
         on_silence(u);
     if (!u->stopping)
         launch_watch(u, now);
+    if (!u->stopping && !u->child_done)
+        daemon_exit(u, now);
     ranks_up(u, now);
     int lost_wait = u->lost_wait_until && !u->reason && u->note_fd >= 0 && now < u->lost_wait_until;
     if (u->child_done && ((u->out_fd < 0 && u->err_fd < 0) || now >= u->drain_until) && !lost_wait)
@@ -401,14 +421,14 @@ static void child_exec(char **argv, int out_w, int err_w, const sigset_t *old)
     _exit(127);
 }
 
-/* Starts the child; 0 ok, -1 with *err. */
-static int sup_spawn(struct sup *u, char **argv, const sigset_t *old, char **err)
+/* Starts the child; 0 ok, -1 with *errmsg. */
+static int sup_spawn(struct sup *u, char **argv, const sigset_t *old, char **errmsg)
 {
     int po[2], pe[2];
     if (pipe2(po, O_CLOEXEC) != 0)
-        return kube_set_err(err, "pipe: %s", strerror(errno));
+        return kube_set_err(errmsg, "pipe: %s", strerror(errno));
     if (pipe2(pe, O_CLOEXEC) != 0) {
-        kube_set_err(err, "pipe: %s", strerror(errno));
+        kube_set_err(errmsg, "pipe: %s", strerror(errno));
         close(po[0]);
         close(po[1]);
         return -1;
@@ -423,7 +443,7 @@ static int sup_spawn(struct sup *u, char **argv, const sigset_t *old, char **err
     u->out_fd = po[0];
     u->err_fd = pe[0];
     if (u->pid < 0) {
-        kube_set_err(err, "fork: %s", strerror(errno));
+        kube_set_err(errmsg, "fork: %s", strerror(errno));
         close(po[0]);
         close(pe[0]);
         return -1;
@@ -442,13 +462,20 @@ static char *attribute(struct sup *u, int code)
     char *tail = agent_outbuf_copy(&s->output, &len, NULL), *phrase = NULL;
     if (!tail)
         return NULL;
+    char *pod = NULL;
+    int dcode = 0;
     if (u->lost >= 0)
         s->failure = agent_failure_worker_lost(s, (size_t)u->lost, u->reason, tail, len);
-    else if (!u->reason)
+    else if (!u->reason) {
         s->failure = agent_failure_explain(s, tail, len, s->o->argv, WIFEXITED(u->status) ? code : -1, &phrase);
+        /* a daemon that mpi-rsh saw end non-zero: Hydra names none, Open MPI no code */
+        if (agent_daemonexit_read(u->lw.mark, &pod, &dcode))
+            s->failure = agent_failure_daemon_end(s, s->failure, pod, dcode, tail, len, &phrase);
+    }
+    free(pod);
     free(tail);
     if (s->failure)
-        KLOG_ERROR("failed: %s", json_string_value(json_object_get(s->failure, MPIK8S_FAIL_MESSAGE)));
+        KLOG_ERROR("failed: %s", kube_json_at_str(s->failure, MPIK8S_FAIL_MESSAGE));
     return phrase;
 }
 
@@ -482,7 +509,7 @@ static void ipv6_crash(struct sup *u, int sig, double secs)
 /* Hydra's proxies unable to reach mpiexec on an IPv6-only pod (agent/stackcrash.h). */
 static void hydra_ipv6(struct sup *u, int code)
 {
-    if (u->reason || u->stopping || u->s->o->mpi == MPIK8S_MPI_OPENMPI || agent_host_has_ipv4() != 0)
+    if (u->reason || (u->stopping && !u->de.fired) || u->s->o->mpi == MPIK8S_MPI_OPENMPI || agent_host_has_ipv4() != 0)
         return;
     size_t len = 0;
     char *out = agent_outbuf_copy(&u->s->output, &len, NULL);
@@ -492,11 +519,22 @@ static void hydra_ipv6(struct sup *u, int code)
         KLOG_ERROR("%s", u->reason);
 }
 
+/* An exit status of 0 after the MPI's own account of a failure (agent_failure_reported) is not
+ * trusted: the form found (static), the run then a failure; NULL when none. */
+static const char *reported_failure(struct sup *u)
+{
+    size_t len = 0;
+    char *out = agent_outbuf_copy(&u->s->output, &len, NULL);
+    const char *form = out ? agent_failure_reported(out, len) : NULL;
+    free(out);
+    return form;
+}
+
 static char *describe_exit(struct sup *u, int *code)
 {
     name_preemptor(u);
     double secs = (kube_now_ms() - u->started) / 1000.0;
-    const char *cmd = "command";
+    const char *cmd = "command", *lied = NULL;
     char *how;
     if (WIFEXITED(u->status)) {
         *code = WEXITSTATUS(u->status);
@@ -505,15 +543,24 @@ static char *describe_exit(struct sup *u, int *code)
             hydra_ipv6(u, *code);
         if (*code == 0 && u->lw.failed)
             *code = 1; /* its ranks ran, but not on the workers */
+        else if (*code == 0 && (lied = reported_failure(u)))
+            *code = 1;
     } else {
         int sig = WIFSIGNALED(u->status) ? WTERMSIG(u->status) : SIGKILL;
         *code = 128 + sig;
         how = kube_strdup_printf("%s killed by %s after %.1f s", cmd, strsignal(sig), secs);
         ipv6_crash(u, sig, secs);
+        hydra_ipv6(u, *code); /* an mpiexec the daemon-exit stop ended */
     }
     char *sum = u->reason ? kube_strdup_printf("%s; %s", u->reason, how)
                           : kube_strdup_printf("%s on %zu worker(s)", how, u->s->hosts.n);
     free(how);
+    if (lied && sum) {
+        char *more =
+            kube_strdup_printf("%s; not trusted: its output holds the MPI's own failure report (%s), exit 1", sum, lied);
+        free(sum);
+        sum = more;
+    }
     char *who = *code != 0 ? attribute(u, *code) : NULL;
     if (who) {
         char *both = kube_strdup_printf("%s; %s", who, sum);
@@ -579,6 +626,7 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
     char *err = NULL;
     int code = 127;
     agent_launchwatch_start(&u.lw, s, s->o->argv ? s->o->argv : argv, kube_now_ms());
+    u.de.bound_ms = (int64_t)(s->o->daemon_exit_s * 1000);
     if (u.sig_fd < 0 || watching < 0 || sup_spawn(&u, argv, &old, &err) < 0) {
         *summary = kube_strdup_printf("cannot start %s: %s", argv[0], err ? err : strerror(errno));
         free(err);
@@ -592,6 +640,7 @@ int agent_supervise(struct agent_session *s, char **argv, char **summary)
     }
     agent_phase_mark(&s->phases, AGENT_PHASE_FINISHED);
     agent_launchwatch_end(&u.lw);
+    agent_daemonexit_free(&u.de);
     agent_netwatch_stop(nw); /* before the watcher's pipe closes: it may still report */
     if (watching > 0) {
         w.stop = 1;

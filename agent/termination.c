@@ -121,7 +121,7 @@ int agent_phases_parse(const char *line, struct agent_phases *ph)
 }
 
 int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph, const json_t *failure,
-                            char **err)
+                            char **errmsg)
 {
     if (!path)
         path = getenv("MPI_AGENT_TERMINATION_LOG");
@@ -129,14 +129,14 @@ int agent_termination_write(const char *path, const char *summary, const struct 
         path = "/dev/termination-log";
     char *msg = agent_termination_format_failure(summary, ph, failure);
     if (!msg)
-        return kube_set_err(err, "termination message: out of memory");
+        return kube_set_err(errmsg, "termination message: out of memory");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         int e = errno;
         free(msg);
         if (e == ENOENT || e == EACCES || e == EROFS)
             return 0; /* not in a pod, or no termination log mounted */
-        return kube_set_err(err, "termination message %s: %s", path, strerror(e));
+        return kube_set_err(errmsg, "termination message %s: %s", path, strerror(e));
     }
     int rc = kube_write_all(fd, msg, strlen(msg));
     int e = errno;
@@ -146,6 +146,6 @@ int agent_termination_write(const char *path, const char *summary, const struct 
         e = errno;
     }
     if (rc < 0)
-        kube_set_err(err, "termination message %s: %s", path, strerror(e));
+        kube_set_err(errmsg, "termination message %s: %s", path, strerror(e));
     return rc;
 }

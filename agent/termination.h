@@ -39,8 +39,8 @@ char *agent_termination_format_failure(const char *summary, const struct agent_p
  * message works too); 0 ok, -1 bad or absent. */
 int agent_phases_parse(const char *line, struct agent_phases *ph);
 /* Writes the message to path (MPI_AGENT_TERMINATION_LOG or /dev/termination-log when NULL);
- * a missing directory is not an error (not in a pod). 0 ok or skipped, -1 with *err. */
+ * a missing directory is not an error (not in a pod). 0 ok or skipped, -1 with *errmsg. */
 int agent_termination_write(const char *path, const char *summary, const struct agent_phases *ph, const json_t *failure,
-                            char **err);
+                            char **errmsg);
 
 #endif

@@ -87,21 +87,21 @@ static void first_line(const char *rep, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)(l < n ? l : n - 1), rep);
 }
 
-/* Waits for the informer's first list within the deadline; 0 ok, -1 with *err. */
-static int wait_synced(struct agent_session *s, int64_t deadline, char **err)
+/* Waits for the informer's first list within the deadline; 0 ok, -1 with *errmsg. */
+static int wait_synced(struct agent_session *s, int64_t deadline, char **errmsg)
 {
     long left = (long)(deadline - kube_now_ms());
     if (kube_informer_wait_synced(s->inf, left > 0 ? left : 0))
         return 0;
     char *le = kube_informer_last_error(s->inf);
-    kube_set_err(err, "could not list the worker pods in namespace %s: %s", s->ns, le ? le : "timed out");
+    kube_set_err(errmsg, "could not list the worker pods in namespace %s: %s", s->ns, le ? le : "timed out");
     free(le);
     return -1;
 }
 
-/* Decides after one assessment: 1 all ready, -1 failed/timed out/signalled (*err), 0 wait on. */
+/* Decides after one assessment: 1 all ready, -1 failed/timed out/signalled (*errmsg), 0 wait on. */
 static int wait_decide(struct agent_session *s, const char *rep, size_t nready, int failed, int64_t now, int64_t deadline,
-                       double timeout_s, char **err)
+                       double timeout_s, char **errmsg)
 {
     size_t total = s->hosts.n;
     if (nready == total) {
@@ -110,20 +110,22 @@ static int wait_decide(struct agent_session *s, const char *rep, size_t nready, 
     }
     int sig = pending_stop_signal();
     if (failed)
-        kube_set_err(err, "worker failed while waiting (%zu/%zu ready):\n%s", nready, total, rep);
+        kube_set_err(errmsg, "worker failed while waiting (%zu/%zu ready):\n%s", nready, total, rep);
     else if (sig)
-        kube_set_err(err, "received %s while waiting for workers (%zu/%zu ready):\n%s", strsignal(sig), nready, total, rep);
+        kube_set_err(errmsg, "received %s while waiting for workers (%zu/%zu ready):\n%s", strsignal(sig), nready, total,
+                     rep);
     else if (now >= deadline)
-        kube_set_err(err, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s", timeout_s, nready, total, rep);
+        kube_set_err(errmsg, "timed out after %.0f s waiting for workers (%zu/%zu ready):\n%s", timeout_s, nready, total,
+                     rep);
     else
         return 0;
     return sig ? -1 : -2; /* -2: the workers' verdict (a failed worker, the bound reached) */
 }
 
-int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
+int agent_wait_workers(struct agent_session *s, double timeout_s, char **errmsg)
 {
     int64_t start = kube_now_ms(), deadline = start + (int64_t)(timeout_s * 1000);
-    if (agent_watch_start(s, err) < 0 || wait_synced(s, deadline, err) < 0)
+    if (agent_watch_start(s, errmsg) < 0 || wait_synced(s, deadline, errmsg) < 0)
         return -1;
     size_t last_ready = (size_t)-1;
     int64_t last_print = 0;
@@ -133,10 +135,10 @@ int agent_wait_workers(struct agent_session *s, double timeout_s, char **err)
         int failed;
         char *rep = agent_unready_report(s, &nready, &failed);
         if (!rep)
-            return kube_set_err(err, "out of memory");
+            return kube_set_err(errmsg, "out of memory");
         kick_running(s);
         int64_t now = kube_now_ms();
-        int d = wait_decide(s, rep, nready, failed, now, deadline, timeout_s, err);
+        int d = wait_decide(s, rep, nready, failed, now, deadline, timeout_s, errmsg);
         if (d != 0) {
             if (d > 0)
                 KLOG_INFO("%zu/%zu workers ready (%.1f s)", nready, s->hosts.n, (now - start) / 1000.0);

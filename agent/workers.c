@@ -47,8 +47,8 @@ static int cmp_pods(const void *a, const void *b)
     return la != lb ? (la < lb ? -1 : 1) : strcmp(na, nb);
 }
 
-/* Lists the job's worker pods by label, sorted by index. New array or NULL + *err. */
-json_t *agent_list_worker_pods(struct agent_session *s, char **err)
+/* Lists the job's worker pods by label, sorted by index. New array or NULL + *errmsg. */
+json_t *agent_list_worker_pods(struct agent_session *s, char **errmsg)
 {
     char *sel = kube_strdup_printf(MPIK8S_LABEL_JOB_NAME "=%s," MPIK8S_LABEL_ROLE "=" MPIK8S_ROLE_WORKER, s->o->job);
     struct kube_list_opts lo = { 0 };
@@ -57,17 +57,17 @@ json_t *agent_list_worker_pods(struct agent_session *s, char **err)
     json_t *list = kube_list_all(s->client, &KUBE_RES_PODS, s->ns, &lo, &ke);
     free(sel);
     if (!list) {
-        kube_set_err(err, "listing worker pods of job %s/%s: %s", s->ns, s->o->job, ke.message);
+        kube_set_err(errmsg, "listing worker pods of job %s/%s: %s", s->ns, s->o->job, ke.message);
         kube_error_clear(&ke);
         return NULL;
     }
-    json_t *items = json_incref(json_object_get(list, "items"));
+    json_t *items = json_incref(kube_json_at(list, "items"));
     json_decref(list);
     size_t n = json_array_size(items);
     json_t **v = calloc(n ? n : 1, sizeof(*v));
     if (!v) {
         json_decref(items);
-        kube_set_err(err, "out of memory");
+        kube_set_err(errmsg, "out of memory");
         return NULL;
     }
     size_t kept = 0;
@@ -88,16 +88,16 @@ json_t *agent_list_worker_pods(struct agent_session *s, char **err)
     return out;
 }
 
-static int from_labels(struct agent_session *s, char **err)
+static int from_labels(struct agent_session *s, char **errmsg)
 {
-    json_t *pods = agent_list_worker_pods(s, err);
+    json_t *pods = agent_list_worker_pods(s, errmsg);
     if (!pods)
         return -1;
     size_t i;
     json_t *p;
     json_array_foreach(pods, i, p) {
         char *h = pod_host(p, s->ns);
-        int rc = h ? agent_hostlist_add(&s->hosts, h, s->o->slots, err) : -1;
+        int rc = h ? agent_hostlist_add(&s->hosts, h, s->o->slots, errmsg) : -1;
         free(h);
         if (rc < 0) {
             json_decref(pods);
@@ -108,11 +108,11 @@ static int from_labels(struct agent_session *s, char **err)
     return 0;
 }
 
-static int from_count(struct agent_session *s, char **err)
+static int from_count(struct agent_session *s, char **errmsg)
 {
     for (int i = 0; i < s->o->workers; i++) {
         char *h = kube_strdup_printf("%s-worker-%d.%s-worker.%s.svc", s->o->job, i, s->o->job, s->ns);
-        int rc = h ? agent_hostlist_add(&s->hosts, h, s->o->slots, err) : -1;
+        int rc = h ? agent_hostlist_add(&s->hosts, h, s->o->slots, errmsg) : -1;
         free(h);
         if (rc < 0)
             return -1;
@@ -120,13 +120,13 @@ static int from_count(struct agent_session *s, char **err)
     return 0;
 }
 
-int agent_workers_find(struct agent_session *s, char **err)
+int agent_workers_find(struct agent_session *s, char **errmsg)
 {
     const struct agent_opts *o = s->o;
     const char *how;
     if (o->hostfile_given || access(o->hostfile, F_OK) == 0) {
         how = o->hostfile;
-        if (agent_hostfile_load(o->hostfile, &s->hosts, err) < 0)
+        if (agent_hostfile_load(o->hostfile, &s->hosts, errmsg) < 0)
             return -1;
         size_t d = agent_hostlist_drop_launcher(&s->hosts);
         s->launchers_dropped = d;
@@ -134,18 +134,18 @@ int agent_workers_find(struct agent_session *s, char **err)
             KLOG_DEBUG("hostfile: skipped %zu launcher entr%s", d, d == 1 ? "y" : "ies");
     } else if (o->job && o->workers > 0) {
         how = MPIK8S_ENV_WORKERS;
-        if (from_count(s, err) < 0)
+        if (from_count(s, errmsg) < 0)
             return -1;
     } else if (o->job) {
         how = "the job's worker labels";
-        if (from_labels(s, err) < 0)
+        if (from_labels(s, errmsg) < 0)
             return -1;
     } else {
-        return kube_set_err(err, "no workers: %s does not exist and no job name is set (" MPIK8S_ENV_JOB_NAME " or --job)",
-                            o->hostfile);
+        return kube_set_err(
+            errmsg, "no workers: %s does not exist and no job name is set (" MPIK8S_ENV_JOB_NAME " or --job)", o->hostfile);
     }
     if (s->hosts.n == 0)
-        return kube_set_err(err, "no workers found (from %s)", how);
+        return kube_set_err(errmsg, "no workers found (from %s)", how);
     KLOG_DEBUG("%zu worker(s) from %s", s->hosts.n, how);
     return 0;
 }

@@ -13,6 +13,8 @@
 #  3. the launcher's two agent steps with N Ready workers: `mpi-agent init` (wait +
 #     exec reach check, records init-ready.json) then `mpi-agent run -- true`
 #     (trusts the record: no second wait or check), ms each and together.
+# Section 2's medians also go to bench/results/launch_kubesim.tsv (bench/results_lib.bash;
+# bench/plot.sh draws docs/img/launch_kubesim.png from it).
 # Usage: bench/agent.sh [N...]   (default 2 8 32; BENCH_REPS=3; BENCH_ONLY=1a,1b,2,3 picks
 # sections; AGENT_BIN=path times another mpi-agent in section 3). Needs root (netns).
 set -euo pipefail
@@ -251,3 +253,17 @@ for n in $NS_LIST; do
   awk -v n="$n" -v f="$f" -v m="$m" -v x="$x" 'BEGIN { om=m-f; ox=x-f; printf "   N=%d: overhead over the floor: mpi-rsh %+d ms (%.2fx floor), kubexec.sh %+d ms (%.2fx floor); kubexec.sh overhead / mpi-rsh overhead = %s\n", n, om, m/f, ox, x/f, (om > 0 ? sprintf("%.1f", ox/om) : "inf (mpi-rsh at the floor)") }'
 done
 echo "   agent latency Ready -> mpirun started: ${A1} ms (status patch, no reach check), ${A2} ms (real pods, with reach check); target < 100 ms"
+# section 2's medians for bench/plot.sh (bench/results/launch_kubesim.tsv, docs/img/launch_kubesim.png)
+if [ -n "$NS_LIST" ]; then
+  . "$ROOT/bench/results_lib.bash"
+  bench_tsv_begin launch_kubesim "bench/agent.sh section 2: mpirun -np N hostname on kubesim into Ready worker pods, medians of $REPS runs (nsenter: the floor; mpi-rsh: ours, one process per worker; kubexec: kubectl exec, the seed)" \
+    "${BENCH_ONLY:+BENCH_ONLY=$BENCH_ONLY }BENCH_REPS=$REPS bench/agent.sh $NS_LIST" N way last_rank_ms exit_ms failed_runs
+  for n in $NS_LIST; do
+    for path in nsenter mpi-rsh kubexec; do
+      [ -n "${RES[$path,$n]:-}" ] || continue
+      set -- ${RES[$path,$n]}
+      bench_tsv_row "$n" "$path" "$1" "$2" "$3"
+    done
+  done
+  bench_tsv_end
+fi

@@ -14,6 +14,8 @@
 # Each: ms until every rank has printed and until mpirun exits (median of BENCH_REPS runs, in
 # the order above, interleaved), the CPU seconds of mpirun and its transport processes, and
 # the ratios of the last-rank time to the floor (nsenter) and to ours (holder).
+# The medians also go to bench/results/launch_k8s.tsv (bench/results_lib.bash; bench/plot.sh
+# draws docs/img/launch_k8s.png from it).
 # Usage: bench/launch_k8s.sh [N...]   (default 4 8 16; BENCH_REPS=3; BENCH_PATHS="nsenter
 # crictl holder ssh kubexec"). Needs root and the real cluster's components (tests/k8s/build.sh)
 # and images (make docker-images). One cluster, torn down on exit, even after a failure.
@@ -134,12 +136,18 @@ echo
 echo "== summary: mpirun -np N hostname, medians of $REPS (ms to the last rank's line / to mpirun's exit); x-floor and x-ours: last-rank ratios"
 printf '   %-4s %-8s %10s %10s %8s %8s %8s\n' N way last-rank exit cpu-s x-floor x-ours
 col() { printf '%s' "${RES[$1,$2]:-}" | awk -v c="$3" 'NF {print $c}' | med; }
+# the same medians for bench/plot.sh (bench/results/launch_k8s.tsv)
+. "$ROOT/bench/results_lib.bash"
+bench_tsv_begin launch_k8s "bench/launch_k8s.sh: mpirun -np N hostname on the real cluster, medians of $REPS interleaved runs (nsenter and crictl: the floors; holder: ours; ssh: upstream v2beta1; kubexec: the seed)" \
+  "BENCH_REPS=$REPS BENCH_PATHS=\"$PATHS\" bench/launch_k8s.sh $NS_LIST" N way last_rank_ms exit_ms cpu_s
 for n in $NS_LIST; do
   f=$(col nsenter "$n" 1); o=$(col holder "$n" 1)
   for path in $PATHS; do
     l=$(col "$path" "$n" 1)
     ratio() { awk -v a="$l" -v b="$1" 'BEGIN { if (a != "nan" && b != "nan" && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
     printf '   %-4s %-8s %10s %10s %8s %8s %8s\n' "$n" "$path" "$l" "$(col "$path" "$n" 2)" "$(col "$path" "$n" 5)" "$(ratio "$f")" "$(ratio "$o")"
+    bench_tsv_row "$n" "$path" "$l" "$(col "$path" "$n" 2)" "$(col "$path" "$n" 5)"
   done
 done
 echo "   (load at the end: $(cut -d' ' -f1-3 /proc/loadavg); logs: build/bench-logs/launch_k8s/)"
+bench_tsv_end

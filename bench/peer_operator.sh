@@ -28,6 +28,8 @@
 # would make its phase about 8 requests x N / 5 s; PEER_UPSTREAM_QPS/BURST (default 1000/2000)
 # lift it so that its engine, not the throttle, is measured; PEER_UPSTREAM_QPS=5 PEER_UPSTREAM_BURST=10
 # runs upstream's install as shipped. PEER_ONLY=up|ours runs one phase.
+# When both phases' results are in PEER_OUT, the main figures also go to
+# bench/results/peer_operator-N.tsv (bench/plot.sh draws docs/img/peer_operator.png from them).
 set -u
 export KUBE_BACKEND=k8s
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -265,3 +267,16 @@ for title, a0, a1 in (("the create until all launcher Jobs exist", "m0", "m1"), 
         if dd["up"].get(k, 0) + dd["ours"].get(k, 0) >= 5:
             print("| %s | %d | %d |" % (k, dd["up"].get(k, 0), dd["ours"].get(k, 0)))
 PY
+
+# the figures bench/plot.sh draws (docs/img/peer_operator.png), one file per N:
+# bench/results/peer_operator-N.tsv, one row per operator (bench/results_lib.bash)
+. "$ROOT/bench/results_lib.bash"
+bench_tsv_begin "peer_operator-$N" "bench/peer_operator.sh: $N MPIJobs (pods held Pending) on the real API server, upstream v$MPI_OPERATOR_VERSION (--kube-api-qps/burst $QPS/$BURST) then ours, each on a fresh cluster" \
+  "${PEER_OURS_TAG:+PEER_OURS_TAG=$PEER_OURS_TAG }bench/peer_operator.sh $N" \
+  N operator jobs_s cpu_s peak_rss_mb req_per_job restart_s load
+for who in up ours; do
+  v() { sed -n "s/^$1=//p" "$OUTD/$who.txt"; }
+  bench_tsv_row "$N" "$([ $who = up ] && echo upstream || echo ours)" "$(awk -v m="$(v jobs_ms)" 'BEGIN {printf "%.1f", m / 1000}')" \
+    "$(v cpu_s)" "$(v peak_rss_mb)" "$(v req_per_job)" "$(awk -v m="$(v restart_ms)" 'BEGIN {printf "%.1f", m / 1000}')" "$(v load | cut -d' ' -f1)"
+done
+bench_tsv_end

@@ -24,7 +24,7 @@ static int can(struct kube_client *c, const char *ns, const char *verb, const ch
     json_t *res = review ? kube_create(c, &RES_SSAR, NULL, review, &err) : NULL;
     int ok = 1;
     if (res)
-        ok = json_is_true(json_object_get(json_object_get(res, "status"), "allowed"));
+        ok = kube_json_at_bool(kube_json_at(res, "status"), 0, "allowed");
     else
         KLOG_WARN("cannot ask whether the operator may %s %s (taken as allowed): %s", verb, resource,
                   err.message ? err.message
@@ -125,7 +125,7 @@ static json_t *read_by_list(struct kube_client *c, const struct kube_resource *r
     struct kube_list_opts lo = { .field_selector = fs };
     json_t *list = kube_list(c, r, ns, &lo, err);
     free(fs);
-    json_t *item = json_incref(json_array_get(json_object_get(list, "items"), 0));
+    json_t *item = json_incref(json_array_get(kube_json_at(list, "items"), 0));
     if (list && !item)
         kube_error_set(err, 404, KUBE_NOT_FOUND, "%s %s/%s not found", r->resource, ns ? ns : "", name);
     json_decref(list);

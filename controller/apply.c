@@ -64,7 +64,7 @@ static void report(const struct apply_sink *sink, const struct action *a, const 
 {
     if (!sink || a->kind == ACT_EVENT)
         return;
-    if (res && kube_obj_name(res) && json_is_object(json_object_get(res, "metadata")) &&
+    if (res && kube_obj_name(res) && json_is_object(kube_json_at(res, "metadata")) &&
         strcmp(kube_json_at_str(res, "kind") ?: "", "Status") != 0) {
         if (sink->stored)
             sink->stored(sink->ud, a->res, res);
@@ -75,6 +75,57 @@ static void report(const struct apply_sink *sink, const struct action *a, const 
         if (name)
             sink->gone(sink->ud, a->res, name);
     }
+}
+
+int apply_create_maybe_stored(const struct kube_error *err)
+{
+    switch (err->reason) {
+    case KUBE_ALREADY_EXISTS:
+    case KUBE_TIMEOUT:
+    case KUBE_INTERNAL:
+    case KUBE_TRANSPORT:
+    case KUBE_PROTOCOL: return 1;
+    case KUBE_UNKNOWN: return err->http_code == 0 || err->http_code >= 500;
+    default: return 0; /* refused (4xx), throttled (429/503: not processed) or cancelled */
+    }
+}
+
+/* 1 when obj's controller ownerReference is job (by uid). */
+static int owned_by_job(const json_t *obj, const json_t *job)
+{
+    const char *uid = kube_json_at_str(job, "metadata", "uid");
+    size_t i;
+    json_t *r;
+    json_array_foreach(kube_json_at(obj, "metadata", "ownerReferences"), i, r) {
+        if (kube_json_at_bool(r, 0, "controller"))
+            return uid && strcmp(kube_json_at_str(r, "uid") ?: "", uid) == 0;
+    }
+    return 0;
+}
+
+/* A create of name answered *err without the object: when the object may exist all the same
+ * (apply_create_maybe_stored), reads the name instead of leaving the next sync to POST again.
+ * Returns the object when this job owns it (*err cleared: the create is done), else NULL with
+ * *err as it was; *gone = 1 when the GET answered NotFound (nothing was created). */
+static json_t *read_back_create(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+                                const json_t *job, struct kube_error *err, int *gone)
+{
+    *gone = 0;
+    if (!name || !apply_create_maybe_stored(err))
+        return NULL;
+    struct kube_error gerr = KUBE_ERROR_INIT;
+    json_t *got = kube_get(c, r, ns, name, &gerr);
+    *gone = !got && gerr.reason == KUBE_NOT_FOUND;
+    kube_log(err->reason == KUBE_ALREADY_EXISTS ? KUBE_LOG_DEBUG : KUBE_LOG_INFO,
+             "%s/%s: create %s %s answered %s; read back: %s", ns, kube_obj_name(job), r->resource, name,
+             kube_reason_name(err->reason), got ? "it exists" : kube_reason_name(gerr.reason));
+    kube_error_clear(&gerr);
+    if (got && owned_by_job(got, job)) {
+        kube_error_clear(err);
+        return got;
+    }
+    json_decref(got);
+    return NULL;
 }
 
 /* Runs one action; returns 0 ok/ignorable, -1 retry. */
@@ -91,7 +142,7 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     case ACT_STATUS:
         res = kube_update_status(c, r, ns, a->name, a->obj, &err);
         if (res && kube_obj_name(res))
-            status_pruned_note(json_object_get(a->obj, "status"), json_object_get(res, "status"));
+            status_pruned_note(kube_json_at(a->obj, "status"), kube_json_at(res, "status"));
         break;
     case ACT_PATCH:
         res = a->by_update ? access_update_merge(c, r, ns, a->name, a->obj, &err)
@@ -100,9 +151,12 @@ static int run_action(struct kube_client *c, const json_t *job, const struct act
     case ACT_DELETE: res = kube_delete(c, r, ns, a->name, &bg, &err); break;
     case ACT_SSH_SECRET: res = ssh_secret(c, job, a->name, &err); break;
     }
+    int gone = 0;
+    if (!res && (a->kind == ACT_CREATE || a->kind == ACT_SSH_SECRET))
+        res = read_back_create(c, a->kind == ACT_SSH_SECRET ? &KUBE_RES_SECRETS : r, ns, a->name, job, &err, &gone);
     report(sink, a, res, &err);
     int rc = 0;
-    if (!res && !(err.reason == KUBE_ALREADY_EXISTS && (a->kind == ACT_CREATE || a->kind == ACT_SSH_SECRET)) &&
+    if (!res && !(err.reason == KUBE_ALREADY_EXISTS && !gone && (a->kind == ACT_CREATE || a->kind == ACT_SSH_SECRET)) &&
         !(err.reason == KUBE_NOT_FOUND && a->kind == ACT_DELETE)) {
         int quiet = err.reason == KUBE_CONFLICT;
         kube_log(quiet ? KUBE_LOG_DEBUG : KUBE_LOG_WARN, "%s/%s: %s %s %s: %s", ns, kube_obj_name(job),

@@ -38,14 +38,14 @@ static char *container_block(const json_t *pod, const char **reason)
             if (!(kube_wait_class(r) & KUBE_WAIT_BLOCKED)) /* lib/podstuck.c, the agent's wait alike */
                 continue;
             const char *m = kube_json_at_str(cs, "state", "waiting", "message");
-            const char *img = json_string_value(json_object_get(cs, "image"));
+            const char *img = kube_json_at_str(cs, "image");
             int name_img = img && *img && (!m || !strstr(m, img));
             /* ErrImagePull and ImagePullBackOff alternate on every retry: one reason for both */
             *reason = strcmp(r, "ErrImagePull") == 0 ? "ImagePullBackOff" : r;
             char *out = NULL;
-            if (asprintf(&out, "%scontainer %s: %s%s%s%s%s%s", l == 0 ? "init " : "",
-                         json_string_value(json_object_get(cs, "name")) ?: "?", r, m ? ": " : "", m ? m : "",
-                         name_img ? " (image \"" : "", name_img ? img : "", name_img ? "\")" : "") < 0)
+            if (asprintf(&out, "%scontainer %s: %s%s%s%s%s%s", l == 0 ? "init " : "", kube_json_at_str(cs, "name") ?: "?", r,
+                         m ? ": " : "", m ? m : "", name_img ? " (image \"" : "", name_img ? img : "",
+                         name_img ? "\")" : "") < 0)
                 return NULL;
             return out;
         }
@@ -87,7 +87,7 @@ static int first_blocked(struct sync_ctx *c, struct blocked *b)
 /* 1 when the condition cur is about pod (its message names "<role> pod <pod>: "). */
 static int cond_names_pod(const json_t *cur, const struct blocked *b)
 {
-    const char *m = json_string_value(json_object_get(cur, "message"));
+    const char *m = kube_json_at_str(cur, "message");
     char needle[320];
     snprintf(needle, sizeof needle, " %s pod %s: ", b->role, b->pod);
     return m && strstr(m, needle) != NULL;
@@ -97,14 +97,14 @@ static int cond_names_pod(const json_t *cur, const struct blocked *b)
  * State column, the last condition, keeps showing the job's phase). */
 static void cond_put(json_t *status, json_t *cond)
 {
-    json_t *conds = json_object_get(status, "conditions"), *cd;
+    json_t *conds = kube_json_at(status, "conditions"), *cd;
     size_t i;
     if (!json_is_array(conds)) {
         conds = json_array();
         json_object_set_new(status, "conditions", conds);
     }
     json_array_foreach(conds, i, cd) {
-        const char *t = json_string_value(json_object_get(cd, "type"));
+        const char *t = kube_json_at_str(cd, "type");
         if (t && strcmp(t, COND_BLOCKED) == 0) {
             json_array_set_new(conds, i, cond);
             return;
@@ -144,7 +144,7 @@ char *blocked_update(struct sync_ctx *c)
 {
     struct blocked b = { 0 };
     json_t *cur = cond_get(c->status, COND_BLOCKED);
-    const char *cst = json_string_value(json_object_get(cur, "status"));
+    const char *cst = kube_json_at_str(cur, "status");
     int was = cst && strcmp(cst, "True") == 0;
     if (!first_blocked(c, &b)) {
         char *msg = was ? cond_msg(c->j->ns, c->j->name, "is no longer blocked.") : NULL;
@@ -154,15 +154,15 @@ char *blocked_update(struct sync_ctx *c)
         return NULL;
     }
     int same_pod = was && cond_names_pod(cur, &b);
-    const char *ltt = same_pod ? json_string_value(json_object_get(cur, "lastTransitionTime")) : NULL;
+    const char *ltt = same_pod ? kube_json_at_str(cur, "lastTransitionTime") : NULL;
     if (!ltt)
         ltt = c->now;
-    const char *cr = json_string_value(json_object_get(cur, "reason"));
+    const char *cr = kube_json_at_str(cur, "reason");
     if (!same_pod || !cr || strcmp(cr, b.reason) != 0) {
         char *msg = NULL;
         if (asprintf(&msg, "MPIJob %s/%s is blocked: %s pod %s: %s", c->j->ns, c->j->name, b.role, b.pod, b.detail) >= 0) {
             blocked_set(c, "True", b.reason, msg, ltt, "Warning");
-            ltt = json_string_value(json_object_get(cond_get(c->status, COND_BLOCKED), "lastTransitionTime"));
+            ltt = kube_json_at_str(cond_get(c->status, COND_BLOCKED), "lastTransitionTime");
         }
         free(msg);
     }

@@ -10,12 +10,12 @@
 
 json_t *cond_get(const json_t *status, const char *type)
 {
-    return kube_json_find(json_object_get(status, "conditions"), "type", type);
+    return kube_json_find(kube_json_at(status, "conditions"), "type", type);
 }
 
 int cond_true(const json_t *status, const char *type)
 {
-    const char *s = json_string_value(json_object_get(cond_get(status, type), "status"));
+    const char *s = kube_json_at_str(cond_get(status, type), "status");
     return s && strcmp(s, "True") == 0;
 }
 
@@ -32,7 +32,7 @@ static json_t *filter_out(const json_t *conds, const char *type)
     size_t i;
     json_t *c;
     json_array_foreach(conds, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *t = kube_json_at_str(c, "type");
         if (streq(t, type))
             continue;
         if ((streq(type, COND_RESTARTING) && streq(t, COND_RUNNING)) ||
@@ -51,15 +51,15 @@ int cond_set(json_t *status, const char *type, const char *cstatus, const char *
     if (cond_true(status, COND_FAILED))
         return 0;
     json_t *cur = cond_get(status, type);
-    const char *cs = json_string_value(json_object_get(cur, "status"));
-    if (cur && streq(cs, cstatus) && streq(json_string_value(json_object_get(cur, "reason")), reason))
+    const char *cs = kube_json_at_str(cur, "status");
+    if (cur && streq(cs, cstatus) && streq(kube_json_at_str(cur, "reason"), reason))
         return 0;
     const char *ltt = now;
-    if (cur && streq(cs, cstatus) && json_string_value(json_object_get(cur, "lastTransitionTime")))
-        ltt = json_string_value(json_object_get(cur, "lastTransitionTime"));
+    if (cur && streq(cs, cstatus) && kube_json_at_str(cur, "lastTransitionTime"))
+        ltt = kube_json_at_str(cur, "lastTransitionTime");
     json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", type, "status", cstatus, "reason", reason, "message",
                           message ? message : "", "lastUpdateTime", now, "lastTransitionTime", ltt);
-    json_t *conds = filter_out(json_object_get(status, "conditions"), type);
+    json_t *conds = filter_out(kube_json_at(status, "conditions"), type);
     json_array_append_new(conds, c);
     json_object_set_new(status, "conditions", conds);
     return 1;

@@ -376,16 +376,16 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err)
+int controller_start(struct controller *ctl, struct kube_cancel *stop, char **errmsg)
 {
     /* the informers are made now: the MPIJob version is known once discovery ran */
     for (int r = 0; r < RK__COUNT; r++)
         if (!ctl->inf[r] && new_informer(ctl, ctl->watch_c, (enum res_kind)r) < 0)
-            return kube_set_err(err, "cannot create the %s informer", kind_of((enum res_kind)r)->resource);
+            return kube_set_err(errmsg, "cannot create the %s informer", kind_of((enum res_kind)r)->resource);
     for (int i = 0; i < RK__COUNT; i++) {
         char *why = NULL;
         if (ctl->inf[i] && kube_informer_start(ctl->inf[i], &why) < 0) {
-            kube_set_err(err, "cannot start the %s informer: %s", kind_of((enum res_kind)i)->resource, why ? why : "?");
+            kube_set_err(errmsg, "cannot start the %s informer: %s", kind_of((enum res_kind)i)->resource, why ? why : "?");
             free(why);
             return -1;
         }
@@ -399,21 +399,21 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
                 return -1;
         if (!kube_informer_wait_synced(ctl->inf[i], 0)) {
             char *why = kube_informer_last_error(ctl->inf[i]);
-            kube_set_err(err, "caches did not sync within 60 s: %s", why ? why : "no reply from the API server");
+            kube_set_err(errmsg, "caches did not sync within 60 s: %s", why ? why : "no reply from the API server");
             free(why);
             return -1;
         }
     }
     if (events_async_start(ctl->events, ctl->c) < 0)
-        return kube_set_err(err, "cannot start the Event poster thread");
+        return kube_set_err(errmsg, "cannot start the Event poster thread");
     metrics_set_ready(ctl->metrics, 1);
     int n = ctl->o.threadiness > 0 ? ctl->o.threadiness : 1;
     ctl->workers = calloc((size_t)n, sizeof *ctl->workers);
     if (!ctl->workers)
-        return kube_set_err(err, "out of memory");
+        return kube_set_err(errmsg, "out of memory");
     for (int i = 0; i < n; i++) {
         if (pthread_create(&ctl->workers[i], NULL, worker, ctl) != 0)
-            return kube_set_err(err, "cannot start worker thread %d", i);
+            return kube_set_err(errmsg, "cannot start worker thread %d", i);
         ctl->nworkers++;
     }
     health_arm(H_WORKERS, WORKERS_STALL_MS);
@@ -421,11 +421,11 @@ int controller_start(struct controller *ctl, struct kube_cancel *stop, char **er
     return 0;
 }
 
-int controller_serve(struct controller *ctl, char **err)
+int controller_serve(struct controller *ctl, char **errmsg)
 {
     if (ctl->o.monitoring_port <= 0 || ctl->srv)
         return 0;
-    ctl->srv = metrics_http_serve(ctl->metrics, ctl->o.monitoring_port, err);
+    ctl->srv = metrics_http_serve(ctl->metrics, ctl->o.monitoring_port, errmsg);
     return ctl->srv ? 0 : -1;
 }
 

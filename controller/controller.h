@@ -18,12 +18,12 @@ struct controller *controller_new(struct kube_client *c, struct kube_client *wat
  * election (the MPIJob version discovery found). Call before controller_start. */
 void controller_learned(struct controller *ctl, const struct options *o);
 /* Creates and starts the caches, waits for them (60 s at most, or until stop triggers), starts the workers.
- * 0 ok, -1 with *err (NULL *err when stop triggered). */
-int controller_start(struct controller *ctl, struct kube_cancel *stop, char **err);
+ * 0 ok, -1 with *errmsg (NULL *errmsg when stop triggered). */
+int controller_start(struct controller *ctl, struct kube_cancel *stop, char **errmsg);
 /* Serves this controller's /metrics, /healthz and /readyz on --monitoring-port (nothing when it
  * is 0) until controller_free; call it before the leader election, so that a standby answers
- * /readyz. 0 ok, -1 with *err. */
-int controller_serve(struct controller *ctl, char **err);
+ * /readyz. 0 ok, -1 with *errmsg. */
+int controller_serve(struct controller *ctl, char **errmsg);
 /* This controller's metrics registry (owned by ctl): leadership and readiness are set on it. */
 struct metrics *controller_metrics(struct controller *ctl);
 /* Stops workers and caches (returns within a few seconds). */

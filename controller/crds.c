@@ -36,40 +36,39 @@ const struct kube_resource *crds_podgroup_resource_for_scheduler(const char *gan
     return gang && strcmp(gang, "volcano") != 0 ? &PODGROUP_RES_SCHED_PLUGINS : &PODGROUP_RES_VOLCANO;
 }
 
-/* GET path: the document, NULL with *absent = 1 on 404, NULL with *err otherwise. */
-static json_t *discovery_get(struct kube_client *c, const char *path, int *absent, char **err)
+/* GET path: the document, NULL with *absent = 1 on 404, NULL with *errmsg otherwise. */
+static json_t *discovery_get(struct kube_client *c, const char *path, int *absent, char **errmsg)
 {
     struct kube_error e = KUBE_ERROR_INIT;
     json_t *doc = kube_request(c, "GET", path, NULL, NULL, NULL, &e);
     *absent = !doc && e.reason == KUBE_NOT_FOUND;
     if (!doc && !*absent)
-        *err = kube_strdup_printf("API discovery: GET %s: %s", path, e.message ? e.message : "error");
+        kube_set_err(errmsg, "API discovery: GET %s: %s", path, e.message ? e.message : "error");
     kube_error_clear(&e);
     return doc;
 }
 
-int crds_mpijob_discover(struct kube_client *c, const struct kube_resource **out, char **err)
+int crds_mpijob_discover(struct kube_client *c, const struct kube_resource **out, char **errmsg)
 {
     int absent = 0;
-    json_t *group = discovery_get(c, MPIJOB_GROUP_PATH, &absent, err);
+    json_t *group = discovery_get(c, MPIJOB_GROUP_PATH, &absent, errmsg);
     if (!group)
         return absent ? 0 : -1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof mpijob_versions / sizeof *mpijob_versions; i++) {
         const struct kube_resource *r = mpijob_versions[i];
-        if (!kube_json_find(json_object_get(group, "versions"), "version", r->version))
+        if (!kube_json_find(kube_json_at(group, "versions"), "version", r->version))
             continue;
         char *path = kube_strdup_printf(MPIJOB_GROUP_PATH "/%s", r->version);
         if (!path) {
-            *err = strdup("API discovery: out of memory");
-            rc = -1;
+            rc = kube_set_err(errmsg, "API discovery: out of memory");
             break;
         }
-        json_t *list = discovery_get(c, path, &absent, err);
+        json_t *list = discovery_get(c, path, &absent, errmsg);
         free(path);
         if (!list && !absent)
             rc = -1;
-        else if (list && kube_json_find(json_object_get(list, "resources"), "name", r->resource)) {
+        else if (list && kube_json_find(kube_json_at(list, "resources"), "name", r->resource)) {
             *out = r;
             rc = 1;
         }

@@ -25,7 +25,7 @@ const struct kube_resource *crds_podgroup_resource_for_scheduler(const char *gan
 /* API discovery: which MPIJob version the cluster serves, v2beta1 preferred when both are
  * (GET /apis/kubeflow.org, then the version's resource list must name "mpijobs").
  * 1 with *out set; 0 when no version serves mpijobs (the CRD is not installed yet);
- * -1 with *err (new string) when the API server could not be asked. */
-int crds_mpijob_discover(struct kube_client *c, const struct kube_resource **out, char **err);
+ * -1 with *errmsg (new string) when the API server could not be asked. */
+int crds_mpijob_discover(struct kube_client *c, const struct kube_resource **out, char **errmsg);
 
 #endif

@@ -18,8 +18,9 @@ void health_beat(enum health_loop l);
 void health_beat_at(enum health_loop l, int64_t now_ms);
 /* Like health_arm, at an explicit monotonic time (tests). */
 void health_arm_at(enum health_loop l, int64_t bound_ms, int64_t now_ms);
-/* 1 when every watched loop beat within its bound at monotonic time now_ms; else 0 and, when
- * why is not NULL, *why = "<loop> loop stalled for N s (bound M s)" (newly allocated). */
+/* A predicate with a reason (docs/library.md "## Errors"): 1 when every watched loop beat within
+ * its bound at monotonic time now_ms; else 0 and, when why is not NULL, *why = "<loop> loop stalled
+ * for N s (bound M s)" (newly allocated; an earlier *why is freed). Never fails. */
 int health_alive_at(int64_t now_ms, char **why);
 /* health_alive_at(now). */
 int health_alive(char **why);

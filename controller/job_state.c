@@ -19,7 +19,7 @@ void job_state_read(const json_t *job, double now_s, struct job_state_info *out)
     } order[] = { { COND_FAILED, JS_FAILED },   { COND_SUCCEEDED, JS_SUCCEEDED },   { COND_SUSPENDED, JS_SUSPENDED },
                   { COND_BLOCKED, JS_BLOCKED }, { COND_RESTARTING, JS_RESTARTING }, { COND_RUNNING, JS_RUNNING },
                   { COND_CREATED, JS_CREATED } };
-    const json_t *status = json_object_get(job, "status");
+    const json_t *status = kube_json_at(job, "status");
     *out = (struct job_state_info){ .state = JS_PENDING };
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         if (!cond_true(status, order[i].type))
@@ -31,7 +31,7 @@ void job_state_read(const json_t *job, double now_s, struct job_state_info *out)
         return;
     const json_t *c = cond_get(status, COND_BLOCKED);
     int64_t ms;
-    const char *t = json_string_value(json_object_get(c, "lastTransitionTime"));
+    const char *t = kube_json_at_str(c, "lastTransitionTime");
     out->blocked_since = t && kube_time_parse_ms(t, &ms) == 0 ? (double)ms / 1000.0 : now_s;
-    out->reason = json_string_value(json_object_get(c, "reason"));
+    out->reason = kube_json_at_str(c, "reason");
 }

@@ -38,8 +38,8 @@ static int has_termination(const json_t *statuses, int any_exit)
     json_array_foreach(statuses, i, s) {
         json_t *t = kube_json_at(s, "state", "terminated");
         json_t *l = kube_json_at(s, "lastState", "terminated");
-        if ((t && (any_exit || json_integer_value(json_object_get(t, "exitCode")) != 0)) ||
-            (l && (any_exit || json_integer_value(json_object_get(l, "exitCode")) != 0)))
+        if ((t && (any_exit || kube_json_at_int(t, 0, "exitCode") != 0)) ||
+            (l && (any_exit || kube_json_at_int(l, 0, "exitCode") != 0)))
             return 1;
     }
     return 0;

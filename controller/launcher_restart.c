@@ -22,7 +22,7 @@ static long long backoff_limit(const struct sync_ctx *c)
 
 static int is_launcher(const json_t *pod)
 {
-    const char *role = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_ROLE));
+    const char *role = kube_json_at_str(pod, "metadata", "labels", LBL_T_ROLE);
     return role && strcmp(role, "launcher") == 0;
 }
 
@@ -30,7 +30,7 @@ static int is_launcher(const json_t *pod)
  * its live pods (as pkg/controller/job counts them under OnFailure). */
 static long long budget_used(const struct sync_ctx *c, const json_t *lj)
 {
-    long long used = json_integer_value(kube_json_at(lj, "status", "failed"));
+    long long used = kube_json_at_int(lj, 0, "status", "failed");
     size_t i, k;
     json_t *p, *s;
     json_array_foreach(c->obs->pods, i, p) {
@@ -38,25 +38,32 @@ static long long budget_used(const struct sync_ctx *c, const json_t *lj)
         if (!is_launcher(p) || pod_terminating(p) || strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0)
             continue;
         json_array_foreach(kube_json_at(p, "status", "initContainerStatuses"), k, s)
-            used += json_integer_value(json_object_get(s, "restartCount"));
+            used += kube_json_at_int(s, 0, "restartCount");
         json_array_foreach(kube_json_at(p, "status", "containerStatuses"), k, s)
-            used += json_integer_value(json_object_get(s, "restartCount"));
+            used += kube_json_at_int(s, 0, "restartCount");
     }
     return used;
 }
 
-/* Sets Restarting=True with msg, rewording a Restarting that is True already. */
-static void set_restarting(struct sync_ctx *c, const char *msg)
+/* Sets Restarting=True with msg, rewording a Restarting that is True already; 1 when the
+ * condition changed (set now, or reworded to another message), 0 when it said msg already. */
+static int set_restarting(struct sync_ctx *c, const char *msg)
 {
-    if (!cond_set(c->status, COND_RESTARTING, "True", R_RESTARTING, msg, c->now) && cond_true(c->status, COND_RESTARTING) &&
-        !cond_true(c->status, COND_FAILED))
-        cond_reword(c->status, COND_RESTARTING, msg, c->now);
+    if (cond_set(c->status, COND_RESTARTING, "True", R_RESTARTING, msg, c->now))
+        return 1;
+    if (!cond_true(c->status, COND_RESTARTING) || cond_true(c->status, COND_FAILED))
+        return 0;
+    const char *was = kube_json_at_str(cond_get(c->status, COND_RESTARTING), "message");
+    if (was && strcmp(was, msg) == 0)
+        return 0;
+    cond_reword(c->status, COND_RESTARTING, msg, c->now);
+    return 1;
 }
 
 void launcher_restart_record(struct sync_ctx *c, const json_t *lj, const char *key, const char *reason, const char *cause)
 {
     long long used = budget_used(c, lj), limit = backoff_limit(c);
-    long long count = json_integer_value(json_object_get(c->status, "restartCount")) + 1;
+    long long count = kube_json_at_int(c->status, 0, "restartCount") + 1;
     if (restart_record_add(c->status, json_pack("{s:s, s:s, s:s, s:s*}", "time", c->now, "reason", reason, "message", cause,
                                                 RESTART_KEY, key)) < 0)
         return;
@@ -64,10 +71,11 @@ void launcher_restart_record(struct sync_ctx *c, const json_t *lj, const char *k
     json_object_set_new(c->status, ST_RETRIES_LEFT, json_integer(used < limit ? limit - used : 0));
     char *what = restart_record_message(used + 1, limit + 1, cause);
     char *msg = what ? cond_msg(c->j->ns, c->j->name, what) : NULL;
-    if (msg) {
-        set_restarting(c, msg);
+    /* the Event goes with the condition's change: a record made again because the status lost
+     * it (a CRD whose schema prunes status.restarts, as upstream's) finds Restarting saying the
+     * same already, in this process or after a restart, and is not reported twice */
+    if (msg && set_restarting(c, msg))
         plan_event(c->p, "Warning", R_RESTARTING, msg);
-    }
     plan_restart(c->p, reason);
     free(msg);
     free(what);
@@ -75,7 +83,7 @@ void launcher_restart_record(struct sync_ctx *c, const json_t *lj, const char *k
 
 char *launcher_restart_running(const struct sync_ctx *c, const json_t *lj)
 {
-    if (json_integer_value(json_object_get(c->status, "restartCount")) <= 0)
+    if (kube_json_at_int(c->status, 0, "restartCount") <= 0)
         return strdup("is running.");
     return kube_strdup_printf("is running (run %lld of %lld).", budget_used(c, lj) + 1, backoff_limit(c) + 1);
 }
@@ -83,12 +91,11 @@ char *launcher_restart_running(const struct sync_ctx *c, const json_t *lj)
 /* pod's main container status (the v1alpha2 mainContainer, else the template's first). */
 static json_t *main_status(const struct sync_ctx *c, const json_t *pod)
 {
-    json_t *cs = json_object_get(json_object_get(c->j->launcher.template, "spec"), "containers"), *s, *pick = NULL;
-    const char *main =
-        c->j->main_container ? c->j->main_container : json_string_value(json_object_get(json_array_get(cs, 0), "name"));
+    json_t *cs = kube_json_at(c->j->launcher.template, "spec", "containers"), *s, *pick = NULL;
+    const char *main = c->j->main_container ? c->j->main_container : kube_json_at_str(json_array_get(cs, 0), "name");
     size_t i;
     json_array_foreach(kube_json_at(pod, "status", "containerStatuses"), i, s) {
-        const char *n = json_string_value(json_object_get(s, "name"));
+        const char *n = kube_json_at_str(s, "name");
         if (!pick || (main && n && strcmp(n, main) == 0))
             pick = s;
     }
@@ -98,7 +105,7 @@ static json_t *main_status(const struct sync_ctx *c, const json_t *pod)
 /* The failure metric's reason of a terminated state t (its failure line), "unknown" without. */
 static const char *reason_of(const json_t *t)
 {
-    json_t *f = mpik8s_termination_failure(json_string_value(json_object_get(t, "message")));
+    json_t *f = mpik8s_termination_failure(kube_json_at_str(t, "message"));
     const char *r = rank_failure_reason_of(f);
     json_decref(f);
     return r;
@@ -128,7 +135,7 @@ static int in_place_one(struct sync_ctx *c, const json_t *lj, const json_t *pod,
 static int in_place_container(struct sync_ctx *c, const json_t *lj, const json_t *p, const char *name, const json_t *s)
 {
     int done = 0;
-    long long n = json_integer_value(json_object_get(s, "restartCount"));
+    long long n = kube_json_at_int(s, 0, "restartCount");
     const char *created = kube_json_at_str(p, "metadata", "creationTimestamp");
     long long from = n > 0 ? restart_record_last(c->status, name, created) + 1 : 1;
     for (long long k = from; k <= n; k++) /* older ones missed between two syncs: no record left */
@@ -146,10 +153,9 @@ int launcher_restart_in_place(struct sync_ctx *c, const json_t *lj)
             continue;
         /* the init containers (mpi-agent init, the template's own) rerun in place too (OnFailure) */
         json_array_foreach(kube_json_at(p, "status", "initContainerStatuses"), k, s) {
-            if (json_integer_value(json_object_get(s, "restartCount")) <= 0)
+            if (kube_json_at_int(s, 0, "restartCount") <= 0)
                 continue;
-            char *name = kube_strdup_printf("%s (init container %s)", kube_obj_name(p),
-                                            json_string_value(json_object_get(s, "name")) ?: "?");
+            char *name = kube_strdup_printf("%s (init container %s)", kube_obj_name(p), kube_json_at_str(s, "name") ?: "?");
             if (name)
                 done += in_place_container(c, lj, p, name, s);
             free(name);
@@ -180,8 +186,8 @@ static const json_t *ended_pod(const struct sync_ctx *c)
 
 int launcher_restart_new_pod(struct sync_ctx *c, const json_t *lj)
 {
-    long long was = json_integer_value(kube_json_at(c->obs->job, "status", "replicaStatuses", "Launcher", "failed"));
-    if (json_integer_value(kube_json_at(lj, "status", "failed")) <= was)
+    long long was = kube_json_at_int(c->obs->job, 0, "status", "replicaStatuses", "Launcher", "failed");
+    if (kube_json_at_int(lj, 0, "status", "failed") <= was)
         return 0;
     const json_t *p = ended_pod(c);
     char *key = p ? restart_record_key(kube_obj_name(p), kube_json_at_str(p, "metadata", "creationTimestamp"), 0) : NULL;
@@ -194,7 +200,7 @@ int launcher_restart_new_pod(struct sync_ctx *c, const json_t *lj)
     char *rec = restart_record_cause(kube_obj_name(p), t), *cause = NULL;
     if (p && pod_terminating(p))
         cause = kube_strdup_printf("launcher pod %s deleted%s%s", kube_obj_name(p), rec ? "; " : "", rec ? rec : "");
-    const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
+    const char *kept = kube_json_at_str(c->status, ST_LAUNCHER_FAILURE);
     const char *why = cause ? cause : rec ? rec : kept ? kept : RESTART_NO_RECORD_YET;
     launcher_restart_record(c, lj, key, t ? reason_of(t) : rank_failure_reason(c->status), why);
     free(cause);

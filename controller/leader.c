@@ -34,11 +34,13 @@ static void micro_now(char *buf, size_t n)
     snprintf(buf, n, "%.*s000Z", (int)(l - 1), tmp);
 }
 
-struct leader *leader_new(struct kube_client *c, const struct leader_opts *o)
+struct leader *leader_new(struct kube_client *c, const struct leader_opts *o, char **errmsg)
 {
     struct leader *l = calloc(1, sizeof *l);
-    if (!l)
+    if (!l) {
+        kube_set_err(errmsg, "leader election: out of memory");
         return NULL;
+    }
     l->c = c;
     l->ac = o->cancellable ? o->cancellable : c;
     l->ns = strdup(o->ns);
@@ -48,6 +50,11 @@ struct leader *leader_new(struct kube_client *c, const struct leader_opts *o)
     l->renew_s = o->renew_deadline_s;
     l->retry_s = o->retry_s;
     l->stop = kube_cancel_new();
+    if (!l->ns || !l->name || !l->id || !l->stop) {
+        leader_free(l);
+        kube_set_err(errmsg, "leader election: out of memory");
+        return NULL;
+    }
     return l;
 }
 
@@ -58,7 +65,7 @@ static json_t *lease_spec(struct leader *l, const json_t *old)
     json_t *spec =
         json_pack("{s:s, s:i, s:s}", "holderIdentity", l->id, "leaseDurationSeconds", l->lease_s, "renewTime", now);
     const char *holder = kube_json_at_str(old, "spec", "holderIdentity");
-    long long tr = json_integer_value(kube_json_at(old, "spec", "leaseTransitions"));
+    long long tr = kube_json_at_int(old, 0, "spec", "leaseTransitions");
     if (holder && strcmp(holder, l->id) == 0 && kube_json_at_str(old, "spec", "acquireTime")) {
         json_object_set(spec, "acquireTime", kube_json_at(old, "spec", "acquireTime"));
     } else {
@@ -137,7 +144,7 @@ int leader_acquire(struct leader *l, struct kube_cancel *cancel)
         }
         kube_cancel_sleep_ms(cancel, (int64_t)l->retry_s * 1000);
     }
-    return -1;
+    return 1;
 }
 
 static void *renew_loop(void *arg)
@@ -164,12 +171,13 @@ static void *renew_loop(void *arg)
     return NULL;
 }
 
-int leader_start_renewing(struct leader *l, void (*on_lost)(void *), void *ud)
+int leader_start_renewing(struct leader *l, void (*on_lost)(void *), void *ud, char **errmsg)
 {
     l->on_lost = on_lost;
     l->ud = ud;
-    if (pthread_create(&l->th, NULL, renew_loop, l) != 0)
-        return -1;
+    int e = pthread_create(&l->th, NULL, renew_loop, l);
+    if (e != 0)
+        return kube_set_err(errmsg, "leader election: cannot start the lease renewer: %s", strerror(e));
     l->renewing = 1;
     return 0;
 }
@@ -191,7 +199,7 @@ void leader_release(struct leader *l)
     const char *holder = kube_json_at_str(cur, "spec", "holderIdentity");
     if (cur && holder && strcmp(holder, l->id) == 0) {
         json_t *upd = json_deep_copy(cur);
-        json_t *spec = json_object_get(upd, "spec");
+        json_t *spec = kube_json_at(upd, "spec");
         json_object_set_new(spec, "holderIdentity", json_string(""));
         json_object_set_new(spec, "leaseDurationSeconds", json_integer(1));
         json_t *done = kube_update(l->c, &KUBE_RES_LEASES, l->ns, l->name, upd, &err);

@@ -17,13 +17,14 @@ struct leader_opts {
 
 struct leader;
 
-/* Creates an elector (strings copied). */
-struct leader *leader_new(struct kube_client *c, const struct leader_opts *o);
-/* Blocks until this process holds the lease (0) or cancel triggers (-1). */
+/* Creates an elector (strings copied); NULL with *errmsg when out of memory. */
+struct leader *leader_new(struct kube_client *c, const struct leader_opts *o, char **errmsg);
+/* Blocks until this process holds the lease (0) or cancel triggers (1: not a failure, the
+ * process is shutting down). A failed attempt is logged and retried, so there is no -1. */
 int leader_acquire(struct leader *l, struct kube_cancel *cancel);
 /* Starts renewing in the background; on_lost runs (once, on that thread) if a renewal
- * deadline passes. 0 ok, -1 on failure. */
-int leader_start_renewing(struct leader *l, void (*on_lost)(void *), void *ud);
+ * deadline passes. 0 ok, -1 with *errmsg when the renewer cannot start. */
+int leader_start_renewing(struct leader *l, void (*on_lost)(void *), void *ud, char **errmsg);
 /* Stops renewing and, if still held, releases the lease so a standby takes over at once. */
 void leader_release(struct leader *l);
 /* Frees l (after leader_release). */

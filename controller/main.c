@@ -129,6 +129,40 @@ static int discover_mpijob(struct kube_client *c, struct options *o)
 #define MAIN_LOOP_MS 5000
 #define MAIN_LOOP_BOUND_MS 30000
 
+/* Leader election: waits for the Lease and starts renewing it into *lp. -1 when this process
+ * leads; otherwise run's exit code (0: shut down while standing by; 1: a failure, logged). */
+static int elect(struct options *o, struct kube_client *c, struct kube_client *wc, struct controller *ctl,
+                 struct leader **lp)
+{
+    char *id = identity(), *errmsg = NULL;
+    struct leader_opts lo = { o->lock_ns, o->lock_name,        id ? id : "mpi-operator",
+                              o->lease_s, o->renew_deadline_s, o->retry_s,
+                              wc };
+    struct leader *l = leader_new(c, &lo, &errmsg);
+    free(id);
+    if (!l) {
+        KLOG_ERROR("%s", errmsg ? errmsg : "leader election: out of memory");
+        free(errmsg);
+        return 1;
+    }
+    struct metrics *m = controller_metrics(ctl);
+    metrics_set_ready(m, 1);                  /* standing by is healthy */
+    if (leader_acquire(l, stop_token) != 0) { /* shutting down before winning */
+        leader_free(l);
+        return 0;
+    }
+    metrics_set_ready(m, 0);
+    if (leader_start_renewing(l, on_lost, ctl, &errmsg) < 0) {
+        KLOG_ERROR("%s", errmsg ? errmsg : "leader election: cannot start the lease renewer");
+        free(errmsg);
+        leader_release(l); /* a leader that cannot renew must not lead */
+        leader_free(l);
+        return 1;
+    }
+    *lp = l;
+    return -1;
+}
+
 /* Wins the Lease (when elected), asks the API which MPIJob version it serves, then runs ctl
  * until SIGTERM/SIGINT. */
 static int run(struct options *o, struct kube_client *c, struct kube_client *wc, struct controller *ctl)
@@ -136,19 +170,9 @@ static int run(struct options *o, struct kube_client *c, struct kube_client *wc,
     struct metrics *m = controller_metrics(ctl);
     struct leader *l = NULL;
     if (o->leader_elect) {
-        char *id = identity();
-        struct leader_opts lo = { o->lock_ns, o->lock_name,        id ? id : "mpi-operator",
-                                  o->lease_s, o->renew_deadline_s, o->retry_s,
-                                  wc };
-        l = leader_new(c, &lo);
-        free(id);
-        metrics_set_ready(m, 1); /* standing by is healthy */
-        if (!l || leader_acquire(l, stop_token) < 0) {
-            leader_free(l);
-            return 0;
-        }
-        metrics_set_ready(m, 0);
-        leader_start_renewing(l, on_lost, ctl);
+        int rc = elect(o, c, wc, ctl, &l);
+        if (rc >= 0)
+            return rc;
     }
     metrics_set_leader(m, 1);
     /* discovery and the RBAC probe go through wc, which SIGTERM cancels: an API server that

@@ -113,15 +113,15 @@ static struct MHD_Daemon *start(struct metrics *m, int port, unsigned family_fla
                             mhd_log, NULL, MHD_OPTION_END);
 }
 
-struct metrics_server *metrics_http_serve(struct metrics *m, int port, char **err)
+struct metrics_server *metrics_http_serve(struct metrics *m, int port, char **errmsg)
 {
     if (port <= 0 || port > 65535) {
-        kube_set_err(err, "--monitoring-port %d: not a port (1-65535)", port);
+        kube_set_err(errmsg, "--monitoring-port %d: not a port (1-65535)", port);
         return NULL;
     }
     struct metrics_server *s = calloc(1, sizeof *s);
     if (!s) {
-        kube_set_err(err, "--monitoring-port %d: out of memory", port);
+        kube_set_err(errmsg, "--monitoring-port %d: out of memory", port);
         return NULL;
     }
     s->m = m;
@@ -130,7 +130,7 @@ struct metrics_server *metrics_http_serve(struct metrics *m, int port, char **er
     if (!s->d && e != EADDRINUSE && e != EACCES)
         s->d = start(m, port, 0); /* no IPv6 here: IPv4 only */
     if (!s->d) {
-        kube_set_err(err, "--monitoring-port %d: cannot listen: %s", port, strerror(errno ? errno : e));
+        kube_set_err(errmsg, "--monitoring-port %d: cannot listen: %s", port, strerror(errno ? errno : e));
         free(s);
         return NULL;
     }

@@ -74,13 +74,13 @@ struct mpijob {
 };
 
 /* Reads an MPIJob object (any served version) into j; fields borrow from obj, which must outlive j.
- * Applies the defaults of the detected version. 0 ok; -1 with *err naming the field on a
+ * Applies the defaults of the detected version. 0 ok; -1 with *errmsg naming the field on a
  * type error (e.g. "spec.slotsPerWorker: expected an integer, got a string"). */
-int mpijob_normalize(json_t *obj, struct mpijob *j, char **err);
-/* Checks a normalised job's values (ranges, enums, names). 0 ok; -1 with *err naming the field. */
-int mpijob_validate(const struct mpijob *j, char **err);
+int mpijob_normalize(json_t *obj, struct mpijob *j, char **errmsg);
+/* Checks a normalised job's values (ranges, enums, names). 0 ok; -1 with *errmsg naming the field. */
+int mpijob_validate(const struct mpijob *j, char **errmsg);
 /* normalize + validate in one call. */
-int mpijob_load(json_t *obj, struct mpijob *j, char **err);
+int mpijob_load(json_t *obj, struct mpijob *j, char **errmsg);
 
 /* Name of the worker container (mainContainer, else the first container), or NULL. */
 const char *mpijob_worker_container(const struct mpijob *j);

@@ -25,7 +25,7 @@ static enum mpijob_version detect_version(const char *api_version, const json_t 
 }
 
 static int read_replica(json_t *specs, const char *key, long long dflt_replicas, const char *dflt_restart,
-                        struct replica_spec *r, char **err)
+                        struct replica_spec *r, char **errmsg)
 {
     char path[96];
     snprintf(path, sizeof path, "spec.mpiReplicaSpecs.%s", key);
@@ -36,42 +36,42 @@ static int read_replica(json_t *specs, const char *key, long long dflt_replicas,
     if (!rs || json_is_null(rs))
         return 0;
     if (!json_is_object(rs))
-        return kube_json_type_err(err, path, "an object", rs);
+        return kube_json_type_err(errmsg, path, "an object", rs);
     r->present = 1;
-    if (kube_json_get_int(rs, "replicas", path, &r->replicas, err) < 0)
+    if (kube_json_get_int(rs, "replicas", path, &r->replicas, errmsg) < 0)
         return -1;
     const char *rp = NULL;
-    if (kube_json_get_str(rs, "restartPolicy", path, &rp, err) < 0)
+    if (kube_json_get_str(rs, "restartPolicy", path, &rp, errmsg) < 0)
         return -1;
     if (rp)
         r->restart_policy = rp;
-    json_t *t = json_object_get(rs, "template");
+    json_t *t = kube_json_at(rs, "template");
     if (t && !json_is_null(t)) {
         if (!json_is_object(t))
-            return kube_json_type_errk(err, path, "template", "an object", t);
+            return kube_json_type_errk(errmsg, path, "template", "an object", t);
         r->template = t;
     }
     return 0;
 }
 
-static int read_replicas(json_t *spec, struct mpijob *j, char **err)
+static int read_replicas(json_t *spec, struct mpijob *j, char **errmsg)
 {
-    json_t *specs = json_object_get(spec, "mpiReplicaSpecs");
+    json_t *specs = kube_json_at(spec, "mpiReplicaSpecs");
     if (!specs || json_is_null(specs))
-        return kube_set_err(err, "spec.mpiReplicaSpecs: required (Launcher and Worker replica specs)");
+        return kube_set_err(errmsg, "spec.mpiReplicaSpecs: required (Launcher and Worker replica specs)");
     if (!json_is_object(specs))
-        return kube_json_type_err(err, "spec.mpiReplicaSpecs", "an object", specs);
+        return kube_json_type_err(errmsg, "spec.mpiReplicaSpecs", "an object", specs);
     const char *k;
     json_t *v;
     char q[96];
     json_object_foreach(specs, k, v) {
         if (strcmp(k, "Launcher") != 0 && strcmp(k, "Worker") != 0)
-            return kube_set_err(err, "spec.mpiReplicaSpecs.%s: unknown replica type (expected Launcher or Worker)",
+            return kube_set_err(errmsg, "spec.mpiReplicaSpecs.%s: unknown replica type (expected Launcher or Worker)",
                                 kube_excerpt(k, q, sizeof q));
     }
-    if (read_replica(specs, "Launcher", 1, "OnFailure", &j->launcher, err) < 0)
+    if (read_replica(specs, "Launcher", 1, "OnFailure", &j->launcher, errmsg) < 0)
         return -1;
-    if (read_replica(specs, "Worker", 0, "Never", &j->worker, err) < 0)
+    if (read_replica(specs, "Worker", 0, "Never", &j->worker, errmsg) < 0)
         return -1;
     /* v1alpha2 forces the launcher to OnFailure unless Never (upstream default.go). */
     if (j->version == MPIJOB_V1ALPHA2 && strcmp(j->launcher.restart_policy, "Never") != 0)
@@ -80,10 +80,10 @@ static int read_replicas(json_t *spec, struct mpijob *j, char **err)
 }
 
 static int read_enum(json_t *o, const char *key, const char *path, const char *const *names, const char *expected, int *out,
-                     char **err)
+                     char **errmsg)
 {
     const char *s = NULL;
-    if (kube_json_get_str(o, key, path, &s, err) < 0)
+    if (kube_json_get_str(o, key, path, &s, errmsg) < 0)
         return -1;
     if (!s)
         return 0;
@@ -93,7 +93,7 @@ static int read_enum(json_t *o, const char *key, const char *path, const char *c
             return 0;
         }
     char q[96];
-    return kube_set_err(err, "%s.%s: expected one of %s, got \"%s\"", path, key, expected, kube_excerpt(s, q, sizeof q));
+    return kube_set_err(errmsg, "%s.%s: expected one of %s, got \"%s\"", path, key, expected, kube_excerpt(s, q, sizeof q));
 }
 
 static const char *const clean_names[] = { "None", "Running", "All", NULL };
@@ -101,82 +101,82 @@ static const char *const dist_names[] = { "OpenMPI", "IntelMPI", "MPICH", NULL }
 static const char *const impl_names[] = { "OpenMPI", "Intel", "MPICH", NULL };
 static const char *const launch_names[] = { "AtStartup", "WaitForWorkersReady", NULL };
 
-static int read_policies(json_t *spec, struct mpijob *j, char **err)
+static int read_policies(json_t *spec, struct mpijob *j, char **errmsg)
 {
     int e = CLEAN_NONE;
-    if (read_enum(spec, "cleanPodPolicy", "spec", clean_names, "None, Running, All", &e, err) < 0)
+    if (read_enum(spec, "cleanPodPolicy", "spec", clean_names, "None, Running, All", &e, errmsg) < 0)
         return -1;
     j->clean_policy = e;
-    if (kube_json_get_int(spec, "backoffLimit", "spec", &j->backoff_limit, err) < 0 ||
-        kube_json_get_int(spec, "activeDeadlineSeconds", "spec", &j->active_deadline_s, err) < 0)
+    if (kube_json_get_int(spec, "backoffLimit", "spec", &j->backoff_limit, errmsg) < 0 ||
+        kube_json_get_int(spec, "activeDeadlineSeconds", "spec", &j->active_deadline_s, errmsg) < 0)
         return -1;
-    json_t *rp = json_object_get(spec, "runPolicy");
+    json_t *rp = kube_json_at(spec, "runPolicy");
     if (!rp || json_is_null(rp))
         return 0;
     if (!json_is_object(rp))
-        return kube_json_type_err(err, "spec.runPolicy", "an object", rp);
+        return kube_json_type_err(errmsg, "spec.runPolicy", "an object", rp);
     e = j->clean_policy;
-    if (read_enum(rp, "cleanPodPolicy", "spec.runPolicy", clean_names, "None, Running, All", &e, err) < 0)
+    if (read_enum(rp, "cleanPodPolicy", "spec.runPolicy", clean_names, "None, Running, All", &e, errmsg) < 0)
         return -1;
     j->clean_policy = e;
-    if (kube_json_get_int(rp, "backoffLimit", "spec.runPolicy", &j->backoff_limit, err) < 0 ||
-        kube_json_get_int(rp, "activeDeadlineSeconds", "spec.runPolicy", &j->active_deadline_s, err) < 0 ||
-        kube_json_get_int(rp, "ttlSecondsAfterFinished", "spec.runPolicy", &j->ttl_after_finished_s, err) < 0 ||
-        kube_json_get_bool(rp, "suspend", "spec.runPolicy", &j->suspend, err) < 0 ||
-        kube_json_get_str(rp, "managedBy", "spec.runPolicy", &j->managed_by, err) < 0)
+    if (kube_json_get_int(rp, "backoffLimit", "spec.runPolicy", &j->backoff_limit, errmsg) < 0 ||
+        kube_json_get_int(rp, "activeDeadlineSeconds", "spec.runPolicy", &j->active_deadline_s, errmsg) < 0 ||
+        kube_json_get_int(rp, "ttlSecondsAfterFinished", "spec.runPolicy", &j->ttl_after_finished_s, errmsg) < 0 ||
+        kube_json_get_bool(rp, "suspend", "spec.runPolicy", &j->suspend, errmsg) < 0 ||
+        kube_json_get_str(rp, "managedBy", "spec.runPolicy", &j->managed_by, errmsg) < 0)
         return -1;
-    json_t *sp = json_object_get(rp, "schedulingPolicy");
+    json_t *sp = kube_json_at(rp, "schedulingPolicy");
     if (sp && !json_is_null(sp) && !json_is_object(sp))
-        return kube_json_type_err(err, "spec.runPolicy.schedulingPolicy", "an object", sp);
+        return kube_json_type_err(errmsg, "spec.runPolicy.schedulingPolicy", "an object", sp);
     return 0;
 }
 
-static int read_flavour(json_t *spec, struct mpijob *j, char **err)
+static int read_flavour(json_t *spec, struct mpijob *j, char **errmsg)
 {
     int e = MPIK8S_MPI_DEFAULT;
-    if (read_enum(spec, "mpiDistribution", "spec", dist_names, "OpenMPI, IntelMPI, MPICH", &e, err) < 0 ||
-        read_enum(spec, "mpiImplementation", "spec", impl_names, "OpenMPI, Intel, MPICH", &e, err) < 0)
+    if (read_enum(spec, "mpiDistribution", "spec", dist_names, "OpenMPI, IntelMPI, MPICH", &e, errmsg) < 0 ||
+        read_enum(spec, "mpiImplementation", "spec", impl_names, "OpenMPI, Intel, MPICH", &e, errmsg) < 0)
         return -1;
     j->impl = e;
     e = LAUNCH_AT_STARTUP;
-    if (read_enum(spec, "launcherCreationPolicy", "spec", launch_names, "AtStartup, WaitForWorkersReady", &e, err) < 0)
+    if (read_enum(spec, "launcherCreationPolicy", "spec", launch_names, "AtStartup, WaitForWorkersReady", &e, errmsg) < 0)
         return -1;
     j->launcher_creation = e;
-    if (kube_json_get_int(spec, "slotsPerWorker", "spec", &j->slots_per_worker, err) < 0 ||
-        kube_json_get_bool(spec, "runLauncherAsWorker", "spec", &j->run_launcher_as_worker, err) < 0 ||
-        kube_json_get_str(spec, "sshAuthMountPath", "spec", &j->ssh_auth_mount_path, err) < 0 ||
-        kube_json_get_str(spec, "mainContainer", "spec", &j->main_container, err) < 0)
+    if (kube_json_get_int(spec, "slotsPerWorker", "spec", &j->slots_per_worker, errmsg) < 0 ||
+        kube_json_get_bool(spec, "runLauncherAsWorker", "spec", &j->run_launcher_as_worker, errmsg) < 0 ||
+        kube_json_get_str(spec, "sshAuthMountPath", "spec", &j->ssh_auth_mount_path, errmsg) < 0 ||
+        kube_json_get_str(spec, "mainContainer", "spec", &j->main_container, errmsg) < 0)
         return -1;
     return 0;
 }
 
 /* Reads a numeric annotation; absent keeps *out. */
-static int ann_int(json_t *ann, const char *key, long long min, long long max, long long *out, char **err)
+static int ann_int(json_t *ann, const char *key, long long min, long long max, long long *out, char **errmsg)
 {
     const char *s = json_string_value(json_object_get(ann, key));
     if (!json_object_get(ann, key))
         return 0;
     long long v;
     if (kube_parse_int(s, min, max, &v) < 0)
-        return kube_set_err(err, "metadata.annotations[%s]: expected an integer string from %lld to %lld", key, min, max);
+        return kube_set_err(errmsg, "metadata.annotations[%s]: expected an integer string from %lld to %lld", key, min, max);
     *out = v;
     return 0;
 }
 
-static int read_annotations(json_t *meta, struct mpijob *j, char **err)
+static int read_annotations(json_t *meta, struct mpijob *j, char **errmsg)
 {
-    json_t *ann = json_object_get(meta, "annotations");
+    json_t *ann = kube_json_at(meta, "annotations");
     if (!json_is_object(ann))
         return 0;
-    json_t *t = json_object_get(ann, MPIK8S_ANN_TRANSPORT);
+    json_t *t = kube_json_at(ann, MPIK8S_ANN_TRANSPORT);
     if (t) {
         const char *s = json_string_value(t);
         char q[96];
         if (mpik8s_transport_parse(s, &j->transport) < 0)
-            return kube_set_err(err, "metadata.annotations[%s]: expected \"exec\" or \"ssh\", got \"%s\"",
+            return kube_set_err(errmsg, "metadata.annotations[%s]: expected \"exec\" or \"ssh\", got \"%s\"",
                                 MPIK8S_ANN_TRANSPORT, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
     }
-    json_t *a = json_object_get(ann, MPIK8S_ANN_AGENT_RUN);
+    json_t *a = kube_json_at(ann, MPIK8S_ANN_AGENT_RUN);
     if (a) {
         const char *s = json_string_value(a);
         if (s && strcmp(s, "true") == 0)
@@ -184,24 +184,24 @@ static int read_annotations(json_t *meta, struct mpijob *j, char **err)
         else if (s && strcmp(s, "false") == 0)
             j->agent_run = 0;
         else
-            return kube_set_err(err, "metadata.annotations[%s]: expected \"true\" or \"false\"", MPIK8S_ANN_AGENT_RUN);
+            return kube_set_err(errmsg, "metadata.annotations[%s]: expected \"true\" or \"false\"", MPIK8S_ANN_AGENT_RUN);
     }
-    json_t *pfp = json_object_get(ann, MPIK8S_ANN_POD_FAILURE_POLICY);
+    json_t *pfp = kube_json_at(ann, MPIK8S_ANN_POD_FAILURE_POLICY);
     if (pfp && !json_is_string(pfp))
-        return kube_set_err(err, "metadata.annotations[%s]: expected a string (JSON)", MPIK8S_ANN_POD_FAILURE_POLICY);
+        return kube_set_err(errmsg, "metadata.annotations[%s]: expected a string (JSON)", MPIK8S_ANN_POD_FAILURE_POLICY);
     j->pod_failure_policy = json_string_value(pfp);
-    json_t *fam = json_object_get(ann, MPIK8S_ANN_IP_FAMILY);
+    json_t *fam = kube_json_at(ann, MPIK8S_ANN_IP_FAMILY);
     if (fam && !mpik8s_ip_family_parse(json_string_value(fam))) {
         char q[96];
         const char *s = json_string_value(fam);
-        return kube_set_err(err, "metadata.annotations[%s]: expected \"IPv4\" or \"IPv6\", got \"%s\"", MPIK8S_ANN_IP_FAMILY,
-                            s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
+        return kube_set_err(errmsg, "metadata.annotations[%s]: expected \"IPv4\" or \"IPv6\", got \"%s\"",
+                            MPIK8S_ANN_IP_FAMILY, s ? kube_excerpt(s, q, sizeof q) : "(not a string)");
     }
     j->ip_family = json_string_value(fam);
-    if (ann_int(ann, MPIK8S_ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, err) < 0 ||
-        ann_int(ann, MPIK8S_ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, err) < 0 ||
-        ann_int(ann, MPIK8S_ANN_NETWORK_TIMEOUT, 0, 86400 * 7, &j->network_timeout_s, err) < 0 ||
-        ann_int(ann, MPIK8S_ANN_SSH_PORT, 1, 65535, &j->ssh_port, err) < 0)
+    if (ann_int(ann, MPIK8S_ANN_AGENT_TIMEOUT, 1, 86400 * 7, &j->agent_timeout_s, errmsg) < 0 ||
+        ann_int(ann, MPIK8S_ANN_PROGRESS_TIMEOUT, 0, 86400 * 7, &j->progress_timeout_s, errmsg) < 0 ||
+        ann_int(ann, MPIK8S_ANN_NETWORK_TIMEOUT, 0, 86400 * 7, &j->network_timeout_s, errmsg) < 0 ||
+        ann_int(ann, MPIK8S_ANN_SSH_PORT, 1, 65535, &j->ssh_port, errmsg) < 0)
         return -1;
     return 0;
 }
@@ -223,46 +223,46 @@ static void set_defaults(struct mpijob *j)
     j->ssh_port = 2222;
 }
 
-int mpijob_normalize(json_t *obj, struct mpijob *j, char **err)
+int mpijob_normalize(json_t *obj, struct mpijob *j, char **errmsg)
 {
     memset(j, 0, sizeof *j);
     set_defaults(j);
     j->obj = obj;
     if (!json_is_object(obj))
-        return kube_set_err(err, "MPIJob: expected a JSON object");
-    json_t *meta = json_object_get(obj, "metadata");
+        return kube_set_err(errmsg, "MPIJob: expected a JSON object");
+    json_t *meta = kube_json_at(obj, "metadata");
     if (!json_is_object(meta))
-        return kube_set_err(err, "metadata: required");
-    j->name = json_string_value(json_object_get(meta, "name"));
-    j->ns = json_string_value(json_object_get(meta, "namespace"));
-    j->uid = json_string_value(json_object_get(meta, "uid"));
-    j->api_version = json_string_value(json_object_get(obj, "apiVersion"));
+        return kube_set_err(errmsg, "metadata: required");
+    j->name = kube_json_at_str(meta, "name");
+    j->ns = kube_json_at_str(meta, "namespace");
+    j->uid = kube_json_at_str(meta, "uid");
+    j->api_version = kube_json_at_str(obj, "apiVersion");
     if (!j->name || !*j->name)
-        return kube_set_err(err, "metadata.name: required");
+        return kube_set_err(errmsg, "metadata.name: required");
     if (!j->ns)
         j->ns = "default";
-    json_t *spec = json_object_get(obj, "spec");
+    json_t *spec = kube_json_at(obj, "spec");
     if (!spec || json_is_null(spec))
-        return kube_set_err(err, "spec: required");
+        return kube_set_err(errmsg, "spec: required");
     if (!json_is_object(spec))
-        return kube_json_type_err(err, "spec", "an object", spec);
+        return kube_json_type_err(errmsg, "spec", "an object", spec);
     j->version = detect_version(j->api_version, spec);
     j->transport = j->version == MPIJOB_V1ALPHA2 ? MPIK8S_TRANSPORT_EXEC : MPIK8S_TRANSPORT_SSH;
     if (j->version == MPIJOB_V1ALPHA2)
         j->backoff_limit = 6;
-    if (read_policies(spec, j, err) < 0 || read_flavour(spec, j, err) < 0 || read_replicas(spec, j, err) < 0 ||
-        read_annotations(meta, j, err) < 0)
+    if (read_policies(spec, j, errmsg) < 0 || read_flavour(spec, j, errmsg) < 0 || read_replicas(spec, j, errmsg) < 0 ||
+        read_annotations(meta, j, errmsg) < 0)
         return -1;
     j->worker_restart_limit =
         j->version == MPIJOB_V2BETA1 && j->backoff_limit != MPIJOB_UNSET && j->backoff_limit > 0 ? j->backoff_limit : 0;
     return 0;
 }
 
-int mpijob_load(json_t *obj, struct mpijob *j, char **err)
+int mpijob_load(json_t *obj, struct mpijob *j, char **errmsg)
 {
-    if (mpijob_normalize(obj, j, err) < 0)
+    if (mpijob_normalize(obj, j, errmsg) < 0)
         return -1;
-    return mpijob_validate(j, err);
+    return mpijob_validate(j, errmsg);
 }
 
 const char *mpijob_worker_container(const struct mpijob *j)
@@ -270,13 +270,12 @@ const char *mpijob_worker_container(const struct mpijob *j)
     if (j->main_container)
         return j->main_container;
     json_t *c0 = json_array_get(kube_json_at(j->worker.template, "spec", "containers"), 0);
-    return json_string_value(json_object_get(c0, "name"));
+    return kube_json_at_str(c0, "name");
 }
 
 int mpijob_object_is_v1alpha2(const json_t *obj)
 {
-    return detect_version(json_string_value(json_object_get(obj, "apiVersion")), json_object_get(obj, "spec")) ==
-           MPIJOB_V1ALPHA2;
+    return detect_version(kube_json_at_str(obj, "apiVersion"), kube_json_at(obj, "spec")) == MPIJOB_V1ALPHA2;
 }
 
 int mpijob_fqdn_hosts(const struct mpijob *j)

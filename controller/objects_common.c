@@ -28,7 +28,7 @@ char *objects_name_secret(const struct mpijob *j) { return owned_name(j, RK_SECR
 
 const char *objects_launcher_user_sa(const struct mpijob *j)
 {
-    const char *sa = json_string_value(kube_json_at(j->launcher.template, "spec", "serviceAccountName"));
+    const char *sa = kube_json_at_str(j->launcher.template, "spec", "serviceAccountName");
     return sa && *sa ? sa : NULL;
 }
 
@@ -59,10 +59,10 @@ int objects_owned_by(const json_t *obj, const struct mpijob *j)
     size_t i;
     json_t *r;
     json_array_foreach(refs, i, r) {
-        if (!json_is_true(json_object_get(r, "controller")))
+        if (!kube_json_at_bool(r, 0, "controller"))
             continue;
-        const char *uid = json_string_value(json_object_get(r, "uid"));
-        const char *kind = json_string_value(json_object_get(r, "kind"));
+        const char *uid = kube_json_at_str(r, "uid");
+        const char *kind = kube_json_at_str(r, "kind");
         return uid && j->uid && kind && strcmp(kind, MPIJOB_KIND) == 0 && strcmp(uid, j->uid) == 0;
     }
     return 0;

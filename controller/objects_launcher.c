@@ -57,8 +57,8 @@ static int flavour_env(const struct mpijob *j, json_t *c)
 /* runAsUser of the launcher's main container (its own, else the pod's), or -1. */
 static long long launcher_uid(const struct mpijob *j)
 {
-    json_t *spec = json_object_get(j->launcher.template, "spec");
-    json_t *c = json_array_get(json_object_get(spec, "containers"), objects_main_container_index(j, spec));
+    json_t *spec = kube_json_at(j->launcher.template, "spec");
+    json_t *c = json_array_get(kube_json_at(spec, "containers"), objects_main_container_index(j, spec));
     json_t *u = kube_json_at(c, "securityContext", "runAsUser");
     if (!json_is_integer(u))
         u = kube_json_at(spec, "securityContext", "runAsUser");
@@ -77,7 +77,7 @@ static json_t *init_security_context(const struct mpijob *j, long long uid)
 {
     json_t *sc = json_pack("{s:b, s:{s:[s]}, s:{s:s}}", "allowPrivilegeEscalation", 0, "capabilities", "drop", "ALL",
                            "seccompProfile", "type", "RuntimeDefault");
-    json_t *pu = kube_json_at(json_object_get(j->launcher.template, "spec"), "securityContext", "runAsUser");
+    json_t *pu = kube_json_at(j->launcher.template, "spec", "securityContext", "runAsUser");
     int pod_root = json_is_integer(pu) && json_integer_value(pu) == 0;
     int root_keys = j->transport == MPIK8S_TRANSPORT_SSH && uid < 0 && strcmp(j->ssh_auth_mount_path, ROOT_SSH_PATH) == 0;
     if (sc && root_keys)
@@ -125,24 +125,24 @@ static json_t *ready_probe(void)
  * readiness probe unless the template has one */
 static void wrap_command(json_t *c)
 {
-    json_t *cmd = json_object_get(c, "command");
+    json_t *cmd = kube_json_at(c, "command");
     if (!json_is_array(cmd) || json_array_size(cmd) == 0)
         return;
     json_t *w = json_pack("[s, s, s]", MPIK8S_AGENT_DIR "/mpi-agent", "run", "--");
     json_array_extend(w, cmd);
-    json_t *args = json_object_get(c, "args");
+    json_t *args = kube_json_at(c, "args");
     if (json_is_array(args))
         json_array_extend(w, args);
     json_object_set_new(c, "command", w);
     json_object_del(c, "args");
-    if (!json_object_get(c, "readinessProbe"))
+    if (!kube_json_at(c, "readinessProbe"))
         json_object_set_new(c, "readinessProbe", ready_probe());
 }
 
 /* 0 ok, -1 out of memory. */
 static int edit_containers(const struct mpijob *j, json_t *spec)
 {
-    json_t *cs = json_object_get(spec, "containers");
+    json_t *cs = kube_json_at(spec, "containers");
     size_t main = objects_main_container_index(j, spec), i;
     json_t *c;
     json_array_foreach(cs, i, c) {
@@ -188,7 +188,7 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
         free(svc);
         return NULL;
     }
-    json_t *spec = json_object_get(pod, "spec");
+    json_t *spec = kube_json_at(pod, "spec");
     kube_json_set_str(spec, "hostname", name);
     kube_json_set_str(spec, "subdomain", svc);
     if (!objects_launcher_user_sa(j) && !o->no_launcher_rbac) /* limited mode: no such account */
@@ -197,7 +197,7 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     free(svc);
     kube_json_set_str(spec, "restartPolicy", j->launcher.restart_policy);
     json_t *inits = json_pack("[o]", init_container(j, o));
-    json_t *user_inits = json_object_get(spec, "initContainers");
+    json_t *user_inits = kube_json_at(spec, "initContainers");
     if (json_is_array(user_inits))
         json_array_extend(inits, user_inits);
     json_object_set_new(spec, "initContainers", inits);
@@ -209,8 +209,8 @@ static json_t *launcher_template(const struct mpijob *j, const struct build_opts
     objects_pod_gang(j, o, pod);
     /* `kubectl logs` on the launcher shows the MPI program without naming a container */
     const char *main_name =
-        kube_json_at_str(json_array_get(json_object_get(spec, "containers"), objects_main_container_index(j, spec)), "name");
-    json_t *meta = json_object_get(pod, "metadata");
+        kube_json_at_str(json_array_get(kube_json_at(spec, "containers"), objects_main_container_index(j, spec)), "name");
+    json_t *meta = kube_json_at(pod, "metadata");
     if (main_name && json_is_object(meta))
         kube_json_set_str(kube_json_obj(meta, "annotations"), "kubectl.kubernetes.io/default-container", main_name);
     return pod;
@@ -227,7 +227,7 @@ json_t *objects_launcher_job(const struct mpijob *j, const struct build_opts *o)
         json_decref(meta);
         return NULL;
     }
-    json_object_update(json_object_get(meta, "labels"), kube_json_at(tmpl, "metadata", "labels"));
+    json_object_update(kube_json_at(meta, "labels"), kube_json_at(tmpl, "metadata", "labels"));
     /* podReplacementPolicy Failed (as upstream): a terminating launcher pod is not
      * replaced until it is gone, so two launchers never run at once (kubernetes#115844) */
     json_t *spec = json_pack("{s:b, s:o, s:s}", "suspend", j->suspend, "template", tmpl, "podReplacementPolicy", "Failed");

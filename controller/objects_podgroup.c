@@ -75,7 +75,7 @@ static void sum_template(struct res_sum *r, const json_t *tmpl, long long replic
  * so, as upstream with equal priorities, the workers are the ones cut). NULL: none. */
 static json_t *min_resources(const struct mpijob *j, json_t *sp, long long min_member)
 {
-    json_t *given = json_object_get(sp, "minResources");
+    json_t *given = kube_json_at(sp, "minResources");
     if (json_is_object(given))
         return json_deep_copy(given);
     if (min_member == 0)
@@ -111,12 +111,12 @@ json_t *objects_podgroup(const struct mpijob *j, const struct build_opts *o)
         return NULL;
     json_t *sp = kube_json_at(j->obj, "spec", "runPolicy", "schedulingPolicy");
     long long min = j->worker.replicas + 1;
-    json_t *ma = json_object_get(sp, "minAvailable");
+    json_t *ma = kube_json_at(sp, "minAvailable");
     if (json_is_integer(ma) && json_integer_value(ma) > 0)
         min = json_integer_value(ma);
     int volcano = strcmp(o->gang, "volcano") == 0;
     json_t *spec = json_pack("{s:I}", "minMember", (json_int_t)min);
-    const char *pc = json_string_value(json_object_get(sp, "priorityClass"));
+    const char *pc = kube_json_at_str(sp, "priorityClass");
     if (!pc)
         pc = priority_class(j);
     json_t *mr = min_resources(j, sp, min);
@@ -124,7 +124,7 @@ json_t *objects_podgroup(const struct mpijob *j, const struct build_opts *o)
         json_object_set(spec, "minResources", mr);
     json_decref(mr);
     if (volcano) {
-        const char *q = json_string_value(json_object_get(sp, "queue"));
+        const char *q = kube_json_at_str(sp, "queue");
         if (!q)
             q = kube_json_at_str(j->obj, "metadata", "annotations", "scheduling.volcano.sh/queue-name");
         if (q)
@@ -132,7 +132,7 @@ json_t *objects_podgroup(const struct mpijob *j, const struct build_opts *o)
         if (pc)
             kube_json_set_str(spec, "priorityClassName", pc);
     } else {
-        json_t *t = json_object_get(sp, "scheduleTimeoutSeconds");
+        json_t *t = kube_json_at(sp, "scheduleTimeoutSeconds");
         json_object_set_new(spec, "scheduleTimeoutSeconds", json_integer(json_is_integer(t) ? json_integer_value(t) : 0));
     }
     return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion",

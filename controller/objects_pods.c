@@ -47,14 +47,14 @@ json_t *objects_ssh_volume(const struct mpijob *j)
             : NULL;
     free(secret);
     if (v && strcmp(j->ssh_auth_mount_path, ROOT_SSH_PATH) == 0)
-        json_object_set_new(json_object_get(v, "secret"), "defaultMode", json_integer(0600));
+        json_object_set_new(kube_json_at(v, "secret"), "defaultMode", json_integer(0600));
     return v;
 }
 
 json_t *objects_pod_from_template(const struct mpijob *j, const struct replica_spec *r, json_t *labels)
 {
     json_t *t = r->template;
-    json_t *spec = json_deep_copy(json_object_get(t, "spec"));
+    json_t *spec = json_deep_copy(kube_json_at(t, "spec"));
     json_t *meta = json_object();
     if (!spec || !meta) {
         json_decref(spec);
@@ -91,12 +91,12 @@ void objects_pod_gang(const struct mpijob *j, const struct build_opts *o, json_t
 
 size_t objects_main_container_index(const struct mpijob *j, json_t *spec)
 {
-    json_t *cs = json_object_get(spec, "containers");
+    json_t *cs = kube_json_at(spec, "containers");
     size_t i;
     json_t *c;
     if (j->main_container)
         json_array_foreach(cs, i, c) {
-            const char *n = json_string_value(json_object_get(c, "name"));
+            const char *n = kube_json_at_str(c, "name");
             if (n && strcmp(n, j->main_container) == 0)
                 return i;
         }

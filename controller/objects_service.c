@@ -17,7 +17,7 @@ json_t *objects_service(const struct mpijob *j)
                                  1, "selector", LBL_T_OPERATOR, MPIJOB_OPERATOR_NAME, LBL_T_JOB_NAME, j->name)
                      : NULL;
     /* a family asked for: the Service's DNS records (the hostfile's names) are that family's only */
-    json_t *spec = json_object_get(o, "spec");
+    json_t *spec = kube_json_at(o, "spec");
     if (spec && j->ip_family) {
         json_object_set_new(spec, "ipFamilyPolicy", json_string("SingleStack"));
         json_object_set_new(spec, "ipFamilies", json_pack("[s]", j->ip_family));

@@ -38,8 +38,8 @@ static json_t *sshd_command(const struct mpijob *j)
 
 static void default_command(const struct mpijob *j, json_t *c)
 {
-    json_t *cmd = json_object_get(c, "command");
-    json_t *args = json_object_get(c, "args");
+    json_t *cmd = kube_json_at(c, "command");
+    json_t *args = kube_json_at(c, "args");
     if ((json_is_array(cmd) && json_array_size(cmd) > 0) || (json_is_array(args) && json_array_size(args) > 0))
         return;
     if (j->transport == MPIK8S_TRANSPORT_SSH) {
@@ -77,18 +77,18 @@ json_t *objects_worker_pod(const struct mpijob *j, const struct build_opts *o, l
         free(svc);
         return NULL;
     }
-    json_t *meta = json_object_get(pod, "metadata");
-    json_t *spec = json_object_get(pod, "spec");
+    json_t *meta = kube_json_at(pod, "metadata");
+    json_t *spec = kube_json_at(pod, "spec");
     json_object_set_new(meta, "name", json_string(name));
     json_object_set_new(meta, "namespace", json_string(j->ns));
     json_object_set_new(meta, "ownerReferences", json_pack("[o]", objects_owner_ref(j)));
     kube_json_set_str(spec, "hostname", name);
     kube_json_set_str(spec, "subdomain", svc);
     kube_json_set_str(spec, "restartPolicy", j->worker.restart_policy);
-    if (json_is_true(json_object_get(spec, "hostNetwork")))
+    if (kube_json_at_bool(spec, 0, "hostNetwork"))
         kube_json_set_str(spec, "dnsPolicy", "ClusterFirstWithHostNet");
     hydra_dns_search(j, o, spec, svc);
-    json_t *c = json_array_get(json_object_get(spec, "containers"), objects_main_container_index(j, spec));
+    json_t *c = json_array_get(kube_json_at(spec, "containers"), objects_main_container_index(j, spec));
     default_command(j, c);
     objects_env_add(c, "K_MPI_JOB_ROLE", "worker");
     if (j->transport == MPIK8S_TRANSPORT_SSH) {

@@ -111,7 +111,7 @@ static const struct flag *lookup(const char *name, size_t n)
 }
 
 /* Go's strconv.ParseBool. */
-static int parse_bool(const char *flag, const char *v, int *out, char **err)
+static int parse_bool(const char *flag, const char *v, int *out, char **errmsg)
 {
     static const char *const t[] = { "1", "t", "T", "true", "TRUE", "True" };
     static const char *const f[] = { "0", "f", "F", "false", "FALSE", "False" };
@@ -121,30 +121,30 @@ static int parse_bool(const char *flag, const char *v, int *out, char **err)
         if (strcmp(v, f[i]) == 0)
             return *out = 0, 0;
     }
-    return kube_set_err(err, "--%s: expected true or false, got \"%s\"", flag, v);
+    return kube_set_err(errmsg, "--%s: expected true or false, got \"%s\"", flag, v);
 }
 
-static int parse_int(const struct flag *f, const char *v, int *out, char **err)
+static int parse_int(const struct flag *f, const char *v, int *out, char **errmsg)
 {
     long long n;
     if (kube_parse_int(v, f->min, f->max, &n) < 0)
-        return kube_set_err(err, "--%s: expected an integer from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
+        return kube_set_err(errmsg, "--%s: expected an integer from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
     *out = (int)n;
     return 0;
 }
 
-static int parse_double(const struct flag *f, const char *v, double *out, char **err)
+static int parse_double(const struct flag *f, const char *v, double *out, char **errmsg)
 {
     char *end;
     double d = strtod(v, &end);
     if (!*v || *end || !(d >= f->min && d <= f->max))
-        return kube_set_err(err, "--%s: expected a number from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
+        return kube_set_err(errmsg, "--%s: expected a number from %d to %d, got \"%s\"", f->name, f->min, f->max, v);
     *out = d;
     return 0;
 }
 
 /* klog's severity: a name (any case) or its number. */
-static int parse_severity(const char *v, int *out, char **err)
+static int parse_severity(const char *v, int *out, char **errmsg)
 {
     static const char *const names[] = { "INFO", "WARNING", "ERROR", "FATAL" };
     for (int i = 0; i < 4; i++) {
@@ -152,11 +152,11 @@ static int parse_severity(const char *v, int *out, char **err)
         if (strcasecmp(v, names[i]) == 0 || strcmp(v, num) == 0)
             return *out = i, 0;
     }
-    return kube_set_err(err, "--stderrthreshold: expected INFO, WARNING, ERROR or FATAL (or 0-3), got \"%s\"", v);
+    return kube_set_err(errmsg, "--stderrthreshold: expected INFO, WARNING, ERROR or FATAL (or 0-3), got \"%s\"", v);
 }
 
 /* Flags with their own checks or effects; 1 = exit 0 (help/version printed). */
-static int set_special(struct options *o, const char *name, const char *v, char **err)
+static int set_special(struct options *o, const char *name, const char *v, char **errmsg)
 {
     if (strcmp(name, "namespace") == 0) {
         o->ns = *v ? v : NULL;
@@ -166,10 +166,10 @@ static int set_special(struct options *o, const char *name, const char *v, char 
         o->build.gang = v;
     } else if (strcmp(name, "master") == 0) {
         if (*v && strncmp(v, "https://", 8) != 0 && strncmp(v, "http://", 7) != 0)
-            return kube_set_err(err, "--master: expected an http:// or https:// URL, got \"%s\"", v);
+            return kube_set_err(errmsg, "--master: expected an http:// or https:// URL, got \"%s\"", v);
         o->master = *v ? v : NULL;
     } else if (strcmp(name, "stderrthreshold") == 0) {
-        return parse_severity(v, &o->stderrthreshold, err);
+        return parse_severity(v, &o->stderrthreshold, errmsg);
     } else if (strcmp(name, "version") == 0) {
         printf("mpi-operator %s\n", MPI_OPERATOR_VERSION);
         return 1;
@@ -185,21 +185,21 @@ static int is_boolish(const struct flag *f)
     return f->type == F_BOOL || strcmp(f->name, "version") == 0 || strcmp(f->name, "help") == 0 || strcmp(f->name, "h") == 0;
 }
 
-static int set_flag(struct options *o, const struct flag *f, const char *v, char **err)
+static int set_flag(struct options *o, const struct flag *f, const char *v, char **errmsg)
 {
     char *base = (char *)o;
     switch (f->type) {
     case F_STR: *(const char **)(base + f->off) = v; return 0;
-    case F_INT: return parse_int(f, v, (int *)(base + f->off), err);
-    case F_DOUBLE: return parse_double(f, v, (double *)(base + f->off), err);
-    case F_BOOL: return parse_bool(f->name, v, (int *)(base + f->off), err);
+    case F_INT: return parse_int(f, v, (int *)(base + f->off), errmsg);
+    case F_DOUBLE: return parse_double(f, v, (double *)(base + f->off), errmsg);
+    case F_BOOL: return parse_bool(f->name, v, (int *)(base + f->off), errmsg);
     case F_SPECIAL: break;
     }
-    return set_special(o, f->name, v, err);
+    return set_special(o, f->name, v, errmsg);
 }
 
 /* One flag at argv[*i] (Go's FlagSet.parseOne); 0 next, 1 exit 0, 2 flags ended, -1 error. */
-static int parse_one(struct options *o, int argc, char **argv, int *i, char **err)
+static int parse_one(struct options *o, int argc, char **argv, int *i, char **errmsg)
 {
     const char *s = argv[*i];
     if (strlen(s) < 2 || s[0] != '-')
@@ -213,42 +213,42 @@ static int parse_one(struct options *o, int argc, char **argv, int *i, char **er
         }
     }
     if (*name == '-' || *name == '=')
-        return kube_set_err(err, "bad flag syntax: %s", s);
+        return kube_set_err(errmsg, "bad flag syntax: %s", s);
     const char *eq = strchr(name, '=');
     size_t n = eq ? (size_t)(eq - name) : strlen(name);
     const struct flag *f = lookup(name, n);
     if (!f)
-        return kube_set_err(err, "unknown flag %.*s (see --help)", (int)(name - s + n), s);
+        return kube_set_err(errmsg, "unknown flag %.*s (see --help)", (int)(name - s + n), s);
     (*i)++;
     const char *v = eq ? eq + 1 : NULL;
     if (!v && is_boolish(f))
         v = "true";
     if (!v) {
         if (*i >= argc)
-            return kube_set_err(err, "--%s: missing value", f->name);
+            return kube_set_err(errmsg, "--%s: missing value", f->name);
         v = argv[(*i)++];
     }
     if (f->type == F_SPECIAL && is_boolish(f)) {
         int on;
-        if (parse_bool(f->name, v, &on, err) < 0)
+        if (parse_bool(f->name, v, &on, errmsg) < 0)
             return -1;
-        return on ? set_special(o, f->name, v, err) : 0;
+        return on ? set_special(o, f->name, v, errmsg) : 0;
     }
-    return set_flag(o, f, v, err);
+    return set_flag(o, f, v, errmsg);
 }
 
-int options_parse(int argc, char **argv, struct options *o, char **err)
+int options_parse(int argc, char **argv, struct options *o, char **errmsg)
 {
     defaults(o);
     int i = 1, rc = 0;
-    while (i < argc && (rc = parse_one(o, argc, argv, &i, err)) == 0)
+    while (i < argc && (rc = parse_one(o, argc, argv, &i, errmsg)) == 0)
         ;
     if (rc < 0 || rc == 1)
         return rc;
     if (i < argc)
-        return kube_set_err(err, "unexpected argument \"%s\" (see --help)", argv[i]);
+        return kube_set_err(errmsg, "unexpected argument \"%s\" (see --help)", argv[i]);
     if (o->renew_deadline_s >= o->lease_s)
-        return kube_set_err(err, "--renew-deadline (%d) must be shorter than --lease-duration (%d)", o->renew_deadline_s,
+        return kube_set_err(errmsg, "--renew-deadline (%d) must be shorter than --lease-duration (%d)", o->renew_deadline_s,
                             o->lease_s);
     return 0;
 }

@@ -27,7 +27,7 @@ struct options {
 };
 
 /* Parses argv into o (defaults from the environment). 0 ok, 1 when the program should exit 0
- * (--help/--version printed), -1 with *err on a bad flag. */
-int options_parse(int argc, char **argv, struct options *o, char **err);
+ * (--help/--version printed), -1 with *errmsg on a bad flag. */
+int options_parse(int argc, char **argv, struct options *o, char **errmsg);
 
 #endif

@@ -18,6 +18,6 @@ const char *pod_phase(const json_t *pod)
 int pod_ready(const json_t *pod)
 {
     json_t *c = kube_json_find(kube_json_at(pod, "status", "conditions"), "type", "Ready");
-    const char *s = json_string_value(json_object_get(c, "status"));
+    const char *s = kube_json_at_str(c, "status");
     return s && strcmp(s, "True") == 0;
 }

@@ -9,7 +9,7 @@
  * onExitCodes: {containerName?, operator: In|NotIn, values: [increasing 0-255]} or
  * onPodConditions: [{type, status?}]}...]} with at most 20 rules, and a launcher whose
  * restartPolicy is Never (a Job applies the policy only then). Returns the object (new
- * reference), or NULL with *err one line naming the annotation, the rule and the field. */
-json_t *pod_failure_policy_parse(const char *text, const char *launcher_restart_policy, char **err);
+ * reference), or NULL with *errmsg one line naming the annotation, the rule and the field. */
+json_t *pod_failure_policy_parse(const char *text, const char *launcher_restart_policy, char **errmsg);
 
 #endif

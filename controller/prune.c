@@ -16,10 +16,10 @@
 
 static void prune_metadata(json_t *obj)
 {
-    json_t *md = json_object_get(obj, "metadata");
+    json_t *md = kube_json_at(obj, "metadata");
     json_object_del(md, "managedFields");
     json_object_del(md, "selfLink");
-    json_t *ann = json_object_get(md, "annotations");
+    json_t *ann = kube_json_at(md, "annotations");
     json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
     if (json_is_object(ann) && json_object_size(ann) == 0)
         json_object_del(md, "annotations");
@@ -30,7 +30,7 @@ static void prune_metadata(json_t *obj)
  * controller reference ({kind, uid, controller}) and the labels in keep (NULL-terminated). */
 static void slim_metadata(json_t *obj, const char *const *keep, int created)
 {
-    json_t *md = json_object_get(obj, "metadata");
+    json_t *md = kube_json_at(obj, "metadata");
     if (!json_is_object(md))
         return;
     json_t *slim = json_object();
@@ -41,15 +41,15 @@ static void slim_metadata(json_t *obj, const char *const *keep, int created)
             json_object_set(slim, fields[i], json_object_get(md, fields[i]));
     size_t i;
     json_t *r;
-    json_array_foreach(json_object_get(md, "ownerReferences"), i, r) {
-        if (!json_is_true(json_object_get(r, "controller")))
+    json_array_foreach(kube_json_at(md, "ownerReferences"), i, r) {
+        if (!kube_json_at_bool(r, 0, "controller"))
             continue;
         json_object_set_new(slim, "ownerReferences",
-                            json_pack("[{s:O*, s:O*, s:b}]", "kind", json_object_get(r, "kind"), "uid",
-                                      json_object_get(r, "uid"), "controller", 1));
+                            json_pack("[{s:O*, s:O*, s:b}]", "kind", kube_json_at(r, "kind"), "uid", kube_json_at(r, "uid"),
+                                      "controller", 1));
         break;
     }
-    json_t *labels = json_object_get(md, "labels"), *kept = json_object();
+    json_t *labels = kube_json_at(md, "labels"), *kept = json_object();
     for (int j = 0; keep && keep[j]; j++)
         if (json_object_get(labels, keep[j]))
             json_object_set(kept, keep[j], json_object_get(labels, keep[j]));
@@ -97,21 +97,21 @@ static json_t *slim_statuses(json_t *arr)
     size_t i;
     json_t *s;
     json_array_foreach(arr, i, s) {
-        json_t *o = json_pack("{s:O*}", "name", json_object_get(s, "name"));
+        json_t *o = json_pack("{s:O*}", "name", kube_json_at(s, "name"));
         json_t *t = kube_json_at(s, "state", "terminated"), *w = kube_json_at(s, "state", "waiting");
-        const char *wr = json_string_value(json_object_get(w, "reason"));
+        const char *wr = kube_json_at_str(w, "reason");
         if (t)
             json_object_set_new(o, "state", json_pack("{s:O}", "terminated", t));
         else if (wr && strcmp(wr, "ContainerCreating") != 0 && strcmp(wr, "PodInitializing") != 0) {
             json_object_set_new(o, "state", json_pack("{s:O}", "waiting", w));
-            if (json_object_get(s, "image"))
-                json_object_set(o, "image", json_object_get(s, "image"));
+            if (kube_json_at(s, "image"))
+                json_object_set(o, "image", kube_json_at(s, "image"));
         }
         json_t *lt = kube_json_at(s, "lastState", "terminated");
         if (lt)
             json_object_set_new(o, "lastState", json_pack("{s:O}", "terminated", lt));
-        if (json_integer_value(json_object_get(s, "restartCount")) > 0) /* launcher_restart.c */
-            json_object_set(o, "restartCount", json_object_get(s, "restartCount"));
+        if (kube_json_at_int(s, 0, "restartCount") > 0) /* launcher_restart.c */
+            json_object_set(o, "restartCount", kube_json_at(s, "restartCount"));
         json_array_append_new(out, o);
     }
     return out;
@@ -133,7 +133,7 @@ void prune_pod(json_t *obj)
     json_object_del(obj, "apiVersion");
     json_object_del(obj, "kind");
     json_object_del(obj, "spec");
-    json_t *st = json_object_get(obj, "status");
+    json_t *st = kube_json_at(obj, "status");
     if (!json_is_object(st))
         return;
     const char *keep[] = { "phase", "reason", "message", "startTime", NULL };
@@ -143,23 +143,23 @@ void prune_pod(json_t *obj)
             json_object_set(slim, keep[i], json_object_get(st, keep[i]));
     json_t *conds = json_array(), *c;
     size_t i;
-    json_array_foreach(json_object_get(st, "conditions"), i, c) {
-        json_t *o = json_pack("{s:O*, s:O*, s:O*}", "type", json_object_get(c, "type"), "status",
-                              json_object_get(c, "status"), "lastTransitionTime", json_object_get(c, "lastTransitionTime"));
-        const char *cs = json_string_value(json_object_get(c, "status"));
-        const char *ct = json_string_value(json_object_get(c, "type"));
+    json_array_foreach(kube_json_at(st, "conditions"), i, c) {
+        json_t *o = json_pack("{s:O*, s:O*, s:O*}", "type", kube_json_at(c, "type"), "status", kube_json_at(c, "status"),
+                              "lastTransitionTime", kube_json_at(c, "lastTransitionTime"));
+        const char *cs = kube_json_at_str(c, "status");
+        const char *ct = kube_json_at_str(c, "type");
         int disrupted = ct && cs && strcmp(ct, "DisruptionTarget") == 0 && strcmp(cs, "True") == 0;
         if (cs && (strcmp(cs, "False") == 0 || disrupted) &&
-            json_object_get(c, "reason")) { /* why not scheduled; who took it */
-            json_object_set(o, "reason", json_object_get(c, "reason"));
-            if (json_object_get(c, "message"))
-                json_object_set(o, "message", json_object_get(c, "message"));
+            kube_json_at(c, "reason")) { /* why not scheduled; who took it */
+            json_object_set(o, "reason", kube_json_at(c, "reason"));
+            if (kube_json_at(c, "message"))
+                json_object_set(o, "message", kube_json_at(c, "message"));
         }
         json_array_append_new(conds, o);
     }
     set_nonempty(slim, "conditions", conds);
-    set_nonempty(slim, "containerStatuses", slim_statuses(json_object_get(st, "containerStatuses")));
-    set_nonempty(slim, "initContainerStatuses", slim_statuses(json_object_get(st, "initContainerStatuses")));
+    set_nonempty(slim, "containerStatuses", slim_statuses(kube_json_at(st, "containerStatuses")));
+    set_nonempty(slim, "initContainerStatuses", slim_statuses(kube_json_at(st, "initContainerStatuses")));
     json_object_set_new(obj, "status", slim);
 }
 
@@ -168,10 +168,10 @@ void prune_job(json_t *obj)
     slim_metadata(obj, NULL, 0);
     json_object_del(obj, "apiVersion");
     json_object_del(obj, "kind");
-    json_t *spec = json_object_get(obj, "spec");
+    json_t *spec = kube_json_at(obj, "spec");
     if (!json_is_object(spec))
         return;
-    json_t *slim = json_pack("{s:O*}", "suspend", json_object_get(spec, "suspend"));
+    json_t *slim = json_pack("{s:O*}", "suspend", kube_json_at(spec, "suspend"));
     /* the resume patch removes the node selector keys the MPIJob no longer has */
     json_t *ns = kube_json_at(spec, "template", "spec", "nodeSelector");
     if (slim && json_is_object(ns) && json_object_size(ns) > 0)

@@ -19,26 +19,26 @@
 
 void rank_failure_remember(struct sync_ctx *c, const json_t *terminated)
 {
-    json_t *f = mpik8s_termination_failure(json_string_value(json_object_get(terminated, "message")));
+    json_t *f = mpik8s_termination_failure(kube_json_at_str(terminated, "message"));
     if (!f) {
         json_object_del(c->status, ST_RANK_FAILURE); /* an older attempt's finding is not this one's */
         return;
     }
-    if (!json_equal(f, json_object_get(c->status, ST_RANK_FAILURE)))
+    if (!json_equal(f, kube_json_at(c->status, ST_RANK_FAILURE)))
         json_object_set(c->status, ST_RANK_FAILURE, f);
     json_decref(f);
 }
 
 const char *rank_failure_reason(const json_t *status)
 {
-    return rank_failure_reason_of(json_object_get(status, ST_RANK_FAILURE));
+    return rank_failure_reason_of(kube_json_at(status, ST_RANK_FAILURE));
 }
 
 const char *rank_failure_reason_of(const json_t *failure)
 {
     static const char *const known[] = { MPIK8S_FAIL_R_EXIT_CODE, MPIK8S_FAIL_R_SIGNAL, MPIK8S_FAIL_R_OOM,
                                          MPIK8S_FAIL_R_WORKER_LOST };
-    const char *r = json_string_value(json_object_get(failure, MPIK8S_FAIL_REASON));
+    const char *r = kube_json_at_str(failure, MPIK8S_FAIL_REASON);
     for (size_t i = 0; r && i < sizeof known / sizeof known[0]; i++)
         if (strcmp(r, known[i]) == 0)
             return known[i];
@@ -48,8 +48,8 @@ const char *rank_failure_reason_of(const json_t *failure)
 /* "PHRASE; last lines:\n..." cut to EVENT_MAX (the lines' start goes first); new string. */
 static char *event_message(const json_t *f)
 {
-    const char *phrase = json_string_value(json_object_get(f, MPIK8S_FAIL_MESSAGE));
-    const char *lines = json_string_value(json_object_get(f, MPIK8S_FAIL_LAST_LINES));
+    const char *phrase = kube_json_at_str(f, MPIK8S_FAIL_MESSAGE);
+    const char *lines = kube_json_at_str(f, MPIK8S_FAIL_LAST_LINES);
     char *head = kube_strdup_printf("%s%s", phrase ? phrase : "a rank failed", lines ? "; last lines:\n" : "");
     if (!head || !lines)
         return head;
@@ -64,7 +64,7 @@ static char *event_message(const json_t *f)
 
 void rank_failure_report(struct sync_ctx *c)
 {
-    const json_t *f = json_object_get(c->status, ST_RANK_FAILURE);
+    const json_t *f = kube_json_at(c->status, ST_RANK_FAILURE);
     const char *why = rank_failure_reason(c->status);
     if (!c->p->fail_reason || strcmp(why, MPIK8S_FAIL_R_UNKNOWN) != 0)
         c->p->fail_reason = why;

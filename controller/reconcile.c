@@ -74,8 +74,8 @@ static int ensure(struct sync_ctx *c, enum res_kind r, json_t *have, json_t *wan
 /* Index of a worker pod from its replica-index label (or -1). */
 static long long worker_index(const json_t *pod)
 {
-    const char *role = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_ROLE));
-    const char *idx = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_INDEX));
+    const char *role = kube_json_at_str(pod, "metadata", "labels", LBL_T_ROLE);
+    const char *idx = kube_json_at_str(pod, "metadata", "labels", LBL_T_INDEX);
     if (!role || strcmp(role, "worker") != 0 || !idx)
         return -1;
     long long i;
@@ -90,7 +90,7 @@ static void classify_pods(struct sync_ctx *c)
     json_t *pod;
     const char *newest = NULL;
     json_array_foreach(c->obs->pods, i, pod) {
-        const char *role = json_string_value(kube_json_at(pod, "metadata", "labels", LBL_T_ROLE));
+        const char *role = kube_json_at_str(pod, "metadata", "labels", LBL_T_ROLE);
         if (role && strcmp(role, "launcher") == 0) {
             const char *ct = kube_json_at_str(pod, "metadata", "creationTimestamp");
             if (!c->launcher_pod || (ct && newest && strcmp(ct, newest) >= 0)) {
@@ -142,7 +142,7 @@ static void cleanup_finished(struct sync_ctx *c)
      * suspending its Job stops the launcher pod and keeps the Job for inspection. */
     json_t *lj = c->obs->launcher_job;
     if (c->j->clean_policy != CLEAN_NONE && lj && objects_owned_by(lj, c->j) && !reconcile_job_finished(lj) &&
-        !json_is_true(kube_json_at(lj, "spec", "suspend")))
+        !kube_json_at_bool(lj, 0, "spec", "suspend"))
         plan_named(c->p, ACT_PATCH, RK_JOB, kube_obj_name(lj), json_pack("{s:{s:b}}", "spec", "suspend", 1));
 }
 
@@ -156,7 +156,7 @@ static void ttl_after_finished(struct sync_ctx *c)
     int64_t done;
     const json_t *lj = c->obs->launcher_job;
     if (c->j->ttl_after_finished_s == MPIJOB_UNSET || !lj || !objects_owned_by(lj, c->j) || reconcile_job_finished(lj) ||
-        kube_time_parse_ms(json_string_value(json_object_get(c->status, "completionTime")), &done) < 0)
+        kube_time_parse_ms(kube_json_at_str(c->status, "completionTime"), &done) < 0)
         return;
     int64_t due = done + c->j->ttl_after_finished_s * 1000;
     if (due <= c->now_ms)
@@ -186,7 +186,7 @@ static json_t *resume_patch(const struct sync_ctx *c)
         json_object_set_new(spec, fields[i], v ? json_deep_copy(v) : json_null());
     }
     /* a merge patch merges objects: the live selector's other keys go (null) */
-    json_t *ns = json_object_get(spec, "nodeSelector");
+    json_t *ns = kube_json_at(spec, "nodeSelector");
     const char *k;
     json_t *v;
     json_object_foreach(kube_json_at(c->obs->launcher_job, "spec", "template", "spec", "nodeSelector"), k, v)
@@ -218,7 +218,7 @@ static void suspend_resume(struct sync_ctx *c)
         json_object_del(c->status, ST_LAUNCHER_FAILURE); /* a resumed run fails on its own */
     }
     json_t *lj = c->obs->launcher_job;
-    if (lj && objects_owned_by(lj, c->j) && json_is_true(kube_json_at(lj, "spec", "suspend")) != c->j->suspend) {
+    if (lj && objects_owned_by(lj, c->j) && kube_json_at_bool(lj, 0, "spec", "suspend") != c->j->suspend) {
         json_t *patch = c->j->suspend ? json_pack("{s:{s:b}}", "spec", "suspend", 1) : resume_patch(c);
         if (!patch) {
             c->p->retry = 1;
@@ -300,7 +300,7 @@ static void active_deadline(struct sync_ctx *c)
 {
     int64_t start;
     if (c->j->active_deadline_s == MPIJOB_UNSET || c->j->suspend || cond_finished(c->status) ||
-        kube_time_parse_ms(json_string_value(json_object_get(c->status, "startTime")), &start) < 0)
+        kube_time_parse_ms(kube_json_at_str(c->status, "startTime"), &start) < 0)
         return;
     int64_t due = start + c->j->active_deadline_s * 1000;
     if (due > c->now_ms) {
@@ -322,7 +322,7 @@ static void invalid_job(struct sync_ctx *c, const char *ns, const char *name, co
     c->p->invalid = 1;
     if (asprintf(&what, "MPIJob %s/%s is invalid: %s", ns, name, err) < 0)
         return;
-    if (!json_object_get(c->status, "conditions") && sync_ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", NULL))
+    if (!kube_json_at(c->status, "conditions") && sync_ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", NULL))
         c->p->created = 1;
     if (cond_set(c->status, COND_FAILED, "True", R_VALIDATION, what, c->now)) {
         plan_event(c->p, "Warning", R_VALIDATION, what);
@@ -333,7 +333,7 @@ static void invalid_job(struct sync_ctx *c, const char *ns, const char *name, co
 
 static void update_status(struct sync_ctx *c)
 {
-    json_t *old = json_object_get(c->obs->job, "status");
+    json_t *old = kube_json_at(c->obs->job, "status");
     json_t *cmp = status_pruned_strip(c->status); /* keys the CRD prunes are never stored */
     int same = old ? kube_json_equal(old, cmp) : json_object_size(cmp) == 0;
     json_decref(cmp);
@@ -347,7 +347,7 @@ static void update_status(struct sync_ctx *c)
 static void sync_valid(struct sync_ctx *c)
 {
     struct mpijob *j = (struct mpijob *)c->j;
-    if (!json_object_get(c->status, "conditions") || json_array_size(json_object_get(c->status, "conditions")) == 0) {
+    if (!kube_json_at(c->status, "conditions") || json_array_size(kube_json_at(c->status, "conditions")) == 0) {
         sync_ctx_cond(c, COND_CREATED, "True", R_CREATED, "is created.", "Normal");
         c->p->created = 1;
     }
@@ -358,7 +358,7 @@ static void sync_valid(struct sync_ctx *c)
         ttl_after_finished(c);
         return;
     }
-    if (!json_object_get(c->status, "startTime") && !j->suspend)
+    if (!kube_json_at(c->status, "startTime") && !j->suspend)
         json_object_set_new(c->status, "startTime", json_string(c->now));
     suspend_resume(c);
     if (ensure_objects(c) < 0)
@@ -380,7 +380,7 @@ void reconcile_plan(const struct observed *obs, const struct build_opts *o, int6
     struct mpijob j;
     struct sync_ctx c = { .obs = obs, .o = o, .j = &j, .p = p, .now_ms = now_ms };
     kube_time_format(now_ms, c.now, sizeof c.now);
-    json_t *old = json_object_get(obs->job, "status");
+    json_t *old = kube_json_at(obs->job, "status");
     c.status = json_is_object(old) ? json_deep_copy(old) : json_object();
     char *err = NULL;
     if (mpijob_load(obs->job, &j, &err) < 0) {

@@ -29,13 +29,13 @@ static void set_count(json_t *o, const char *k, long long v)
 static int job_cond(const json_t *job, const char *type, const char **reason, const char **msg)
 {
     json_t *cd = kube_json_find(kube_json_at(job, "status", "conditions"), "type", type);
-    const char *s = json_string_value(json_object_get(cd, "status"));
+    const char *s = kube_json_at_str(cd, "status");
     if (!s || strcmp(s, "True") != 0)
         return 0;
     if (reason)
-        *reason = json_string_value(json_object_get(cd, "reason"));
+        *reason = kube_json_at_str(cd, "reason");
     if (msg)
-        *msg = json_string_value(json_object_get(cd, "message"));
+        *msg = kube_json_at_str(cd, "message");
     return 1;
 }
 
@@ -54,8 +54,8 @@ static void replica_statuses(struct sync_ctx *c, const json_t *lj)
         json_object_update(l, kept);
     } else {
         set_count(l, "active", c->launchers_running);
-        set_count(l, "succeeded", json_integer_value(kube_json_at(lj, "status", "succeeded")));
-        set_count(l, "failed", json_integer_value(kube_json_at(lj, "status", "failed")));
+        set_count(l, "succeeded", kube_json_at_int(lj, 0, "status", "succeeded"));
+        set_count(l, "failed", kube_json_at_int(lj, 0, "status", "failed"));
     }
     long long run = 0, ok = 0, bad = 0;
     for (long long i = 0; i < c->j->worker.replicas; i++) {
@@ -77,7 +77,7 @@ static json_t *terminated(json_t *statuses, const char *name)
     size_t i;
     json_t *s, *pick = NULL;
     json_array_foreach(statuses, i, s) {
-        const char *n = json_string_value(json_object_get(s, "name"));
+        const char *n = kube_json_at_str(s, "name");
         if (!pick || (name && n && strcmp(n, name) == 0))
             pick = s;
     }
@@ -85,8 +85,8 @@ static json_t *terminated(json_t *statuses, const char *name)
     json_t *l = kube_json_at(pick, "lastState", "terminated");
     /* A rerun killed without a record (OnFailure: the kubelet restarted the container, then
      * the Job gave up and killed it: 137, no message) keeps the failed run's reason. */
-    if (t && l && !json_string_value(json_object_get(t, "message")) && json_string_value(json_object_get(l, "message")) &&
-        json_integer_value(json_object_get(l, "exitCode")) != 0)
+    if (t && l && !kube_json_at_str(t, "message") && kube_json_at_str(l, "message") &&
+        kube_json_at_int(l, 0, "exitCode") != 0)
         return l;
     return t ? t : l;
 }
@@ -96,10 +96,10 @@ static json_t *terminated(json_t *statuses, const char *name)
 static json_t *pod_terminated(struct sync_ctx *c, json_t *pod)
 {
     json_t *it = terminated(kube_json_at(pod, "status", "initContainerStatuses"), "mpi-agent-init");
-    if (it && json_integer_value(json_object_get(it, "exitCode")) != 0)
+    if (it && kube_json_at_int(it, 0, "exitCode") != 0)
         return it;
-    json_t *cs = json_object_get(json_object_get(c->j->launcher.template, "spec"), "containers");
-    const char *main = json_string_value(json_object_get(json_array_get(cs, 0), "name"));
+    json_t *cs = kube_json_at(c->j->launcher.template, "spec", "containers");
+    const char *main = kube_json_at_str(json_array_get(cs, 0), "name");
     if (c->j->main_container)
         main = c->j->main_container;
     return terminated(kube_json_at(pod, "status", "containerStatuses"), main);
@@ -135,7 +135,7 @@ static json_t *launcher_terminated_pod(struct sync_ctx *c, json_t **pod)
     json_t *gone = launcher_gone(c);
     for (i = 0; i <= n; i++) {
         json_t *p = i < n ? json_array_get(c->obs->pods, i) : gone, *pt;
-        const char *role = json_string_value(kube_json_at(p, "metadata", "labels", LBL_T_ROLE));
+        const char *role = kube_json_at_str(p, "metadata", "labels", LBL_T_ROLE);
         const char *ct = kube_json_at_str(p, "metadata", "creationTimestamp");
         if (!p || !role || strcmp(role, "launcher") != 0 || p == c->launcher_pod || !(pt = pod_terminated(c, p)))
             continue;
@@ -167,10 +167,10 @@ static json_t *launcher_failed_pod(struct sync_ctx *c, json_t **pod)
     *pod = NULL;
     for (size_t i = 0; i <= n; i++) {
         json_t *p = i < n ? json_array_get(c->obs->pods, i) : gone, *pt;
-        const char *role = json_string_value(kube_json_at(p, "metadata", "labels", LBL_T_ROLE));
+        const char *role = kube_json_at_str(p, "metadata", "labels", LBL_T_ROLE);
         const char *ct = kube_json_at_str(p, "metadata", "creationTimestamp");
         if (!p || !role || strcmp(role, "launcher") != 0 || !(pt = pod_terminated(c, p)) ||
-            json_integer_value(json_object_get(pt, "exitCode")) == 0)
+            kube_json_at_int(pt, 0, "exitCode") == 0)
             continue;
         if (!*pod || (ct && best && strcmp(ct, best) >= 0)) {
             best = ct;
@@ -218,7 +218,7 @@ static void remember_launcher_failure(struct sync_ctx *c)
         return;
     rank_failure_remember(c, t);
     char *detail = record_detail(pod, t);
-    const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
+    const char *kept = kube_json_at_str(c->status, ST_LAUNCHER_FAILURE);
     if (detail && (!kept || strcmp(kept, detail) != 0))
         json_object_set_new(c->status, ST_LAUNCHER_FAILURE, json_string(detail));
     free(detail);
@@ -228,7 +228,7 @@ static void remember_launcher_failure(struct sync_ctx *c)
 static char *launcher_failure_detail(struct sync_ctx *c)
 {
     char *detail = launcher_detail(c);
-    const char *kept = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
+    const char *kept = kube_json_at_str(c->status, ST_LAUNCHER_FAILURE);
     return detail || !kept ? detail : strdup(kept);
 }
 
@@ -260,7 +260,7 @@ static int launcher_record_pending(struct sync_ctx *c, const json_t *lj, const c
     if ((reason && strcmp(reason, "DeadlineExceeded") == 0) || launcher_terminated(c))
         return 0;
     json_t *cd = kube_json_find(kube_json_at(lj, "status", "conditions"), "type", "Failed");
-    return still_waiting(c, json_string_value(json_object_get(cd, "lastTransitionTime")), LAUNCHER_RECORD_WAIT_MS, 200);
+    return still_waiting(c, kube_json_at_str(cd, "lastTransitionTime"), LAUNCHER_RECORD_WAIT_MS, 200);
 }
 
 static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *reason, const char *jmsg)
@@ -271,8 +271,7 @@ static void launcher_failed(struct sync_ctx *c, const json_t *lj, const char *re
     char *what = NULL;
     if (asprintf(&what, "has failed: %s%s%s%s%s", reason ? reason : "launcher Job failed", jmsg ? ": " : "",
                  jmsg ? jmsg : "", detail ? "; " : "", detail ? detail : "") >= 0 &&
-        finish(c, COND_FAILED, reason ? reason : R_FAILED, what,
-               json_string_value(kube_json_at(lj, "status", "completionTime"))))
+        finish(c, COND_FAILED, reason ? reason : R_FAILED, what, kube_json_at_str(lj, "status", "completionTime")))
         rank_failure_report(c);
     free(what);
     free(detail);
@@ -287,8 +286,7 @@ static int workers_not_ready(struct sync_ctx *c)
     json_t *pod = NULL;
     json_t *t = launcher_terminated_pod(c, &pod);
     json_t *it = pod ? terminated(kube_json_at(pod, "status", "initContainerStatuses"), "mpi-agent-init") : NULL;
-    if (!t || t != it || json_integer_value(json_object_get(t, "exitCode")) != AGENT_EXIT_WORKERS_NOT_READY ||
-        worker_restart_after(c, pod))
+    if (!t || t != it || kube_json_at_int(t, 0, "exitCode") != AGENT_EXIT_WORKERS_NOT_READY || worker_restart_after(c, pod))
         return 0; /* after a worker restart: the Job's next launcher waits for the new worker */
     char *detail = launcher_detail(c), *what = NULL;
     if (asprintf(&what, "has failed: the workers did not become ready; %s", detail ? detail : "") >= 0)
@@ -350,8 +348,8 @@ static int workers_failed(struct sync_ctx *c)
         snprintf(tmp, sizeof tmp, "%s", dis);
         why = tmp;
     } else if (!why && t) {
-        snprintf(tmp, sizeof tmp, "exit code %lld (%s)", (long long)json_integer_value(json_object_get(t, "exitCode")),
-                 json_string_value(json_object_get(t, "reason")) ?: "no reason");
+        snprintf(tmp, sizeof tmp, "exit code %lld (%s)", (long long)kube_json_at_int(t, 0, "exitCode"),
+                 kube_json_at_str(t, "reason") ?: "no reason");
         why = tmp;
     }
     snprintf(what, sizeof what, "has failed: worker pod %s failed: %s", kube_obj_name(failed), why ? why : "phase Failed");
@@ -370,10 +368,10 @@ static int64_t all_workers_cond(struct sync_ctx *c, const char *type)
         int64_t t = -1;
         size_t k;
         json_array_foreach(conds, k, cd) {
-            const char *ty = json_string_value(json_object_get(cd, "type"));
-            const char *st = json_string_value(json_object_get(cd, "status"));
+            const char *ty = kube_json_at_str(cd, "type");
+            const char *st = kube_json_at_str(cd, "status");
             if (ty && st && strcmp(ty, type) == 0 && strcmp(st, "True") == 0 &&
-                kube_time_parse_ms(json_string_value(json_object_get(cd, "lastTransitionTime")), &t) < 0)
+                kube_time_parse_ms(kube_json_at_str(cd, "lastTransitionTime"), &t) < 0)
                 t = c->now_ms;
         }
         if (t < 0)
@@ -406,7 +404,7 @@ static void phase_set(struct sync_ctx *c, json_t *ph, const char *key, int64_t m
 
 static void launch_phases(struct sync_ctx *c)
 {
-    json_t *ph = json_deep_copy(json_object_get(c->status, "launchPhases"));
+    json_t *ph = json_deep_copy(kube_json_at(c->status, "launchPhases"));
     if (!json_is_object(ph)) {
         json_decref(ph);
         ph = json_object();
@@ -425,8 +423,7 @@ static void launch_phases(struct sync_ctx *c)
     json_t *term = launcher_terminated(c);
     char *summary = NULL;
     json_t *agent = NULL;
-    if (term && mpik8s_termination_parse(json_string_value(json_object_get(term, "message")), &summary, &agent) == 0 &&
-        agent) {
+    if (term && mpik8s_termination_parse(kube_json_at_str(term, "message"), &summary, &agent) == 0 && agent) {
         const char *k;
         json_t *v;
         json_object_foreach(agent, k, v) {
@@ -454,8 +451,8 @@ static void running_or_restarting(struct sync_ctx *c, const json_t *lj, int rest
     char *what = launcher_restart_running(c, lj);
     /* the launch latency once: not again when Running returns after a restart */
     if (what && sync_ctx_cond(c, COND_RUNNING, "True", R_RUNNING, what, "Normal") &&
-        !cond_get(c->obs->job ? json_object_get(c->obs->job, "status") : NULL, COND_RUNNING) &&
-        !json_integer_value(json_object_get(c->status, "restartCount"))) {
+        !cond_get(c->obs->job ? kube_json_at(c->obs->job, "status") : NULL, COND_RUNNING) &&
+        !kube_json_at_int(c->status, 0, "restartCount")) {
         int64_t created;
         if (kube_time_parse_ms(kube_json_at_str(c->obs->job, "metadata", "creationTimestamp"), &created) == 0)
             c->p->launch_latency_s = (double)(c->now_ms - created) / 1000.0;
@@ -487,8 +484,7 @@ void reconcile_status(struct sync_ctx *c)
                         ? 0
                         : launcher_restart_new_pod(c, lj) + launcher_restart_in_place(c, lj);
     if (lj && job_cond(lj, "Complete", NULL, NULL)) {
-        finish(c, COND_SUCCEEDED, R_SUCCEEDED, "successfully completed.",
-               json_string_value(kube_json_at(lj, "status", "completionTime")));
+        finish(c, COND_SUCCEEDED, R_SUCCEEDED, "successfully completed.", kube_json_at_str(lj, "status", "completionTime"));
         return;
     }
     if (lj && job_cond(lj, "Failed", &reason, &msg)) {

@@ -1,6 +1,7 @@
 /* restart_record.c - the pure parts of the record of an MPIJob's restarts:
  * dedupe key, bounded newest-first list, cause and condition wording. */
 #include "restart_record.h"
+#include "kube/json.h"
 #include "kube/util.h"
 #include "mpik8s/contract.h"
 
@@ -21,8 +22,8 @@ int restart_record_seen(const json_t *status, const char *key)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(status, "restarts"), i, e) {
-        const char *k = json_string_value(json_object_get(e, RESTART_KEY));
+    json_array_foreach(kube_json_at(status, "restarts"), i, e) {
+        const char *k = kube_json_at_str(e, RESTART_KEY);
         if (k && key && strcmp(k, key) == 0)
             return 1;
     }
@@ -35,8 +36,8 @@ long long restart_record_last(const json_t *status, const char *pod, const char 
     long long last = 0;
     size_t i, n = prefix ? strlen(prefix) : 0;
     json_t *e;
-    json_array_foreach(json_object_get(status, "restarts"), i, e) {
-        const char *k = json_string_value(json_object_get(e, RESTART_KEY));
+    json_array_foreach(kube_json_at(status, "restarts"), i, e) {
+        const char *k = kube_json_at_str(e, RESTART_KEY);
         long long v;
         if (prefix && k && strncmp(k, prefix, n) == 0 && k[n] == '#' && kube_parse_int(k + n + 1, 1, INT64_MAX, &v) == 0 &&
             v > last)
@@ -50,7 +51,7 @@ int restart_record_add(json_t *status, json_t *entry)
 {
     if (!entry)
         return -1;
-    json_t *list = json_object_get(status, "restarts");
+    json_t *list = kube_json_at(status, "restarts");
     if (!json_is_array(list)) {
         list = json_array();
         if (!list || json_object_set_new(status, "restarts", list) < 0) {
@@ -72,14 +73,14 @@ char *restart_record_cause(const char *pod, const json_t *t)
     char *summary = NULL, *out;
     json_t *ph = NULL;
     /* -1: a phases line that is no object; the summary line still holds */
-    (void)mpik8s_termination_parse(json_string_value(json_object_get(t, "message")), &summary, &ph);
+    (void)mpik8s_termination_parse(kube_json_at_str(t, "message"), &summary, &ph);
     json_decref(ph);
     if (summary && *summary)
         out = kube_strdup_printf("launcher pod %s: %s", pod ? pod : "?", summary);
     else
-        out = kube_strdup_printf("launcher pod %s: exit code %lld (%s)", pod ? pod : "?",
-                                 (long long)json_integer_value(json_object_get(t, "exitCode")),
-                                 json_string_value(json_object_get(t, "reason")) ?: "no reason");
+        out =
+            kube_strdup_printf("launcher pod %s: exit code %lld (%s)", pod ? pod : "?",
+                               (long long)kube_json_at_int(t, 0, "exitCode"), kube_json_at_str(t, "reason") ?: "no reason");
     free(summary);
     return out;
 }

@@ -26,9 +26,9 @@ static int recorded(struct sync_ctx *c, const json_t *pod)
     const char *name = kube_obj_name(pod), *created = kube_json_at_str(pod, "metadata", "creationTimestamp");
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(c->status, "restarts"), i, e) {
-        const char *n = json_string_value(json_object_get(e, "pod"));
-        const char *t = json_string_value(json_object_get(e, "podCreated"));
+    json_array_foreach(kube_json_at(c->status, "restarts"), i, e) {
+        const char *n = kube_json_at_str(e, "pod");
+        const char *t = kube_json_at_str(e, "podCreated");
         if (n && t && name && created && strcmp(n, name) == 0 && strcmp(t, created) == 0)
             return 1;
     }
@@ -51,7 +51,7 @@ static const char *why_lost(struct sync_ctx *c, json_t *p, char *buf, size_t n)
     const char *name = mpijob_worker_container(c->j);
     cs = kube_json_at(p, "status", "containerStatuses");
     json_array_foreach(cs, i, s) {
-        const char *sn = json_string_value(json_object_get(s, "name"));
+        const char *sn = kube_json_at_str(s, "name");
         if (!t || (name && sn && strcmp(sn, name) == 0))
             t = kube_json_at(s, "state", "terminated");
     }
@@ -60,8 +60,8 @@ static const char *why_lost(struct sync_ctx *c, json_t *p, char *buf, size_t n)
     else if (m || !t)
         snprintf(buf, n, "failed: %s", m ? m : "phase Failed");
     else
-        snprintf(buf, n, "failed: exit code %lld (%s)", (long long)json_integer_value(json_object_get(t, "exitCode")),
-                 json_string_value(json_object_get(t, "reason")) ?: "no reason");
+        snprintf(buf, n, "failed: exit code %lld (%s)", (long long)kube_json_at_int(t, 0, "exitCode"),
+                 kube_json_at_str(t, "reason") ?: "no reason");
     return buf;
 }
 
@@ -69,7 +69,7 @@ static const char *why_lost(struct sync_ctx *c, json_t *p, char *buf, size_t n)
 static int restart_one(struct sync_ctx *c, json_t *p)
 {
     const char *created = kube_json_at_str(p, "metadata", "creationTimestamp");
-    long long done = json_integer_value(json_object_get(c->status, "workerRestarts"));
+    long long done = kube_json_at_int(c->status, 0, "workerRestarts");
     int known = recorded(c, p);
     if (!known && done >= c->j->worker_restart_limit)
         return 0;
@@ -120,11 +120,11 @@ int worker_restart_lost(struct sync_ctx *c)
 int worker_restart_after(struct sync_ctx *c, const json_t *pod)
 {
     const char *created = kube_json_at_str(pod, "metadata", "creationTimestamp");
-    json_t *list = json_object_get(c->status, "restarts"), *e;
+    json_t *list = kube_json_at(c->status, "restarts"), *e;
     size_t i;
     json_array_foreach(list, i, e) {
-        const char *t = json_string_value(json_object_get(e, "time"));
-        if (json_object_get(e, "pod") && t && created && strcmp(t, created) >= 0)
+        const char *t = kube_json_at_str(e, "time");
+        if (kube_json_at(e, "pod") && t && created && strcmp(t, created) >= 0)
             return 1;
     }
     return 0;
@@ -132,13 +132,13 @@ int worker_restart_after(struct sync_ctx *c, const json_t *pod)
 
 void worker_restart_fill_launcher(struct sync_ctx *c)
 {
-    const char *msg = json_string_value(json_object_get(c->status, ST_LAUNCHER_FAILURE));
-    json_t *list = json_object_get(c->status, "restarts");
+    const char *msg = kube_json_at_str(c->status, ST_LAUNCHER_FAILURE);
+    json_t *list = kube_json_at(c->status, "restarts");
     for (size_t i = 0; msg && i < json_array_size(list); i++) { /* newest first */
         json_t *e = json_array_get(list, i);
-        if (json_object_get(e, "pod"))
+        if (kube_json_at(e, "pod"))
             continue; /* a worker's entry */
-        const char *m = json_string_value(json_object_get(e, "message"));
+        const char *m = kube_json_at_str(e, "message");
         if (m && strcmp(m, RESTART_NO_RECORD_YET) == 0) {
             json_object_set_new(e, "message", json_string(msg));
             json_object_set_new(e, "reason", json_string(rank_failure_reason(c->status)));

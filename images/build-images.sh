@@ -50,6 +50,9 @@ OWN_ARGS_mpi_pi="--build-arg OPENMPI_IMAGE=docker.io/mpik8s/openmpi:@TAG@"
 VARIANT_openmpi5_trixie="--build-arg DEBIAN=trixie --build-arg MPI_PACKAGES=openmpi-bin --build-arg MPI_DEV_PACKAGES=libopenmpi-dev,openmpi-bin"
 # shellcheck disable=SC2034
 VARIANT_mpich4_2_trixie="--build-arg DEBIAN=trixie --build-arg MPI_PACKAGES=mpich --build-arg MPI_DEV_PACKAGES=libmpich-dev,mpich"
+# Debian 12's MPICH 4.0 alone (bench/stacks.sh: its SSH and IPv6 cells)
+# shellcheck disable=SC2034
+VARIANT_mpich4_0_bookworm="--build-arg MPI_PACKAGES=mpich --build-arg MPI_DEV_PACKAGES=libmpich-dev,mpich"
 
 die() { echo "build-images: $*" >&2; exit 1; }
 say() { echo "build-images: $*" >&2; }
@@ -146,6 +149,9 @@ have_image() {
 image_id() {
   if [ "$ENGINE" = docker ]; then docker image inspect --format '{{.Id}}' "$1"
   else "${BUILDAH[@]}" inspect --type image --format '{{.FromImageID}}' "$1"; fi
+}
+remove_image() {  # remove_image ID: quietly, and not when a container or another tag holds it
+  if [ "$ENGINE" = docker ]; then docker rmi "$1" >/dev/null 2>&1; else "${BUILDAH[@]}" rmi "$1" >/dev/null 2>&1; fi || true
 }
 tag_image() {
   if [ "$ENGINE" = docker ]; then docker tag "$1" "$2"; else "${BUILDAH[@]}" tag "$1" "$2"; fi
@@ -344,7 +350,11 @@ for n in "${names[@]}"; do
   fi
   say "$ENGINE build mpik8s/$n:$tag ${args[*]}"
   t0=$(date +%s)
+  old=; ! have_image "$ref" || old=$(image_id "$ref")
   build_image "$df" "$ref" "$digest" "$lg" "${args[@]}" ||
     { tail -n 30 "$lg" >&2; die "$df: build failed (log: $lg)"; }
   say "mpik8s/$n:$tag built in $(( $(date +%s) - t0 )) s"
+  # The image this build replaced is now untagged: remove it (about 1 GB each; a machine that
+  # rebuilt for weeks filled its disk with them). Kept when something still uses it.
+  [ -z "$old" ] || [ "$old" = "$(image_id "$ref")" ] || remove_image "$old"
 done

@@ -148,6 +148,7 @@ int main(int argc, char **argv)
     int code = pod ? run_exec(&o, pod) : 255;
     if (!pod)
         fprintf(stderr, "mpi-rsh: %s\n", err);
+    rsh_mark_end(o.host, code);
     free(pod);
     free(err);
     rsh_opts_free(&o);

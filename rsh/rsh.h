@@ -126,6 +126,10 @@ extern volatile sig_atomic_t rsh_got_signal;
 int rsh_start(int argc, char **argv, struct rsh_opts *o, const char *prog);
 /* 1 when fd 0 is /dev/null (then no stdin is requested: also right for v4, which has no EOF). */
 int rsh_stdin_is_devnull(void);
+/* The launch to host ended with code: unless 0 or a signal stopped this program (mpirun's own
+ * stop), appends the exit line to mpi-agent's mark (mpik8s_rsh_mark_exit); a failed write is
+ * only logged. */
+void rsh_mark_end(const char *host, int code);
 
 /* ssh_handoff.c: the SSH transport is its own program, mpi-rsh-ssh (libssh2 and libcrypto
  * stay out of mpi-rsh's start-up): execs it with argv from the bundle directory

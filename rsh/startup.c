@@ -1,8 +1,8 @@
 /* startup.c - what both mpi-rsh programs (exec: main.c, SSH: ssh/main.c) share about
  * their process: the signal self-pipe set up first (sigpipe.c: a stop closes the stream and
  * the exit code is 128+signal), the command line and environment read (--help, --version
- * and usage errors answered), the log level set,
- * and whether stdin is /dev/null (then no stdin is forwarded). */
+ * and usage errors answered), the log level set, whether stdin is /dev/null (then no stdin is
+ * forwarded), and, at the end, a daemon's non-zero end told to mpi-agent's daemon-exit stop. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +13,16 @@
 #include <unistd.h>
 
 #include "kube/log.h"
+#include "mpik8s/util.h"
 #include "rsh.h"
+
+void rsh_mark_end(const char *host, int code)
+{
+    if (code == 0 || rsh_got_signal) /* mpirun stopped this launch: not the daemon's own end */
+        return;
+    if (mpik8s_rsh_mark_exit(host, code) < 0)
+        KLOG_DEBUG("%s: %s", MPIK8S_RSH_ENV_MARK, strerror(errno));
+}
 
 int rsh_stdin_is_devnull(void)
 {

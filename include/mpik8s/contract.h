@@ -74,18 +74,26 @@ long long mpik8s_slots(long long slots);
  * Hydra) calls it (mpik8s_rsh_mark, include/mpik8s/util.h), so the agent knows a launch went
  * through mpi-rsh and fails a launch that never does (agent/rshwatch.h, docs/agent.md "No rsh call"). */
 #define MPIK8S_RSH_ENV_MARK "MPI_AGENT_RSH_MARK"
-/* Seconds the stream holder lets mpirun run on after an MPI daemon's stream ended with a non-zero
- * code (the daemon failed, its pod went away) before it stops mpirun: Open MPI aborts on its own
- * within a second, MPICH's Hydra waits for ever for a proxy that never calls back. 0 = never. */
+/* The first character of a mark line that says a daemon ended non-zero ("!CODE HOST"), where a
+ * launch's line is the host alone (mpik8s_rsh_mark_exit, include/mpik8s/util.h). */
+#define MPIK8S_RSH_MARK_EXIT '!'
+/* The daemon-exit stop: seconds mpirun may run on after an MPI daemon ended with a non-zero code
+ * (the daemon failed, its pod went away, its launch failed) before it is stopped: Open MPI aborts on
+ * its own within a second, MPICH's Hydra waits for ever for a proxy that never calls back. 0 = never.
+ * mpi-agent applies it on every transport, from the mark's exit lines (agent/daemonexit.h); the
+ * stream holder applies it itself only when no agent watches (no $MPI_AGENT_RSH_MARK). */
 #define MPIK8S_RSH_ENV_DAEMON_EXIT_S "MPI_RSH_DAEMON_EXIT_S"
 #define MPIK8S_RSH_DAEMON_EXIT_DEFAULT_S 30
-/* The line the holder prints (stderr) when it stops mpirun for that, and which the agent parses
- * (agent/failure_parse.c form "daemon-exit"): printf(MPIK8S_HOLDER_DAEMON_EXIT_FMT, pod, code,
- * command, seconds). The pod is a DNS-1123 name; the code 1..255. */
+/* The line printed (stderr) when mpirun is stopped for that, which the agent parses
+ * (agent/failure_parse.c form "daemon-exit"): printf(MPIK8S_AGENT_DAEMON_EXIT_FMT or
+ * MPIK8S_HOLDER_DAEMON_EXIT_FMT, pod, code, command, seconds). The pod is a DNS-1123 name; the
+ * code 1..255. */
+#define MPIK8S_AGENT_DAEMON_EXIT_PREFIX "mpi-agent: the MPI daemon on pod "
 #define MPIK8S_HOLDER_DAEMON_EXIT_PREFIX "mpi-rsh-holder: the MPI daemon on pod "
 #define MPIK8S_HOLDER_DAEMON_EXIT_CODE " exited with code "
-#define MPIK8S_HOLDER_DAEMON_EXIT_FMT                                                                                       \
-    MPIK8S_HOLDER_DAEMON_EXIT_PREFIX "%s" MPIK8S_HOLDER_DAEMON_EXIT_CODE "%d; %s was still running %d s later: stopping it\n"
+#define MPIK8S_DAEMON_EXIT_REST "%s" MPIK8S_HOLDER_DAEMON_EXIT_CODE "%d; %s was still running %d s later: stopping it\n"
+#define MPIK8S_AGENT_DAEMON_EXIT_FMT MPIK8S_AGENT_DAEMON_EXIT_PREFIX MPIK8S_DAEMON_EXIT_REST
+#define MPIK8S_HOLDER_DAEMON_EXIT_FMT MPIK8S_HOLDER_DAEMON_EXIT_PREFIX MPIK8S_DAEMON_EXIT_REST
 
 /* ---- MPIJob annotations (metadata.annotations) the operator turns into the above ---- */
 #define MPIK8S_ANN_TRANSPORT "mpi-k8s.io/transport"                   /* exec | ssh */

@@ -1,6 +1,7 @@
 /* util.h - the small helpers the programs share beside the contract, each once, in its own file
  * of libmpik8s.a: shell quoting (mpik8s/sh_quote.c) and finding a sibling program
- * (mpik8s/sibling.c), and telling mpi-agent that mpirun called mpi-rsh (mpik8s/rsh_mark.c). libc only: mpi-rsh-thin links them too. */
+ * (mpik8s/sibling.c), and telling mpi-agent that mpirun called mpi-rsh (mpik8s/rsh_mark.c).
+ * libc only: mpi-rsh-thin links them too. */
 #ifndef MPIK8S_UTIL_H
 #define MPIK8S_UTIL_H
 
@@ -24,5 +25,10 @@ char *mpik8s_sibling(const char *prog);
  * cannot be written (the caller goes on: the mark only informs). */
 #define MPIK8S_RSH_MARK_LINE_MAX 512
 int mpik8s_rsh_mark(const char *host);
+/* Appends "!CODE HOST\n" (MPIK8S_RSH_MARK_EXIT) the same way: the MPI daemon mpirun launched on
+ * HOST ended with CODE (1..255; anything else is written 255) on its own, not stopped by mpirun:
+ * it exited non-zero, its pod went away, or the launch failed. mpi-agent's daemon-exit stop reads
+ * it (agent/daemonexit.h). A host that starts with the mark character is written as "?". */
+int mpik8s_rsh_mark_exit(const char *host, int code);
 
 #endif

@@ -12,7 +12,8 @@ struct holder {
     const struct kube_config *cfg; /* loaded once, read-only */
     char *tls_dir;                 /* TLS session directory (NULL = memory only) */
     int reattach_s;                /* $MPI_RSH_REATTACH_S: bound on reattaching a cut stream (0 = never) */
-    int daemon_exit_s;             /* $MPI_RSH_DAEMON_EXIT_S: COMMAND's time after a daemon failed (0 = never) */
+    int daemon_exit_s;             /* $MPI_RSH_DAEMON_EXIT_S: COMMAND's time after a daemon failed (0 = never,
+                                    * and under mpi-agent, whose stop it is then) */
     int wake_fd;                   /* eventfd the main thread polls: written when a daemon failed */
 };
 

@@ -265,6 +265,9 @@ int main(int argc, char **argv)
             free(err);
             err = NULL;
         }
+        const char *mark = getenv(MPIK8S_RSH_ENV_MARK);
+        if (mark && *mark)
+            h.daemon_exit_s = 0; /* mpi-agent watches: its daemon-exit stop reads the mark's exit lines */
         ls = listen_socket();
     }
     pid_t pid = start_command(argv + i, &set, ls >= 0);

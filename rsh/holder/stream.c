@@ -23,6 +23,8 @@
 #include "kube/exec.h"
 #include "kube/log.h"
 #include "kube/util.h"
+#include "mpik8s/contract.h"
+#include "mpik8s/util.h"
 
 #define STACK_SIZE (256 * 1024) /* kube_exec_run's deepest frames use well under this */
 #define REQ_TIMEOUT_S 10        /* a client that connects sends its request at once */
@@ -269,8 +271,11 @@ static int run(struct stream *st)
     }
     if (code == 0 && outcome != KUBE_EXEC_EXITED)
         code = 255; /* never 0 without a Success status */
-    if (code != 0 && outcome != KUBE_EXEC_CANCELLED)
+    if (code != 0 && outcome != KUBE_EXEC_CANCELLED) {
         daemon_exited(st->h, pod, code);
+        if (mpik8s_rsh_mark_exit(pod, code) < 0) /* mpi-agent's daemon-exit stop */
+            KLOG_DEBUG("%s: %s", MPIK8S_RSH_ENV_MARK, strerror(errno));
+    }
     kube_exec_result_free(&r);
     free(cmd);
     return code;

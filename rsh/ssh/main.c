@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     if (rc != RSH_GO_ON)
         return rc;
     int code = run_ssh(&o);
+    rsh_mark_end(o.host, code);
     rsh_opts_free(&o);
     return code;
 }

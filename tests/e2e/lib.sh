@@ -296,6 +296,17 @@ e2e_job() {
   local img=mpik8s/openmpi:latest pi=mpi-pi
   [ "$KUBE_BACKEND" != k8s ] || { img=mpik8s/mpi-pi:latest; pi=/home/mpiuser/pi; }
   local prog=${PROG:-"[timeout, \"90\", mpirun, -np, \"$np\", --bind-to, none, $pi, \"200000\"]"}
+  # E2E_STACK (real cluster): openmpi5 or mpich42 run the job on that stack's mpi-pi image
+  # (Debian 13, images/build-images.sh); for MPICH, mpirun becomes mpiexec without --bind-to
+  local impl="" btl=self,vader,tcp
+  case ${E2E_STACK:-} in
+    "") ;;
+    openmpi5) img=mpik8s/mpi-pi:openmpi5-trixie btl=self,sm,tcp ;;
+    mpich42) img=mpik8s/mpi-pi:mpich4.2-trixie impl="
+  mpiImplementation: MPICH"
+      prog=${prog/mpirun,/mpiexec,}; prog=${prog/--bind-to, none, /} ;;
+    *) e2e_fail "E2E_STACK=$E2E_STACK: openmpi5 or mpich42" ;;
+  esac
   local wimg=${WORKER_IMAGE:-$img}
   local limits=""
   [ -n "${WORKER_GPUS:-}" ] && limits="
@@ -325,7 +336,7 @@ ${WORKER_TIMEOUT:+    mpi-k8s.io/worker-timeout: \"$WORKER_TIMEOUT\"}
 ${PROGRESS_TIMEOUT:+    mpi-k8s.io/progress-timeout: \"$PROGRESS_TIMEOUT\"}
 ${NETWORK_TIMEOUT:+    mpi-k8s.io/network-timeout: \"$NETWORK_TIMEOUT\"}
 spec:
-  slotsPerWorker: $slots
+  slotsPerWorker: $slots$impl
   runPolicy:
     cleanPodPolicy: ${CLEAN:-Running}
 ${BACKOFF:+    backoffLimit: $BACKOFF}
@@ -343,7 +354,7 @@ ${LAUNCHER_RESTART:+      restartPolicy: $LAUNCHER_RESTART}
             command: $prog
             env:
             - {name: OMPI_MCA_pml, value: ob1}
-            - {name: OMPI_MCA_btl, value: "self,vader,tcp"}
+            - {name: OMPI_MCA_btl, value: "$btl"}
             - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
             - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
 ${YIELD:+            - {name: OMPI_MCA_mpi_yield_when_idle, value: \"1\"\}}$mnt$vol

@@ -14,7 +14,8 @@
 #     most 25% + 4 MiB. The API server's and etcd's are reported, not judged (their caches
 #     and the events' TTL of 1 h move them; see docs/reliability.md).
 # Output: a table on stdout, the samples in $SOAK_OUT (default build/soak)/mem.csv, the rounds
-# in rounds.csv, and the operator's log. Usage: tests/e2e/soak.sh (root, Docker images built).
+# in rounds.csv, and the operator's log; on the real cluster without valgrind also
+# bench/results/soak.tsv (bench/results_lib.bash; bench/plot.sh draws docs/img/soak.png). Usage: tests/e2e/soak.sh (root, Docker images built).
 # Bounded: it runs itself under timeout(1), SOAK_S + 900 s.
 # The leak question: SOAK_VALGRIND=1 runs the operator under valgrind memcheck (lease timings
 # 60/40/5 s, as it runs some 30 times slower); at the end it is stopped with SIGTERM and the
@@ -158,6 +159,14 @@ print(verdict + "; " + "; ".join(out))
 PY
 )
 e2e_note "rounds=$r jobs=$jobs bad_rounds=$bad duration=$(( $(date +%s) - t_start ))s memory: $summary"
+# the real cluster's soak (not kubesim's, not valgrind's) also feeds bench/plot.sh's
+# docs/img/soak.png: the same 20-minute buckets as docs/reliability.md's table, as TSV
+if [ "$KUBE_BACKEND" = k8s ] && [ "${SOAK_VALGRIND:-0}" != 1 ]; then
+  . "$ROOT/bench/results_lib.bash"
+  bench_tsv_begin soak "tests/e2e/soak.sh: median RSS per 20 minutes of the operator, kube-apiserver and etcd ($r rounds, $jobs jobs, $bad bad rounds; tests/e2e/data/soak_table.py --tsv $OUT 1200)" \
+    "SOAK_S=$SOAK_S tests/e2e/soak.sh" && [ -n "$BENCH_TSV_TMP" ] &&
+    python3 "$ROOT/tests/e2e/data/soak_table.py" --tsv "$OUT" 1200 >>"$BENCH_TSV_TMP" && bench_tsv_end
+fi
 if [ "${SOAK_VALGRIND:-0}" = 1 ]; then
   e2e_note "valgrind: $(echo "$vg" | tr '\n' ';')"
   echo "$vg" | grep -q 'ERROR SUMMARY: 0 errors' || e2e_fail "valgrind: memcheck errors or no report ($OUT/operator.log)"

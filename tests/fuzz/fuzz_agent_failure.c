@@ -5,7 +5,8 @@
  * a signal that fit, a host that is one word found in the input, an offset
  * inside it, last lines within their bounds and free of control bytes; and
  * the launcher log's UTF-8 cleaning (agent/joblog.c) always yields a string
- * jansson accepts (the ConfigMap patch). */
+ * jansson accepts (the ConfigMap patch); and the daemon-exit stop's reading of a launch mark
+ * (agent/daemonexit.c) finds a pod name from the input and a code in 1..255. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "../../agent/daemonexit.h"
 #include "../../agent/failure.h"
 #include "../../agent/joblog.h"
 
@@ -22,6 +24,8 @@ static void check_failure(const char *t, size_t n, const struct agent_rank_failu
         abort();
     if (!r->form || (!r->mpi && strcmp(r->form, "daemon-exit") != 0))
         abort();
+    if (!r->stopper != (strcmp(r->form, "daemon-exit") != 0))
+        abort();
     /* Open MPI's notice alone names no rank, pod or code (the caller adds the command's) */
     int notice = strcmp(r->form, "ompi-notice") == 0;
     if (notice && (r->host || r->rank >= 0 || r->pid >= 0 || r->signal || r->exit_code >= 0))
@@ -29,7 +33,7 @@ static void check_failure(const char *t, size_t n, const struct agent_rank_failu
     if (!notice && !r->host && r->rank < 0 && r->pid < 0)
         abort();
     if (!notice && r->signal == 0 && r->exit_code < 0 && strcmp(r->form, "ompi-improper-exit") != 0 &&
-        strcmp(r->form, "ompi-abort") != 0)
+        strcmp(r->form, "ompi-abort") != 0 && strcmp(r->form, "ompi-daemon-lost") != 0)
         abort();
     if (r->host && (!*r->host || strpbrk(r->host, " \t\n") || !memmem(t, n, r->host, strlen(r->host))))
         abort();
@@ -39,11 +43,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *t = (const char *)data;
     struct agent_rank_failure r;
-    if (agent_failure_parse(t, size, &r))
+    int parsed = agent_failure_parse(t, size, &r);
+    if (parsed)
         check_failure(t, size, &r);
     else if (r.host || r.rank != -1)
         abort();
+    /* a report that stands on its own is one the parser found, of an MPI's form, not the notice */
+    const char *rep = agent_failure_reported(t, size);
+    if (rep && (!parsed || !r.mpi || strcmp(rep, r.form) != 0 || strcmp(rep, "ompi-notice") == 0))
+        abort();
+    if (!rep && parsed && r.mpi && strcmp(r.form, "ompi-notice") != 0)
+        abort();
     agent_rank_failure_free(&r);
+    char *pod = NULL;
+    int code = 0, found = agent_daemonexit_first(t, size, &pod, &code);
+    if ((found == 1) != (pod != NULL) ||
+        (found == 1 && (code < 1 || code > 255 || !*pod || !memmem(t, size, pod, strlen(pod)))))
+        abort();
+    free(pod);
     struct agent_cgroup_mem m;
     int any = agent_cgroup_mem_parse(t, size, &m);
     if ((any && m.oom_kills < 0 && m.failcnt < 0) || m.limit_bytes < -1 || m.limit_bytes >= (1LL << 60))

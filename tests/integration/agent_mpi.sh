@@ -5,29 +5,30 @@
 # `mpi-agent run -- mpirun ...` waiting in-process. Checks the ranks' output,
 # the rank map, the termination message with its phases, and no leftovers.
 # timeout: 600
-. "$(dirname "$0")/agent_lib.bash"
+set -euo pipefail
+. "$(dirname "$0")/../lib/agent_jobs.sh"
 ks_up
 
 one() { # MODE N
   local mode=$1 n=$2 job=m$1$2 ph t0
-  log "$mode mode, $n workers"
+  ks_log "$mode mode, $n workers"
   t0=$SECONDS
-  job_yaml "$job" "$n" "$mode" | k create -f - >/dev/null
+  job_yaml "$job" "$n" "$mode" | ks_kubectl create -f - >/dev/null
   ph=$(wait_launcher "$job" 240)
-  launcher_logs "$job" > "$D/o-$job"
-  [ "$ph" = Succeeded ] || { k get pods -o wide >&2; fail "$job: launcher $ph"; }
-  expect_in "$D/o-$job" "pi is approximately" "$n/$n workers ready" "$n/$n workers reachable through exec"
-  local ranks; ranks=$(grep -c "^Rank [0-9]* of $n running on $job-worker-" "$D/o-$job" || true)
-  [ "$ranks" -eq "$n" ] || fail "$job: $ranks rank lines, want $n"
+  launcher_logs "$job" > "$KS_DIR/o-$job"
+  [ "$ph" = Succeeded ] || { ks_kubectl get pods -o wide >&2; ks_fail "$job: launcher $ph"; }
+  expect_in "$KS_DIR/o-$job" "pi is approximately" "$n/$n workers ready" "$n/$n workers reachable through exec"
+  local ranks; ranks=$(grep -c "^Rank [0-9]* of $n running on $job-worker-" "$KS_DIR/o-$job" || true)
+  [ "$ranks" -eq "$n" ] || ks_fail "$job: $ranks rank lines, want $n"
   if [ "$mode" = init ]; then
-    term_msg "$job" agent > "$D/t-$job"
-    expect_in "$D/t-$job" "init: $n worker(s) ready and reachable" 'phases: {"workersReady":"' '"workersReachable":"'
+    term_msg "$job" agent > "$KS_DIR/t-$job"
+    expect_in "$KS_DIR/t-$job" "init: $n worker(s) ready and reachable" 'phases: {"workersReady":"' '"workersReachable":"'
   else
-    expect_in "$D/o-$job" "rank $((n - 1)) -> pod $job-worker-$((n - 1))" "command exited 0"
-    term_msg "$job" launcher > "$D/t-$job"
-    expect_in "$D/t-$job" "command exited 0" '"mpirunStarted":"' '"firstOutput":"' '"finished":"'
+    expect_in "$KS_DIR/o-$job" "rank $((n - 1)) -> pod $job-worker-$((n - 1))" "command exited 0"
+    term_msg "$job" launcher > "$KS_DIR/t-$job"
+    expect_in "$KS_DIR/t-$job" "command exited 0" '"mpirunStarted":"' '"firstOutput":"' '"finished":"'
   fi
-  log "   $job Succeeded in $((SECONDS - t0)) s"
+  ks_log "   $job Succeeded in $((SECONDS - t0)) s"
   delete_job "$job"
   no_orphans 10
 }
@@ -36,4 +37,4 @@ one init 2
 one init 8
 one run 2
 one run 8
-log "PASS"
+ks_log "PASS"

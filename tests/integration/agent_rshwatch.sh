@@ -4,15 +4,16 @@
 # job at once naming PRRTE and PRTE_MCA_plm_ssh_agent; one that runs its ranks locally is
 # stopped at the bound; one that calls mpi-rsh, `mpirun --version` and a usage error are left alone.
 # timeout: 120
-. "$(dirname "$0")/agent_lib.bash"
+set -euo pipefail
+. "$(dirname "$0")/../lib/agent_jobs.sh"
 ks_up
-export MPI_AGENT_TERMINATION_LOG=$D/term MPI_JOB_NAME=o5 MPI_JOB_WORKERS=2
-for i in 0 1; do ghost_pod o5 $i; echo ---; done | k create -f - >/dev/null
+export MPI_AGENT_TERMINATION_LOG=$KS_DIR/term MPI_JOB_NAME=o5 MPI_JOB_WORKERS=2
+for i in 0 1; do ghost_pod o5 $i; echo ---; done | ks_kubectl create -f - >/dev/null
 set_ready o5-worker-0; set_ready o5-worker-1
-RUN=("$AGENT" run --no-reach-check --timeout 20s --dest "$D/nokube" --rsh-timeout 2s)
+RUN=("$AGENT" run --no-reach-check --timeout 20s --dest "$KS_DIR/nokube" --rsh-timeout 2s)
 
 # Open MPI 5's layout: mpirun execs prterun (ompi/tools/mpirun/main.c)
-F=$D/fakebin; mkdir -p "$F"
+F=$KS_DIR/fakebin; mkdir -p "$F"
 printf '#!/bin/sh\nexec "%s/prterun" "$@"\n' "$F" > "$F/mpirun"
 # mode ssh: what PRRTE did with our old variables; local: ranks on the launcher;
 # rsh: calls the agent PRRTE reads, as plm ssh would; version: --version
@@ -34,50 +35,50 @@ SH
 chmod +x "$F/mpirun" "$F/prterun"
 export PATH=$F:$PATH
 
-log "1. PRRTE runs ssh itself and dies in 0.1 s: the run fails naming the stack and the variable"
+ks_log "1. PRRTE runs ssh itself and dies in 0.1 s: the run fails naming the stack and the variable"
 t0=$(now_ms); rc=0
-FAKE_MODE=ssh ksrun "${RUN[@]}" -- mpirun -np 2 /pi >"$D/o1" 2>&1 || rc=$?
+FAKE_MODE=ssh ks_run "${RUN[@]}" -- mpirun -np 2 /pi >"$KS_DIR/o1" 2>&1 || rc=$?
 dt=$(( $(now_ms) - t0 ))
-log "   exit $rc after $dt ms"
-[ $rc -ne 0 ] || fail "run exited 0"
-expect_in "$D/o1" "Open MPI 5 (PRRTE) started no daemon through" "and exited after" \
+ks_log "   exit $rc after $dt ms"
+[ $rc -ne 0 ] || ks_fail "run exited 0"
+expect_in "$KS_DIR/o1" "Open MPI 5 (PRRTE) started no daemon through" "and exited after" \
   "it did not read PRTE_MCA_plm_ssh_agent ('" "set PRTE_MCA_plm_ssh_agent='" "in the launcher's environment"
-expect_in "$D/term" "Open MPI 5 (PRRTE) started no daemon" "PRTE_MCA_plm_ssh_agent"
+expect_in "$KS_DIR/term" "Open MPI 5 (PRRTE) started no daemon" "PRTE_MCA_plm_ssh_agent"
 
-log "2. ranks on the launcher, no rsh call: stopped at the 2 s bound"
+ks_log "2. ranks on the launcher, no rsh call: stopped at the 2 s bound"
 t0=$(now_ms); rc=0
-FAKE_MODE=local ksrun "${RUN[@]}" -- mpirun -np 2 /pi >"$D/o2" 2>&1 || rc=$?
+FAKE_MODE=local ks_run "${RUN[@]}" -- mpirun -np 2 /pi >"$KS_DIR/o2" 2>&1 || rc=$?
 dt=$(( $(now_ms) - t0 ))
-log "   exit $rc after $dt ms"
-[ $rc -ne 0 ] || fail "run exited 0"
-[ $dt -lt 8000 ] || fail "took $dt ms with --rsh-timeout 2s"
+ks_log "   exit $rc after $dt ms"
+[ $rc -ne 0 ] || ks_fail "run exited 0"
+[ $dt -lt 8000 ] || ks_fail "took $dt ms with --rsh-timeout 2s"
 # the stack from the process group: mpirun became prterun (no PRRTE words in this output)
-expect_in "$D/o2" "rank 0 of 2 on" "Open MPI 5 (PRRTE) started no daemon through" "within 2." \
+expect_in "$KS_DIR/o2" "rank 0 of 2 on" "Open MPI 5 (PRRTE) started no daemon through" "within 2." \
   "it did not read PRTE_MCA_plm_ssh_agent" "stopping the command"
-pgrep -f "sleep 30.25" >/dev/null && fail "the fake ranks outlived the agent"
+pgrep -f "sleep 30.25" >/dev/null && ks_fail "the fake ranks outlived the agent"
 
-log "3. a launch that calls mpi-rsh (as PRRTE's plm ssh does) is not touched"
+ks_log "3. a launch that calls mpi-rsh (as PRRTE's plm ssh does) is not touched"
 rc=0
-FAKE_MODE=rsh ksrun "${RUN[@]}" -- mpirun -np 2 /pi >"$D/o3" 2>&1 || rc=$?
-[ $rc -eq 0 ] || fail "run exited $rc"
-expect_in "$D/o3" "pi is 3.14"
-grep -q "started no daemon" "$D/o3" && fail "launch watch fired although mpi-rsh was called"
+FAKE_MODE=rsh ks_run "${RUN[@]}" -- mpirun -np 2 /pi >"$KS_DIR/o3" 2>&1 || rc=$?
+[ $rc -eq 0 ] || ks_fail "run exited $rc"
+expect_in "$KS_DIR/o3" "pi is 3.14"
+grep -q "started no daemon" "$KS_DIR/o3" && ks_fail "launch watch fired although mpi-rsh was called"
 
-log "4. mpirun --version asks no daemon: not watched"
+ks_log "4. mpirun --version asks no daemon: not watched"
 rc=0
-ksrun "${RUN[@]}" -- mpirun --version >"$D/o4" 2>&1 || rc=$?
-[ $rc -eq 0 ] || fail "--version: exit $rc"
-grep -q "started no daemon" "$D/o4" && fail "launch watch fired for --version"
+ks_run "${RUN[@]}" -- mpirun --version >"$KS_DIR/o4" 2>&1 || rc=$?
+[ $rc -eq 0 ] || ks_fail "--version: exit $rc"
+grep -q "started no daemon" "$KS_DIR/o4" && ks_fail "launch watch fired for --version"
 
-log "5. --rsh-timeout 0 turns it off: the fast failure keeps mpirun's own account"
+ks_log "5. --rsh-timeout 0 turns it off: the fast failure keeps mpirun's own account"
 rc=0
-FAKE_MODE=ssh ksrun "${RUN[@]}" --rsh-timeout 0 -- mpirun -np 2 /pi >"$D/o5" 2>&1 || rc=$?
-[ $rc -eq 255 ] || fail "exit $rc, want mpirun's 255"
-grep -q "started no daemon" "$D/o5" && fail "launch watch fired with --rsh-timeout 0"
-log "6. a usage error before any launch keeps mpirun's own account"
+FAKE_MODE=ssh ks_run "${RUN[@]}" --rsh-timeout 0 -- mpirun -np 2 /pi >"$KS_DIR/o5" 2>&1 || rc=$?
+[ $rc -eq 255 ] || ks_fail "exit $rc, want mpirun's 255"
+grep -q "started no daemon" "$KS_DIR/o5" && ks_fail "launch watch fired with --rsh-timeout 0"
+ks_log "6. a usage error before any launch keeps mpirun's own account"
 rc=0
-ksrun "${RUN[@]}" -- mpirun --bogus >"$D/o6" 2>&1 || rc=$?
-[ $rc -eq 1 ] || fail "exit $rc, want mpirun's 1"
-expect_in "$D/o6" "unknown option"
-grep -q "started no daemon" "$D/o6" && fail "launch watch fired for a usage error"
-log "ok"
+ks_run "${RUN[@]}" -- mpirun --bogus >"$KS_DIR/o6" 2>&1 || rc=$?
+[ $rc -eq 1 ] || ks_fail "exit $rc, want mpirun's 1"
+expect_in "$KS_DIR/o6" "unknown option"
+grep -q "started no daemon" "$KS_DIR/o6" && ks_fail "launch watch fired for a usage error"
+ks_log "ok"

@@ -19,69 +19,21 @@ ctl_start a --leader-elect=false
 UID_=1000870000
 getent passwd "$UID_" >/dev/null && ks_fail "uid $UID_ has a passwd entry on this host: the test needs one without"
 job() { # NAME AGENT_RUN
-  cat <<YAML
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/agent-run: "$2", mpi-k8s.io/worker-timeout: "60"}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: Running}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          securityContext: {runAsUser: $UID_, runAsGroup: 0}
-          containers:
-          - name: l
-            image: debian:bookworm
-            command: [mpirun, -np, "2", sh, -c, 'echo rank-\$OMPI_COMM_WORLD_RANK uid-\$(id -u)']
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          securityContext: {runAsUser: $UID_, runAsGroup: 0}
-          containers:
-          - {name: w, image: debian:bookworm}
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann "mpi-k8s.io/agent-run=$2" --ann mpi-k8s.io/worker-timeout=60 \
+    --slots 1 --run-policy '{cleanPodPolicy: Running}' --restart Never --image debian:bookworm \
+    --pod "securityContext: {runAsUser: $UID_, runAsGroup: 0}" \
+    --command "[mpirun, -np, \"2\", sh, -c, 'echo rank-\$OMPI_COMM_WORLD_RANK uid-\$(id -u)']"
 }
 job uidjob true | kc create -f - >/dev/null || ks_fail "create uidjob"
 job uidjob-plain false | kc create -f - >/dev/null || ks_fail "create uidjob-plain"
 # SSH transport: the launcher as the same UID, the workers' default sshd (root: sshd needs a
 # passwd entry for the user it logs in, so the launcher names one with USER); the key files
 # outside /root/.ssh are 0644, readable by the launcher's UID
-kc create -f - >/dev/null <<YAML || ks_fail "create uidjob-ssh"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: uidjob-ssh
-  annotations: {mpi-k8s.io/transport: ssh, mpi-k8s.io/worker-timeout: "60"}
-spec:
-  slotsPerWorker: 1
-  sshAuthMountPath: /etc/mpi-ssh
-  runPolicy: {cleanPodPolicy: Running}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          securityContext: {runAsUser: $UID_, runAsGroup: 0}
-          containers:
-          - name: l
-            image: debian:bookworm
-            env: [{name: USER, value: root}]
-            command: [mpirun, -np, "2", sh, -c, 'echo rank-\$OMPI_COMM_WORLD_RANK uid-\$(id -u)']
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - {name: w, image: debian:bookworm}
-YAML
+mpijob_yaml uidjob-ssh --ann mpi-k8s.io/transport=ssh --ann mpi-k8s.io/worker-timeout=60 --slots 1 \
+  --spec 'sshAuthMountPath: /etc/mpi-ssh' --run-policy '{cleanPodPolicy: Running}' --restart Never --image debian:bookworm \
+  --launcher-pod "securityContext: {runAsUser: $UID_, runAsGroup: 0}" --launcher-container 'env: [{name: USER, value: root}]' \
+  --command "[mpirun, -np, \"2\", sh, -c, 'echo rank-\$OMPI_COMM_WORLD_RANK uid-\$(id -u)']" |
+  kc create -f - >/dev/null || ks_fail "create uidjob-ssh"
 declare -A rank_uid=([uidjob]=$UID_ [uidjob-plain]=$UID_ [uidjob-ssh]=0)
 done_() { [ "$(cond "$1" Succeeded status)" = True ] || [ "$(cond "$1" Failed status)" = True ]; }
 for n in uidjob uidjob-plain uidjob-ssh; do

@@ -12,27 +12,9 @@ ctl_start a --leader-elect=false -v 1
 
 # mk NAME WORKER_RESOURCES LAUNCHER_IMAGE TIMEOUT
 mk() {
-  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "$4"}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: l, image: $3, command: [sh, -c, 'true']}
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: w, image: mpik8s/openmpi, resources: $2}
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann "mpi-k8s.io/worker-timeout=$4" --workers 1 \
+    --launcher-image "$3" --command "[sh, -c, 'true']" --worker-container "resources: $2" |
+    kc create -f - >/dev/null || ks_fail "create $1"
 }
 mk gpu '{limits: {nvidia.com/gpu: 1}}' mpik8s/openmpi 600
 mk noimg '{}' example.com/does-not-exist:1 15

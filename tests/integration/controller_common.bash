@@ -64,6 +64,13 @@ cond() {
   kc get mpijob "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}" 2>/dev/null
 }
 
+# ranks_one_per_worker JOB LOG: mpi-pi's "Rank R of 2 running on HOST" lines in LOG (a launcher's
+# output) put rank 0 on JOB-worker-0 and rank 1 on JOB-worker-1, else the test fails naming them
+ranks_one_per_worker() {
+  [ "$(echo "$2" | sed -n "s/^Rank \\([01]\\) of 2 running on \\($1-worker-[01]\\).*/\\1 \\2/p" | sort | tr '\n' ,)" = \
+    "0 $1-worker-0,1 $1-worker-1," ] || ks_fail "$1: ranks not one on each worker: $(echo "$2" | grep '^Rank')"
+}
+
 # wait_cond JOB TYPE STATUS SECONDS
 wait_cond() {
   ks_wait_for "[ \"\$(cond $1 $2 status)\" = $3 ]" "$4" || {
@@ -109,36 +116,28 @@ PY
 # the ranks print "up on <host>" and exit 0 once /shared/second exists, else sleep 300.
 # RUNPOLICY_EXTRA is appended inside runPolicy's braces (", ttlSecondsAfterFinished: 5").
 ctl_restart_job() {
-  cat <<YAML
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "120"}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: Running, backoffLimit: 2${4:-}}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-          - name: l
-            image: mpik8s/openmpi
-            command: [mpirun, --allow-run-as-root, -np, "2", --bind-to, none, sh, -c,
-                      'echo "up on \$(hostname)"; [ -e /shared/second ] && exit 0; exec sleep 300']
-    Worker:
-      replicas: 2
-      restartPolicy: Never
-      template:
-        spec:
-          volumes: [{name: shared, hostPath: {path: "$2", type: DirectoryOrCreate}}]
-          containers:
-          - name: w
-            image: mpik8s/openmpi
-            command: $3
-            volumeMounts: [{name: shared, mountPath: /shared}]
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=120 --slots 1 \
+    --run-policy "{cleanPodPolicy: Running, backoffLimit: 2${4:-}}" --restart Never --worker-restart Never \
+    --command "[mpirun, --allow-run-as-root, -np, \"2\", --bind-to, none, sh, -c,
+                      'echo \"up on \$(hostname)\"; [ -e /shared/second ] && exit 0; exec sleep 300']" \
+    --worker-pod "volumes: [{name: shared, hostPath: {path: \"$2\", type: DirectoryOrCreate}}]" \
+    --worker-command "$3" --worker-container 'volumeMounts: [{name: shared, mountPath: /shared}]'
+}
+
+# daemon_killed JOB WHAT...: JOB (whose rank 1 killed its MPI daemon with SIGKILL) is Failed within
+# 100 s (the daemon-exit stop's 30 s default and a grace period included), its message naming the
+# MPI daemon on JOB-worker-1 and the node of status.rankFailure, followed by one of the WHATs
+# ("exited with code 137 (Open MPI lost communication with it)")
+daemon_killed() {
+  local j=$1 msg node w ok=; shift
+  ks_wait_for '[ "$(cond '"$j"' Failed status)" = True ]' 100 ||
+    { kc logs -l "mpi_job_name=$j,mpi_role_type=launcher" --all-containers --tail 40; ks_fail "$j: not Failed within 100 s"; }
+  msg=$(cond "$j" Failed message)
+  node=$(kc get mpijob "$j" -o jsonpath='{.status.rankFailure.node}')
+  for w in "$@"; do
+    case "$msg" in *"the MPI daemon on pod $j-worker-1 (node $node) $w"*) ok=1 ;; esac
+  done
+  [ -n "$ok" ] || { kc get cm "$j-log" -o jsonpath='{.data.log}' | tail -n 40; ks_fail "$j: Failed message: $msg"; }
+  [ -n "$node" ] || ks_fail "$j: no node in status.rankFailure"
+  echo "$j: $msg"
 }

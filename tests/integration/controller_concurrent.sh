@@ -47,19 +47,7 @@ ks_wait_for "grep -q 'controller started' $KS_DIR/op-cc.log" 30 || ks_fail "oper
 grep -q 'RBAC: full mode' "$KS_DIR/op-cc.log" || ks_fail "the operator did not start in the full RBAC mode: $(ctl_log cc)"
 kc replace -f "$W/role-cut.json" >/dev/null || ks_fail "replace the ClusterRole"
 
-kc create -f - >/dev/null <<'YAML' || ks_fail "create cc1"
-apiVersion: kubeflow.org/v1alpha2
-kind: MPIJob
-metadata: {name: cc1}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template: {spec: {containers: [{name: l, image: mpik8s/openmpi, command: [mpirun, hostname]}]}}
-    Worker:
-      replicas: 2
-      template: {spec: {containers: [{name: w, image: mpik8s/openmpi}]}}
-YAML
+mpijob_yaml cc1 --api v1alpha2 --command '[mpirun, hostname]' | kc create -f - >/dev/null || ks_fail "create cc1"
 
 # the first sync: 2 of its 4 concurrent object creates failed; the retries send only those 2 again
 fails() { grep -c "default/cc1: $1 concurrent writes failed; the sync is retried" "$KS_DIR/op-cc.log"; }

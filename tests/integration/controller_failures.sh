@@ -12,7 +12,8 @@
 # `mpi-agent logs` after cleanPodPolicy All and after every pod of the job is
 # deleted; `mpi-agent logs -f` follows a running launcher to its end; the log goes
 # with the MPIJob (owner reference, garbage collection). A Hydra launch whose proxies all
-# fail (mpiexec would wait for ever) is stopped by the stream holder, naming the pod and code.
+# fail (mpiexec would wait for ever) is stopped by mpi-agent's daemon-exit stop, over exec (the
+# stream holder's streams) and over SSH, naming the pod and code.
 set -u
 . "$(dirname "$0")/controller_common.bash"
 PROG=$ROOT/build/${MODE:-release}/tests/mpi/rank_fail
@@ -20,33 +21,12 @@ PROG=$ROOT/build/${MODE:-release}/tests/mpi/rank_fail
 ctl_cluster
 ctl_start a --monitoring-port 18184 --leader-elect=false -v 1
 
-# mk NAME IMPL LAUNCHER_COMMAND (a YAML list); WORKERS (4) and LAUNCHER_ENV (a YAML list, none)
+# mk NAME IMPL LAUNCHER_COMMAND (a YAML list); WORKERS (4), LAUNCHER_ENV (a YAML list, none) and
+# TRANSPORT (exec)
 mk() {
-  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "90"}
-spec:
-  slotsPerWorker: 1
-  mpiImplementation: $2
-  runPolicy: {cleanPodPolicy: All, backoffLimit: 0}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-          - {name: l, image: mpik8s/openmpi, command: $3, env: ${LAUNCHER_ENV:-[]}}
-    Worker:
-      replicas: ${WORKERS:-4}
-      template:
-        spec:
-          containers:
-          - {name: w, image: mpik8s/openmpi}
-YAML
+  mpijob_yaml "$1" --ann "mpi-k8s.io/transport=${TRANSPORT:-exec}" --ann mpi-k8s.io/worker-timeout=90 --slots 1 --impl "$2" \
+    --run-policy '{cleanPodPolicy: All, backoffLimit: 0}' --restart Never --workers "${WORKERS:-4}" \
+    --command "$3" --launcher-container "env: ${LAUNCHER_ENV:-[]}" | kc create -f - >/dev/null || ks_fail "create $1"
 }
 OMPI='[mpirun, --allow-run-as-root, -np, "4", --bind-to, none, -mca, pml, ob1, -mca, btl, "self,tcp"'
 mk fexit OpenMPI "$OMPI, -x, FAIL_MODE=exit, -x, FAIL_RANK=1, $PROG]"
@@ -59,13 +39,25 @@ else
   echo "note: no MPICH here (mpiexec.hydra, ${PROG}_mpich): the MPICH job is left out"
 fi
 
-# fproxy: every Hydra proxy fails to start (mpiexec copied to the launcher's private /tmp, so
-# Hydra runs /tmp/hx/hydra_pmi_proxy in the workers, which have none: exit 127) and mpiexec
-# waits for them for ever; the stream holder stops it MPI_RSH_DAEMON_EXIT_S after the first
+# fproxy, fproxyssh: every Hydra proxy fails to start (mpiexec copied to the launcher's private
+# /tmp, so Hydra runs /tmp/hx/hydra_pmi_proxy in the workers, which have none: exit 127) and
+# mpiexec waits for them for ever; the agent stops it MPI_RSH_DAEMON_EXIT_S after the first exit
+# line in its launch mark (the stream holder's over exec, mpi-rsh-ssh's over SSH)
 if command -v mpiexec.hydra >/dev/null; then
-  WORKERS=2 LAUNCHER_ENV='[{name: MPI_RSH_DAEMON_EXIT_S, value: "5"}]' mk fproxy MPICH \
-    '[sh, -c, "mkdir -p /tmp/hx && cp $(command -v mpiexec.hydra) /tmp/hx/mpiexec && exec /tmp/hx/mpiexec -n 2 hostname"]'
-  fproxy=1
+  HX='[sh, -c, "mkdir -p /tmp/hx && cp $(command -v mpiexec.hydra) /tmp/hx/mpiexec && exec /tmp/hx/mpiexec -n 2 hostname"]'
+  WORKERS=2 LAUNCHER_ENV='[{name: MPI_RSH_DAEMON_EXIT_S, value: "5"}]' mk fproxy MPICH "$HX"
+  TRANSPORT=ssh WORKERS=2 LAUNCHER_ENV='[{name: MPI_RSH_DAEMON_EXIT_S, value: "5"}]' mk fproxyssh MPICH "$HX"
+  fproxy=2 # jobs that fail with no signal
+fi
+
+# olost, flost: rank 1 kills the MPI daemon that started it (its parent: Open MPI 4's orted,
+# Hydra's proxy) with SIGKILL; ORTE prints "lost communication with a remote daemon" naming the
+# node and exits; Hydra 4.0 here waits on (locally it asserts and exits, naming nothing): the
+# daemon-exit stop (5 s) ends it. The stream's end (137) in the launch mark gives the pod and code.
+KILLD="sh, -c, '[ \$R != 1 ] || kill -9 \$PPID; exec sleep 60']"
+WORKERS=2 mk olost OpenMPI "[mpirun, --allow-run-as-root, -np, \"2\", --bind-to, none, ${KILLD//\$R/\$OMPI_COMM_WORLD_RANK}"
+if command -v mpiexec.hydra >/dev/null; then
+  WORKERS=2 LAUNCHER_ENV='[{name: MPI_RSH_DAEMON_EXIT_S, value: "5"}]' mk flost MPICH "[mpiexec.hydra, -n, \"2\", ${KILLD//\$R/\$PMI_RANK}"
 fi
 
 # check JOB RANK_TEXT POD REASON WHAT: the finding everywhere the MPIJob shows it
@@ -109,23 +101,40 @@ if [ -n "$(kc get mpijob fmpich -o name 2>/dev/null)" ]; then
   [ "$(kc get mpijob fmpich -o jsonpath='{.status.rankFailure.mpi}')" = mpich ] || ks_fail "fmpich: mpi"
 fi
 echo "attribution: ${jobs[*]} named rank, pod, node and reason"
+# stopped JOB: Failed within 120 s, naming the pod, its node and the code, the agent as who
+# stopped mpiexec; the proxies' error and the agent's line kept in JOB-log
+stopped() {
+  local j=$1 msg rf pod node
+  ks_wait_for '[ "$(cond '"$j"' Failed status)" = True ]' 120 ||
+    { kc logs -l "mpi_job_name=$j,mpi_role_type=launcher" --all-containers --tail 40; ks_fail "$j: not Failed within 120 s"; }
+  msg=$(cond "$j" Failed message)
+  rf=$(kc get mpijob "$j" -o jsonpath='{.status.rankFailure.form}/{.status.rankFailure.source}/{.status.rankFailure.exitCode}/{.status.rankFailure.pod}/{.status.rankFailure.node}')
+  case "$rf" in daemon-exit/agent/127/"$j"-worker-[01]/?*) ;; *) ks_fail "$j: rankFailure $rf";; esac
+  pod=$(kc get mpijob "$j" -o jsonpath='{.status.rankFailure.pod}')
+  node=$(kc get mpijob "$j" -o jsonpath='{.status.rankFailure.node}')
+  case "$msg" in *"the MPI daemon on pod $pod (node $node) exited with code 127 and the launch did not end on its own (mpi-agent stopped it); command "*) ;;
+    *) kc get mpijob "$j" -o yaml; ks_fail "$j: Failed message: $msg";; esac
+  kc get cm "$j-log" -o jsonpath='{.data.log}' >"$KS_DIR/$j.kept" || ks_fail "$j-log"
+  grep -qE 'hydra_pmi_proxy: (not found|No such file or directory)' "$KS_DIR/$j.kept" || { cat "$KS_DIR/$j.kept"; ks_fail "$j-log lacks the proxies' error"; }
+  grep -qF "mpi-agent: the MPI daemon on pod $pod exited with code 127; sh was still running 5 s later: stopping it" "$KS_DIR/$j.kept" ||
+    { cat "$KS_DIR/$j.kept"; ks_fail "$j-log lacks the agent's line"; }
+  echo "$j: $msg"
+  jobs+=("$j")
+}
 if [ -n "${fproxy:-}" ]; then
-  ks_wait_for '[ "$(cond fproxy Failed status)" = True ]' 120 ||
-    { kc logs -l mpi_job_name=fproxy,mpi_role_type=launcher --all-containers --tail 40; ks_fail "fproxy: not Failed within 120 s"; }
-  msg=$(cond fproxy Failed message)
-  rf=$(kc get mpijob fproxy -o jsonpath='{.status.rankFailure.form}/{.status.rankFailure.source}/{.status.rankFailure.exitCode}/{.status.rankFailure.pod}/{.status.rankFailure.node}')
-  case "$rf" in daemon-exit/holder/127/fproxy-worker-[01]/?*) ;; *) ks_fail "fproxy: rankFailure $rf";; esac
-  pod=$(kc get mpijob fproxy -o jsonpath='{.status.rankFailure.pod}')
-  node=$(kc get mpijob fproxy -o jsonpath='{.status.rankFailure.node}')
-  case "$msg" in *"the MPI daemon on pod $pod (node $node) exited with code 127 and the launch did not end on its own (the stream holder stopped it); command exited 127 after "*) ;;
-    *) kc get mpijob fproxy -o yaml; ks_fail "fproxy: Failed message: $msg";; esac
-  kc get cm fproxy-log -o jsonpath='{.data.log}' >"$KS_DIR/fproxy.kept" || ks_fail "fproxy-log"
-  grep -q 'hydra_pmi_proxy: not found' "$KS_DIR/fproxy.kept" || { cat "$KS_DIR/fproxy.kept"; ks_fail "fproxy-log lacks the proxies' error"; }
-  grep -qF "mpi-rsh-holder: the MPI daemon on pod $pod exited with code 127; " "$KS_DIR/fproxy.kept" ||
-    { cat "$KS_DIR/fproxy.kept"; ks_fail "fproxy-log lacks the holder's line"; }
-  echo "fproxy: $msg"
-  jobs+=(fproxy)
+  stopped fproxy
+  stopped fproxyssh
 fi
+
+daemon_killed olost "exited with code 137 (Open MPI lost communication with it)"
+jobs+=(olost)
+if command -v mpiexec.hydra >/dev/null; then
+  daemon_killed flost "exited with code 137 and the launch failed (mpirun named no rank)" \
+    "exited with code 137 and the launch did not end on its own (mpi-agent stopped it)"
+  jobs+=(flost)
+  fproxy=$((${fproxy:-0} + 1))
+fi
+fproxy=$((${fproxy:-0} + 1))
 
 # the failure counter by reason (promtool-valid)
 ks_wait_for "[ \"\$(metrics 18184 | awk '\$1 == \"mpi_operator_job_failures_total{reason=\\\"exit_code\\\"}\" {print \$2}')\" -ge 1 ]" 20 \

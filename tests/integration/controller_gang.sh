@@ -45,27 +45,10 @@ YAML
 ks_wait_for "kc get podgroups" 20 || ks_fail "podgroups not served"
 ctl_start a --gang-scheduling=scheduler-plugins-scheduler --monitoring-port 18183 --leader-elect=false -v 1
 
-kc create -f - >/dev/null <<'YAML' || ks_fail "create MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata: {name: gang, annotations: {mpi-k8s.io/transport: exec}}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          nodeSelector: {pool: a}
-          containers:
-          - {name: l, image: mpik8s/openmpi, command: [mpirun, "true"], resources: {requests: {cpu: "1"}}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          nodeSelector: {pool: a}
-          containers:
-          - {name: w, image: mpik8s/openmpi, resources: {requests: {cpu: 500m}, limits: {memory: 256Mi}}}
-YAML
+mpijob_yaml gang --ann mpi-k8s.io/transport=exec --pod 'nodeSelector: {pool: a}' --command '[mpirun, "true"]' \
+  --launcher-container 'resources: {requests: {cpu: "1"}}' \
+  --worker-container 'resources: {requests: {cpu: 500m}, limits: {memory: 256Mi}}' |
+  kc create -f - >/dev/null || ks_fail "create MPIJob"
 jp() { kc get "$1" -o jsonpath="$2" 2>/dev/null; }
 ks_wait_for '[ "$(jp podgroup/gang "{.spec.minMember}")" = 3 ] && kc get job gang-launcher && kc get pod gang-worker-1' 40 \
   || ks_fail "objects not created: $(ctl_log a | tail -5)"
@@ -107,17 +90,9 @@ ks_wait_for '[ "$(kc get pods -l job-name=gang-launcher -o jsonpath="{.items[0].
 [ "$(cond gang Suspended reason)" = MPIJobResumed ] || ks_fail "Suspended reason: $(cond gang Suspended reason)"
 # --- a job created suspended (as Kueue creates them): launcher Job at once, suspended; no
 # PodGroup, no workers ---
-kc create -f - >/dev/null <<'YAML' || ks_fail "create suspended MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata: {name: queued, annotations: {mpi-k8s.io/transport: exec}}
-spec:
-  runPolicy: {suspend: true}
-  launcherCreationPolicy: WaitForWorkersReady
-  mpiReplicaSpecs:
-    Launcher: {replicas: 1, template: {spec: {containers: [{name: l, image: mpik8s/openmpi, command: [mpirun, "true"]}]}}}
-    Worker: {replicas: 1, template: {spec: {containers: [{name: w, image: mpik8s/openmpi}]}}}
-YAML
+mpijob_yaml queued --ann mpi-k8s.io/transport=exec --run-policy '{suspend: true}' \
+  --spec 'launcherCreationPolicy: WaitForWorkersReady' --workers 1 --command '[mpirun, "true"]' |
+  kc create -f - >/dev/null || ks_fail "create suspended MPIJob"
 ks_wait_for '[ "$(jp job/queued-launcher "{.spec.suspend}")" = true ]' 30 || ks_fail "no suspended launcher Job for a suspended MPIJob"
 [ "$(cond queued Suspended status)" = True ] || ks_fail "queued not Suspended"
 kc get podgroup queued >/dev/null 2>&1 && ks_fail "PodGroup for a suspended MPIJob"

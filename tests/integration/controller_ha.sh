@@ -17,20 +17,8 @@ ks_wait_for "[ \"\$(metric 18184 mpi_operator_is_leader)\" = 0 ]" 10 || ks_fail 
 [ "$(metric 18183 mpi_operator_is_leader)" = 1 ] || ks_fail "a is_leader != 1"
 
 mk() {
-  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
-apiVersion: kubeflow.org/v1alpha2
-kind: MPIJob
-metadata: {name: $1, annotations: {mpi-k8s.io/agent-run: "false"}}
-spec:
-  cleanPodPolicy: Running
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template: {spec: {containers: [{name: l, image: mpik8s/openmpi, command: [sh, -c, "$2"]}]}}
-    Worker:
-      replicas: 2
-      template: {spec: {containers: [{name: w, image: mpik8s/openmpi}]}}
-YAML
+  mpijob_yaml "$1" --api v1alpha2 --ann mpi-k8s.io/agent-run=false --spec 'cleanPodPolicy: Running' \
+    --command "[sh, -c, \"$2\"]" | kc create -f - >/dev/null || ks_fail "create $1"
 }
 mk ha1 'sleep 40'
 wait_cond ha1 Running True 90

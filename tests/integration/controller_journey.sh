@@ -10,6 +10,8 @@
 #   kubectl logs on the pod selected by mpi_job_name=pi,mpi_role_type=launcher;
 #   the operator's /metrics: counters moved, job_info and the seed's job_infos
 #   join label, promtool check metrics.
+# JOURNEY_IMAGE: the example's image replaced by this one, whose pi is /home/mpiuser/pi (an
+# mpik8s/mpi-pi variant: tests/k8s/cases/journey_openmpi5.sh runs it on Open MPI 5).
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ks_skip_unless_root
@@ -44,7 +46,14 @@ ks_wait_for "kc get pods -n mpi-operator -l $sel -o jsonpath='{.items[0].status.
 OP=$(kc get pods -n mpi-operator -l $sel -o jsonpath='{.items[0].metadata.name}')
 OPIP=$(kc get pods -n mpi-operator "$OP" -o jsonpath='{.status.podIP}')
 
-kc create -f "$ROOT/examples/v1alpha2/pi.yaml" || ks_fail "kubectl create -f examples/v1alpha2/pi.yaml"
+EX=$ROOT/examples/v1alpha2/pi.yaml
+if [ -n "${JOURNEY_IMAGE:-}" ]; then
+  sed -e "s|image: mpik8s/nccl-benchmarks:latest|image: $JOURNEY_IMAGE|" -e 's|"mpi-pi"\]|"/home/mpiuser/pi"]|' "$EX" >"$KS_DIR/pi.yaml.in"
+  [ "$(grep -c "image: $JOURNEY_IMAGE" "$KS_DIR/pi.yaml.in")" = 2 ] && grep -q '"/home/mpiuser/pi"\]' "$KS_DIR/pi.yaml.in" ||
+    ks_fail "$EX no longer names mpik8s/nccl-benchmarks:latest twice and mpi-pi"
+  EX=$KS_DIR/pi.yaml.in
+fi
+kc create -f "$EX" || ks_fail "kubectl create -f examples/v1alpha2/pi.yaml"
 ks_wait_for "[ \$(kc get pods -l mpi_job_name=pi -o name | wc -l) -ge 3 ]" 60 || ks_fail "launcher and workers not created"
 kc get pods | tee "$KS_DIR/pods.txt"
 grep -q '^pi-worker-0 ' "$KS_DIR/pods.txt" && grep -q '^pi-worker-1 ' "$KS_DIR/pods.txt" && grep -q '^pi-launcher-' "$KS_DIR/pods.txt" \
@@ -94,5 +103,5 @@ lp=${PODNAME#pod/}
 echo "$m" | grep -qx "mpi_operator_job_infos{launcher=\"$lp\",namespace=\"default\"} 1" || ks_fail "job_infos lacks launcher=$lp"
 echo "$m" | grep -qx "mpi_operator_job_info{launcher=\"$lp\",namespace=\"default\"} 1" || ks_fail "job_info lacks launcher=$lp"
 echo "$m" | grep -q '^mpi_operator_launch_latency_seconds_count 1$' || ks_fail "launch latency not observed"
-kc delete -f "$ROOT/examples/v1alpha2/pi.yaml" >/dev/null
-echo "PASS: seed journey (operator pod $OP)"
+kc delete -f "$EX" >/dev/null
+echo "PASS: seed journey (operator pod $OP${JOURNEY_IMAGE:+, image $JOURNEY_IMAGE})"

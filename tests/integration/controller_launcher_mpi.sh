@@ -12,23 +12,8 @@ ctl_cluster
 sed 's|server: .*|server: https://127.0.0.9:1|' "$KS_DIR/kubeconfig" > "$KS_DIR/kubeconfig-elsewhere"
 ctl_start a -kubeConfig "$KS_DIR/kubeconfig-elsewhere" -master=https://10.250.0.1:6443/ -alsologtostderr -v=1 -stderrthreshold INFO -kube-api-qps=50 -kube-api-burst 100 -controller-queue-rate-limit=10 --controller-queue-burst 100 -leader-elect=false
 job() { # NAME IMPLEMENTATION
-  cat <<YAML
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/agent-run: "false"}
-spec:
-  mpiImplementation: $2
-  slotsPerWorker: 2
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template: {spec: {containers: [{name: l, image: mpik8s/openmpi, command: [/opt/kube/mpi-agent, status]}]}}
-    Worker:
-      replicas: 2
-      template: {spec: {containers: [{name: w, image: mpik8s/openmpi}]}}
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/agent-run=false --impl "$2" --slots 2 \
+    --command '[/opt/kube/mpi-agent, status]'
 }
 job st-mpich MPICH | kc create -f - >/dev/null || ks_fail "create st-mpich"
 job st-intel Intel | kc create -f - >/dev/null || ks_fail "create st-intel"

@@ -10,33 +10,10 @@ command -v mpirun >/dev/null || { echo "skip: no mpirun"; exit 77; }
 ctl_cluster
 ctl_start a --leader-elect=false
 kc create serviceaccount pi-runner >/dev/null || ks_fail "create serviceaccount"
-kc create -f - >/dev/null <<'YAML' || ks_fail "create MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: pi-sa
-  annotations: {mpi-k8s.io/transport: exec}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: Running}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          serviceAccountName: pi-runner
-          containers:
-          - image: mpik8s/nccl-benchmarks:latest
-            name: pi
-            command: ["mpirun", "--allow-run-as-root", "-np", "2", "-x", "PATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib", "mpi-pi"]
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - image: mpik8s/nccl-benchmarks:latest
-            name: pi
-YAML
+mpijob_yaml pi-sa --ann mpi-k8s.io/transport=exec --slots 1 --run-policy '{cleanPodPolicy: Running}' \
+  --image mpik8s/nccl-benchmarks:latest --names pi,pi --launcher-pod 'serviceAccountName: pi-runner' \
+  --command '["mpirun", "--allow-run-as-root", "-np", "2", "-x", "PATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib", "mpi-pi"]' |
+  kc create -f - >/dev/null || ks_fail "create MPIJob"
 ks_wait_for "[ \"\$(cond pi-sa Succeeded status)\" = True ] || [ \"\$(cond pi-sa Failed status)\" = True ]" 200 || true
 if [ "$(cond pi-sa Succeeded status)" != True ]; then
   kc get mpijob pi-sa -o yaml; kc get pods -o wide

@@ -13,37 +13,14 @@ set -u
 ctl_cluster
 ctl_start a --monitoring-port 18182 --leader-elect=false -v 1
 
-# mk NAME CLEAN LAUNCHER_SH WORKER_SH RUNPOLICY_EXTRA ANNOTATIONS
+# mk NAME CLEAN LAUNCHER_SH WORKER_SH RUNPOLICY_EXTRA [ANNOTATION=VALUE]
 mk() {
-  local wcmd=""
-  [ -n "$4" ] && wcmd="command: [sh, -c, '$4'], "
-  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "60" $6}
-spec:
-  runPolicy: {cleanPodPolicy: $2 $5}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          volumes: [{name: shared, hostPath: {path: "$KS_DIR/shared", type: DirectoryOrCreate}}]
-          containers:
-          - {name: l, image: mpik8s/openmpi, command: [sh, -c, '$3'], volumeMounts: [{name: shared, mountPath: /shared}]}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          volumes: [{name: shared, hostPath: {path: "$KS_DIR/shared", type: DirectoryOrCreate}}]
-          containers:
-          - {name: w, image: mpik8s/openmpi, ${wcmd}volumeMounts: [{name: shared, mountPath: /shared}]}
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=60 ${6:+--ann "$6"} \
+    --run-policy "{cleanPodPolicy: $2 $5}" --restart Never --command "[sh, -c, '$3']" ${4:+--worker-command "[sh, -c, '$4']"} \
+    --pod "volumes: [{name: shared, hostPath: {path: \"$KS_DIR/shared\", type: DirectoryOrCreate}}]" \
+    --container 'volumeMounts: [{name: shared, mountPath: /shared}]' | kc create -f - >/dev/null || ks_fail "create $1"
 }
-NOWRAP=', mpi-k8s.io/agent-run: "false"'
+NOWRAP=mpi-k8s.io/agent-run=false
 # worker-1 finishes (Succeeded) while the launcher runs, so that Running and All differ:
 # it must outlive the launcher's init (the agent checks that every worker is reachable),
 # and the launcher may end only once the operator has seen worker-1 Succeeded. The pods

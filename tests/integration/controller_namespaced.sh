@@ -27,35 +27,11 @@ ks_wait_for "kc get pods -n mpi-jobs -l app=mpi-operator -o jsonpath='{.items[0]
   || ks_fail "operator not Ready: $(kc get pods -n mpi-jobs -o wide; kc logs -n mpi-jobs -l app=mpi-operator --tail 20)"
 
 job() { # job NAMESPACE
-  kc create -n "$1" -f - >/dev/null <<'YAML' || ks_fail "create MPIJob in $1"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: pi
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "120"}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
-          containers:
-          - image: mpik8s/nccl-benchmarks:latest
-            name: pi
-            command: [mpirun, -np, "2", -x, PATH, -mca, pml, ob1, -mca, btl, "^openib", mpi-pi]
-            securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}
-          containers:
-          - image: mpik8s/nccl-benchmarks:latest
-            name: pi
-            securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-YAML
+  mpijob_yaml pi --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=120 --restart Never \
+    --image mpik8s/nccl-benchmarks:latest --names pi,pi --pod 'securityContext: {runAsNonRoot: true, runAsUser: 1000, seccompProfile: {type: RuntimeDefault}}' \
+    --container 'securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}' \
+    --command '[mpirun, -np, "2", -x, PATH, -mca, pml, ob1, -mca, btl, "^openib", mpi-pi]' |
+    kc create -n "$1" -f - >/dev/null || ks_fail "create MPIJob in $1"
 }
 job mpi-jobs
 job default

@@ -36,37 +36,12 @@ want='Error from server (Forbidden): pods "bad" is forbidden: violates PodSecuri
 [ "$out" = "$want" ] || ks_fail "refusal: got '$out'"
 
 # an MPIJob whose own templates comply runs to Succeeded
-kc create -n secure -f - >/dev/null <<'YAML' || ks_fail "create MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: pi
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "120"}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: Running}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          securityContext: {runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: {type: RuntimeDefault}}
-          containers:
-          - image: mpik8s/nccl-benchmarks:latest
-            name: pi
-            command: [mpirun, -np, "2", -x, PATH, -mca, pml, ob1, -mca, btl, "^openib", mpi-pi]
-            securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          securityContext: {runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: {type: RuntimeDefault}}
-          containers:
-          - image: mpik8s/nccl-benchmarks:latest
-            name: pi
-            securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
-YAML
+mpijob_yaml pi --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=120 --slots 1 \
+  --run-policy '{cleanPodPolicy: Running}' --restart Never --image mpik8s/nccl-benchmarks:latest --names pi,pi \
+  --pod 'securityContext: {runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: {type: RuntimeDefault}}' \
+  --container 'securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}' \
+  --command '[mpirun, -np, "2", -x, PATH, -mca, pml, ob1, -mca, btl, "^openib", mpi-pi]' |
+  kc create -n secure -f - >/dev/null || ks_fail "create MPIJob"
 # a pod refused by Pod Security shows as the launcher Job's FailedCreate Event: fail at once
 done_or_refused() {
   [ "$(kc get mpijob -n secure pi -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}')" = True ] && return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 300
+# timeout: 480
 # The shipped alerts in a real Prometheus (Debian's prometheus): it scrapes the operator every
 # second and loads manifests/components/monitoring/mpi-operator.rules.yml, copied with one
 # change only: MPIJobBlocked's threshold, 600 s, becomes 5 s (the file says so at the rule).
@@ -10,7 +10,9 @@
 # really exports, and /api/v1/alerts shows MPIJobBlocked firing for that job; once the job is
 # deleted its series goes and the alert with it. A launcher whose image cannot be pulled is
 # Blocked (the alert fires), then fails at its worker-timeout: the alert ends and MPIJobsFailed
-# fires for its reason. Runs on kubesim and on the real cluster (tests/k8s/integration.list).
+# fires for its reason. Runs on kubesim and on the real cluster (tests/k8s/integration.list). The
+# bound is the real cluster's under load: cold CI at load 11 printed PASS at 300 s, before its
+# cluster was down.
 set -u
 . "$(dirname "$0")/controller_common.bash"
 ks_skip_unless_root
@@ -43,27 +45,9 @@ api() { ks_run curl -sf "http://127.0.0.1:$PROM/api/v1/$1"; }
 ks_wait_for 'api "query?query=up" | grep -q "\"value\":\[[0-9.]*,\"1\"\]"' 60 ||
   ks_fail "Prometheus does not scrape the operator: $(tail -n 5 "$P/log")"
 
-kc create -f - >/dev/null <<YAML || ks_fail "create MPIJob gpu"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: gpu
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "600"}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: l, image: mpik8s/openmpi, command: [sh, -c, 'true']}
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: w, image: mpik8s/openmpi, resources: {limits: {nvidia.com/gpu: 1}}}
-YAML
+mpijob_yaml gpu --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=600 --workers 1 \
+  --command "[sh, -c, 'true']" --worker-container 'resources: {limits: {nvidia.com/gpu: 1}}' |
+  kc create -f - >/dev/null || ks_fail "create MPIJob gpu"
 wait_cond gpu Blocked True 90
 [ "$(cond gpu Blocked reason)" = Unschedulable ] || ks_fail "Blocked reason $(cond gpu Blocked reason)"
 since=$(date -d "$(cond gpu Blocked lastTransitionTime)" +%s)
@@ -125,27 +109,9 @@ api 'query?query=mpi_operator:job_blocked_seconds' | grep -q '"mpijob":"gpu"' ||
 # a launcher whose image cannot be pulled: Blocked, MPIJobBlocked fires, then the job fails at
 # its 15 s worker-timeout (reason unknown: no rank failed), the alert ends and MPIJobsFailed
 # fires for that reason
-kc create -f - >/dev/null <<YAML || ks_fail "create MPIJob noimg"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: noimg
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "15"}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: l, image: "127.0.0.1:1/mpik8s/does-not-exist:1", command: [sh, -c, 'true']}
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: w, image: mpik8s/openmpi}
-YAML
+mpijob_yaml noimg --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=15 --workers 1 \
+  --launcher-image '"127.0.0.1:1/mpik8s/does-not-exist:1"' --command "[sh, -c, 'true']" |
+  kc create -f - >/dev/null || ks_fail "create MPIJob noimg"
 wait_cond noimg Failed True 90
 alert_on() {  # NAME LABEL VALUE: the firing alert NAME with LABEL=VALUE is listed
   api alerts | python3 -c '

@@ -95,14 +95,18 @@ restarting() {
     kc get mpijob "$1" -o jsonpath='{.status.restarts[0].message}' | grep -E "$2"; }
 }
 
-# seen JOB PATTERN REASON: within 30 s: the Restarting condition (restarting), the same words in a
+# seen JOB PATTERN REASON: within 60 s: the Restarting condition (restarting), the same words in a
 # MPIJobRestarting Event and in status.restarts[0] (reason REASON; "any": whichever it names),
-# restartCount 1, retriesLeft, and the metric's count for that reason
+# restartCount 1, retriesLeft, and the metric's count for that reason. The bound: the rank's
+# exit reaching mpirun through the exec stream, the agent's report, and the kubelet's restart of
+# the container; 30 s was missed once on the real cluster while its exec probes timed out at 10 s
+# (final CI of session 20), so the failure also shows the launcher's last lines.
 seen() {
-  local what="$1: within 30 s of the cause"
-  ks_wait_for 'restarting '"$1"' "'"$2"'"' 30 ||
+  local what="$1: within 60 s of the cause"
+  ks_wait_for 'restarting '"$1"' "'"$2"'"' 60 ||
     ks_fail "$what: no Restarting condition naming /$2/: $(kc get mpijob "$1" -o jsonpath='{.status}')
-$(kc get pods -l "mpi_job_name=$1,mpi_role_type=launcher" -o yaml | grep -A12 -E 'lastState|restartCount')"
+$(kc get pods -l "mpi_job_name=$1,mpi_role_type=launcher" -o yaml | grep -A12 -E 'lastState|restartCount')
+the launcher's last lines: $(kc logs "$(launcher "$1")" --tail 15 2>&1)"
   ks_wait_for 'kc get events --field-selector reason=MPIJobRestarting,involvedObject.name='"$1"' \
     -o jsonpath="{.items[*].message}" | grep -E "run 2 of 7\): .*'"$2"'"' 30 ||
     ks_fail "$what: no MPIJobRestarting Event: $(kc get events --field-selector involvedObject.name="$1")"
@@ -137,12 +141,20 @@ job ldel v2beta1 Never | kc create -f - >/dev/null || ks_fail "create ldel"
 
 ranks_up wdel
 touch "$KS_DIR/wdel/second" "$KS_DIR/wdel/hold-wdel-worker-1" || ks_fail touch
+old_uid=$(kc get pod wdel-worker-1 -o jsonpath='{.metadata.uid}') && [ -n "$old_uid" ] || ks_fail "uid of wdel-worker-1"
 kc delete pod wdel-worker-1 --wait=false >/dev/null || ks_fail "delete wdel-worker-1"
 seen wdel "worker wdel-worker-1: (being )?deleted" worker_lost
 # held: the rerun's container runs, but waits for the new worker, so its ranks cannot start:
-# the launcher is not Ready and the job stays Restarting, not Running
+# the launcher is not Ready and the job stays Restarting, not Running. The new worker is the pod
+# of that name with another uid: the old one runs on through its grace period (30 s, the
+# pod's default terminationGracePeriodSeconds), and the name is re-created only once it is gone.
+# new_worker: the phase of wdel-worker-1 when it is the re-created pod, else nothing
+new_worker() {
+  kc get pod wdel-worker-1 -o jsonpath='{.metadata.uid} {.status.phase}' 2>/dev/null |
+    awk -v old="$old_uid" '$1 != old { print $2 }'
+}
 ks_wait_for '[ -n "$(kc get pod "$(launcher wdel)" -o jsonpath="{.status.containerStatuses[0].state.running}")" ] &&
-  [ "$(kc get pod wdel-worker-1 -o jsonpath="{.status.phase}" 2>/dev/null)" = Running ]' 60 ||
+  [ "$(new_worker)" = Running ]' 90 ||
   ks_fail "wdel: the rerun or the new worker does not run: $(kc get pods -o wide)"
 sleep 5
 [ "$(cond wdel Restarting status)" = True ] && [ "$(cond wdel Running status)" != True ] ||

@@ -27,27 +27,10 @@ MAX_EVENTS=4
 ctl_cluster --nodes 3
 ctl_start a --leader-elect=false -v 1
 
-kc create -f - >/dev/null <<YAML || ks_fail "create the MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata: {name: wide}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          nodeSelector: {test: unschedulable}
-          containers: [{name: l, image: mpik8s/openmpi, command: [mpirun, hostname]}]
-    Worker:
-      replicas: $N
-      template:
-        spec:
-          containers:
-          - name: w
-            image: busybox
-            command: [sh, -c, 'i=\$(hostname); i=\${i##*-}; sleep \$((3 + i / 10)).\$((i % 10))']
-YAML
+mpijob_yaml wide --launcher-pod 'nodeSelector: {test: unschedulable}' --command '[mpirun, hostname]' \
+  --workers "$N" --worker-image busybox \
+  --worker-command "[sh, -c, 'i=\$(hostname); i=\${i##*-}; sleep \$((3 + i / 10)).\$((i % 10))']" |
+  kc create -f - >/dev/null || ks_fail "create the MPIJob"
 succeeded() { kc get pods -l training.kubeflow.org/job-role=worker,training.kubeflow.org/job-name=wide \
   --field-selector status.phase=Succeeded -o name | wc -l; }
 ks_wait_for '[ "$(succeeded)" -eq '$N' ]' 150 || { kc get pods -o wide; ks_fail "the $N workers did not all succeed"; }
@@ -79,19 +62,8 @@ echo "status writes $writes over ${span} s (bound $MAX_WRITES; at most $burst wi
 # "restricted"; the worker template does not comply)
 kc create namespace locked >/dev/null || ks_fail "create namespace locked"
 kc label namespace locked pod-security.kubernetes.io/enforce=restricted >/dev/null || ks_fail "label namespace"
-kc create -n locked -f - >/dev/null <<YAML || ks_fail "create the refused MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata: {name: refused}
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template: {spec: {containers: [{name: l, image: mpik8s/openmpi, command: [mpirun, hostname]}]}}
-    Worker:
-      replicas: $N
-      template: {spec: {containers: [{name: w, image: busybox, command: [sleep, "60"]}]}}
-YAML
+mpijob_yaml refused --command '[mpirun, hostname]' --workers "$N" --worker-image busybox \
+  --worker-command '[sleep, "60"]' | kc create -n locked -f - >/dev/null || ks_fail "create the refused MPIJob"
 stops() { grep -c "locked/refused: pod writes stopped after a failed batch of 4; $((N - 4)) not attempted (slow start)" \
   "$KS_DIR/op-a.log"; }
 ks_wait_for '[ "$(stops)" -ge 2 ]' 60 || ks_fail "no slow-start stop logged for the refused pods: $(grep refused "$KS_DIR/op-a.log" | tail -5)"

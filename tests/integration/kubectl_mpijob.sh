@@ -29,44 +29,21 @@ km() { kp kubectl mpijob "$@"; }
 # the program: on kubesim a host path the pods see; on the real cluster copied into each worker
 if [ "$KUBE_BACKEND" = k8s ]; then P=/tmp/rank_fail; else P=$PROG; fi
 
-# mk NAME FAIL_RANK [WORKER_IMAGE [EXTRA METADATA [RUNPOLICY EXTRA]]]: 2 workers, rank FAIL_RANK exits 3;
+# mk NAME FAIL_RANK [WORKER_IMAGE [LABEL=VALUE [RUNPOLICY EXTRA]]]: 2 workers, rank FAIL_RANK exits 3;
 # the ranks run 4 s before the program so that the operator sees the job Running (its conditions,
 # in the golden files, otherwise depend on how soon a sync comes)
 mk() {
-  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "300"}
-  ${4:-}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: None, backoffLimit: 0${5:-}}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-          - name: l
-            image: mpik8s/openmpi:latest
-            command: [mpirun, --allow-run-as-root, -np, "2", --bind-to, none, --tag-output, -mca, pml, ob1, -mca, btl,
-                      "self,tcp", -x, FAIL_MODE=exit, -x, FAIL_RANK=$2, sh, -c,
-                      'until [ -x $P ]; do sleep 0.5; done; sleep 4; exec $P']
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - {name: w, image: ${3:-mpik8s/openmpi:latest}}
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=300 ${4:+--label "$4"} --slots 1 \
+    --run-policy "{cleanPodPolicy: None, backoffLimit: 0${5:-}}" --restart Never --image mpik8s/openmpi:latest \
+    --worker-image "${3:-mpik8s/openmpi:latest}" \
+    --command "[mpirun, --allow-run-as-root, -np, \"2\", --bind-to, none, --tag-output, -mca, pml, ob1, -mca, btl,
+                      \"self,tcp\", -x, FAIL_MODE=exit, -x, FAIL_RANK=$2, sh, -c,
+                      'until [ -x $P ]; do sleep 0.5; done; sleep 4; exec $P']" | kc create -f - >/dev/null || ks_fail "create $1"
 }
 mk ok 99
 mk fexit 1
 mk noimg 99 example.com/does-not-exist:1
-mk susp 99 mpik8s/openmpi:latest 'labels: {kueue.x-k8s.io/queue-name: lq}' ', suspend: true'
+mk susp 99 mpik8s/openmpi:latest kueue.x-k8s.io/queue-name=lq ', suspend: true'
 if [ "$KUBE_BACKEND" = k8s ]; then
   for p in ok-worker-0 ok-worker-1 fexit-worker-0 fexit-worker-1; do
     ks_wait_for "kc get pod $p -o jsonpath='{.status.phase}' | grep -q Running" 180 || ks_fail "$p not Running"

@@ -32,30 +32,10 @@ img_conf "$W/images.conf" "mpik8s/* build/stage/usr/local/bin"
 ctl_cluster --set images_conf="$W/images.conf"
 ks_on_exit "rm -rf '$W'"
 ctl_start op
-kc create -f - >/dev/null <<'YAML' || ks_fail "create the MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: bare
-  annotations: {mpi-k8s.io/transport: exec}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: Running}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: l
-            image: kubesim-test/openmpi-bare:1
-            command: [sh, -c, 'test ! -e /usr/local/bin/mpi-rsh && ! command -v kubectl && ! test -e /usr/lib/x86_64-linux-gnu/libcurl.so.4 && echo nothing-of-ours; mpirun --allow-run-as-root -np 2 hostname']
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers: [{name: w, image: kubesim-test/openmpi-bare:1}]
-YAML
+mpijob_yaml bare --ann mpi-k8s.io/transport=exec --slots 1 --run-policy '{cleanPodPolicy: Running}' \
+  --image kubesim-test/openmpi-bare:1 \
+  --command "[sh, -c, 'test ! -e /usr/local/bin/mpi-rsh && ! command -v kubectl && ! test -e /usr/lib/x86_64-linux-gnu/libcurl.so.4 && echo nothing-of-ours; mpirun --allow-run-as-root -np 2 hostname']" |
+  kc create -f - >/dev/null || ks_fail "create the MPIJob"
 ks_wait_for "[ \"\$(cond bare Succeeded status)\" = True ] || [ \"\$(cond bare Failed status)\" = True ]" 240
 st=$(cond bare Succeeded status)
 L=$(kc get pods -l mpi_job_name=bare,mpi_role_type=launcher -o name | head -1)

@@ -44,7 +44,7 @@ op_checks() {
 EOF2
 KS_UP_ARGS="--set images_conf=$W/images.conf" bash -c '
   set -u
-  src=$(sed "s|^kc delete -f \"\$ROOT/examples/v1alpha2/pi.yaml\".*|op_checks\n&|" "$1")
+  src=$(sed "s|^kc delete -f \"\$EX\".*|op_checks\n&|" "$1")
   grep -q "^op_checks$" <<<"$src" || { echo "FAIL: controller_journey.sh changed: no place for the operator checks" >&2; exit 1; }
   . "$2"
   cd "$(dirname "$1")" && eval "$src"' _ "$ROOT/tests/integration/controller_journey.sh" "$W/after.bash"

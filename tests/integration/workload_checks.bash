@@ -32,13 +32,15 @@ check_cnn() {
   [ "$nsum" = "$n" ] && [ "$sums" = 1 ] && ok "$lb: all $n ranks print the same weights checksum" ||
     bad "$lb: $nsum checksum lines, $sums distinct values"
   # the total is the sum of each rank's wall rate, which each rank prints ("rank R: images/sec:
-  # X"): equal up to the rounding of the printed values. Not the step lines' MEAN, the mean of
-  # per-step rates, which a loaded machine's uneven steps lift far above the wall rate.
+  # X"): equal up to the rounding of the printed values, each of the n rates and the total by up to
+  # 0.005 (784.43 against 784.44 for 2 ranks happened in CI), with a margin for awk's floats. Not
+  # the step lines' MEAN, the mean of per-step rates, which a loaded machine's uneven steps lift far
+  # above the wall rate.
   local total per nper
   total=$(sed -n 's/^total images\/sec: //p' "$f")
   nper=$(grep -cE '^rank [0-9]+: images/sec: [0-9]+\.[0-9]{2}$' "$f")
   per=$(awk '/^rank [0-9]+: images\/sec: / {s += $NF} END {printf "%.2f", s}' "$f")
-  [ "$nper" = "$n" ] && awk -v t="${total:-0}" -v p="$per" -v n="$n" 'BEGIN {d = t - p; exit !(t > 0 && d <= 0.005 * n && d >= -0.005 * n)}' &&
+  [ "$nper" = "$n" ] && awk -v t="${total:-0}" -v p="$per" -v n="$n" 'BEGIN {d = t - p; m = 0.005 * (n + 1) + 1e-9; exit !(t > 0 && d <= m && d >= -m)}' &&
     ok "$lb: total images/sec $total is the sum of the $n ranks' rates ($per)" ||
     bad "$lb: total images/sec ${total:-?} is not the sum of the ranks' rates ($per, $nper rank lines)"
 }

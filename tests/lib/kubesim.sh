@@ -8,7 +8,14 @@
 #   ks_down                        stop the instance now (ks_up may then be called again)
 #   ks_fault KIND ARGS...          kubesim fault
 #   ks_skip_unless_root            exit 77 (skip) when not root
-# Tests call `ks_fail MSG` to fail with a message. Requires ROOT (repo root) or finds it.
+#   ks_on_exit 'SHELL CMD'         run CMD during cleanup, before `kubesim down`
+#   ks_log MSG                     a timestamped progress line on stderr
+# Tests call `ks_fail MSG` to fail with a message and `ks_skip MSG` to skip (77). Requires
+# ROOT (repo root) or finds it. Knobs: KS_RUN_TIMEOUT=SECONDS bounds each ks_run and
+# ks_kubectl (unset: no bound but the test's own); KS_FAIL_TAIL='GLOB' adds the files of
+# KS_DIR it matches (a test's own output) to the lines a failed test shows; KS_KEEP=1 keeps
+# KS_DIR. tests/lib/agent_jobs.sh builds on this for the agent's tests (no controller);
+# tests/lib/mpijob.sh (sourced here) has mpijob_yaml, the MPIJob manifests' one generator.
 #
 # KUBE_BACKEND=k8s runs the same helpers on the real cluster (tests/k8s/k8s, same CLI):
 # ks_up starts one and loads the Docker Engine's mpik8s/* images into it (`make
@@ -25,6 +32,7 @@ esac
 KS_KUBECTL=${KS_KUBECTL:-kubectl}
 KS_DIR=
 _ks_cleanup_hooks=()
+. "$ROOT/tests/lib/mpijob.sh"
 
 ks_fail() {
   _ks_failed="$*"
@@ -32,11 +40,18 @@ ks_fail() {
   exit 1
 }
 
+ks_skip() {
+  echo "skip: $*"
+  exit 77
+}
+
 ks_skip_unless_root() {
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "skip: needs root for network namespaces"
-    exit 77
-  fi
+  [ "$(id -u)" -eq 0 ] || ks_skip "needs root for network namespaces"
+}
+
+# ks_log MSG: "HH:MM:SS.mmm [test name] MSG" on stderr.
+ks_log() {
+  printf '%s [%s] %s\n' "$(date -u +%H:%M:%S.%3N)" "$(basename "$0" .sh)" "$*" >&2
 }
 
 # ks_on_exit CMD: run CMD (eval'd) during cleanup, before `kubesim down`.
@@ -53,10 +68,11 @@ _ks_cleanup() {
     if [ $rc -ne 0 ]; then
       # the runner shows a failed test's last lines: the logs, then the reason again
       local f
-      for f in "$KS_DIR/apiserver.log" "$KS_DIR"/logs/*.log "$KS_DIR"/op-*.log; do
+      # shellcheck disable=SC2086
+      for f in "$KS_DIR/apiserver.log" "$KS_DIR"/logs/*.log "$KS_DIR"/op-*.log ${KS_FAIL_TAIL:+"$KS_DIR"/$KS_FAIL_TAIL}; do
         [ -f "$f" ] || continue
         echo "---- last lines of $f (GET requests left out)" >&2
-        grep -v ' INFO GET /' "$f" | tail -n 15 >&2
+        grep -v ' INFO GET /' "$f" | tail -n 15 >&2 || true
       done
       [ -z "${_ks_failed:-}" ] || echo "FAIL: $_ks_failed" >&2
     fi
@@ -127,7 +143,9 @@ ks_down() {
 ks_run() {
   [ -n "$KS_DIR" ] || ks_fail "ks_run before ks_up"
   # kubesim's own `run` as the shell script `up` wrote (no Python started: the polls call this)
-  if [ -x "$KS_DIR/state/run" ]; then "$KS_DIR/state/run" "$@"; else "$KUBESIM" run --dir "$KS_DIR" -- "$@"; fi
+  local run=("$KUBESIM" run --dir "$KS_DIR" --)
+  [ ! -x "$KS_DIR/state/run" ] || run=("$KS_DIR/state/run")
+  if [ -n "${KS_RUN_TIMEOUT:-}" ]; then timeout -k 5 "$KS_RUN_TIMEOUT" "${run[@]}" "$@"; else "${run[@]}" "$@"; fi
 }
 
 ks_kubectl() {

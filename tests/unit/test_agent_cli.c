@@ -10,6 +10,19 @@
 
 #include "../../agent/agent.h"
 
+/* agent_opts_parse refuses argv (with the environment as set) with a message that holds want. */
+static void parse_fails(const char *cmd, int argc, char **argv, const char *want)
+{
+    struct agent_opts o;
+    char *errmsg = NULL;
+    assert_int_equal(agent_opts_parse(&o, cmd, argc, argv, &errmsg), -1);
+    assert_non_null(errmsg);
+    if (!strstr(errmsg, want))
+        fail_msg("message \"%s\" lacks \"%s\"", errmsg, want);
+    free(errmsg);
+    agent_opts_free(&o);
+}
+
 static void clear_env(void)
 {
     static const char *const vars[] = { "MPI_JOB_NAME",
@@ -85,7 +98,7 @@ static void test_env_then_flags(void **s)
     setenv("MPI_AGENT_PROGRESS_TIMEOUT", "30", 1);
     char *argv[] = { "run", "-n", "flagns", "--timeout", "5s", "-v", "--", "mpirun", "-np", "2", "--timeout", "x", NULL };
     struct agent_opts o;
-    assert_int_equal(agent_opts_parse(&o, "run", 12, argv), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 12, argv, NULL), 0);
     assert_string_equal(o.namespace, "flagns");
     assert_string_equal(o.job, "pi");
     assert_int_equal(o.transport, MPIK8S_TRANSPORT_SSH);
@@ -103,7 +116,7 @@ static void test_env_then_flags(void **s)
     agent_opts_free(&o);
     /* --context and --kubeconfig: what mpi-agent status/logs and the plugin connect with */
     char *argv2[] = { "status", "--context", "kind-b", "--kubeconfig", "/k/config", "job1", NULL };
-    assert_int_equal(agent_opts_parse(&o, "status", 6, argv2), 0);
+    assert_int_equal(agent_opts_parse(&o, "status", 6, argv2, NULL), 0);
     assert_string_equal(o.context, "kind-b");
     assert_string_equal(o.kubeconfig, "/k/config");
     assert_int_equal(o.argc, 1);
@@ -116,20 +129,15 @@ static void test_bad_values(void **s)
 {
     (void)s;
     clear_env();
-    struct agent_opts o;
     char *a1[] = { "init", "--timeout", "soon", NULL };
-    assert_int_equal(agent_opts_parse(&o, "init", 3, a1), -1);
-    agent_opts_free(&o);
+    parse_fails("init", 3, a1, "--timeout: expected a duration like 90, 90s, 15m or 250ms, got \"soon\"");
     char *a2[] = { "init", "--transport", "rsh", NULL };
-    assert_int_equal(agent_opts_parse(&o, "init", 3, a2), -1);
-    agent_opts_free(&o);
+    parse_fails("init", 3, a2, "--transport: expected exec or ssh, got \"rsh\"");
     char *a3[] = { "init", "--bogus", NULL };
-    assert_int_equal(agent_opts_parse(&o, "init", 2, a3), -1);
-    agent_opts_free(&o);
+    parse_fails("init", 2, a3, "bad option \"--bogus\" (see mpi-agent init --help)");
     setenv("MPI_JOB_WORKERS", "many", 1);
     char *a4[] = { "init", NULL };
-    assert_int_equal(agent_opts_parse(&o, "init", 1, a4), -1);
-    agent_opts_free(&o);
+    parse_fails("init", 1, a4, "MPI_JOB_WORKERS: expected a whole number >= 0, got \"many\"");
     clear_env();
 }
 
@@ -142,20 +150,19 @@ static void test_ip_family(void **s)
     clear_env();
     struct agent_opts o;
     char *a[] = { "run", "--", "true", NULL };
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
     assert_int_equal(o.ip_family, 0);
     agent_opts_free(&o);
     setenv("MPI_JOB_IP_FAMILY", "IPv6", 1);
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
     assert_int_equal(o.ip_family, 6);
     agent_opts_free(&o);
     setenv("MPI_JOB_IP_FAMILY", "IPv4", 1);
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
     assert_int_equal(o.ip_family, 4);
     agent_opts_free(&o);
     setenv("MPI_JOB_IP_FAMILY", "v6", 1);
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), -1);
-    agent_opts_free(&o);
+    parse_fails("run", 3, a, "MPI_JOB_IP_FAMILY: expected IPv4 or IPv6, got \"v6\"");
     clear_env();
 }
 
@@ -165,21 +172,20 @@ static void test_network_timeout(void **s)
     clear_env();
     struct agent_opts o;
     char *a[] = { "run", "--", "true", NULL };
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
     assert_true(o.network_timeout_s == 60);
     agent_opts_free(&o);
     setenv("MPI_AGENT_NETWORK_TIMEOUT", "0", 1);
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
     assert_true(o.network_timeout_s == 0);
     agent_opts_free(&o);
     setenv("MPI_AGENT_NETWORK_TIMEOUT", "20", 1);
     char *b[] = { "run", "--network-timeout", "2m", "--", "true", NULL };
-    assert_int_equal(agent_opts_parse(&o, "run", 5, b), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 5, b, NULL), 0);
     assert_true(o.network_timeout_s == 120);
     agent_opts_free(&o);
     setenv("MPI_AGENT_NETWORK_TIMEOUT", "soon", 1);
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), -1);
-    agent_opts_free(&o);
+    parse_fails("run", 3, a, "MPI_AGENT_NETWORK_TIMEOUT: expected a duration");
     clear_env();
 }
 
@@ -191,20 +197,19 @@ static void test_rsh_timeout(void **s)
     clear_env();
     struct agent_opts o;
     char *a[] = { "run", "--", "true", NULL };
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
     assert_true(o.rsh_timeout_s == 20);
     agent_opts_free(&o);
     setenv("MPI_AGENT_RSH_TIMEOUT", "0", 1);
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
     assert_true(o.rsh_timeout_s == 0);
     agent_opts_free(&o);
     char *b[] = { "run", "--rsh-timeout", "1m", "--", "true", NULL };
-    assert_int_equal(agent_opts_parse(&o, "run", 5, b), 0);
+    assert_int_equal(agent_opts_parse(&o, "run", 5, b, NULL), 0);
     assert_true(o.rsh_timeout_s == 60);
     agent_opts_free(&o);
     setenv("MPI_AGENT_RSH_TIMEOUT", "soon", 1);
-    assert_int_equal(agent_opts_parse(&o, "run", 3, a), -1);
-    agent_opts_free(&o);
+    parse_fails("run", 3, a, "MPI_AGENT_RSH_TIMEOUT: expected a duration");
     clear_env();
 }
 
@@ -215,22 +220,21 @@ static void test_launcher_uid(void **s)
     clear_env();
     struct agent_opts o;
     char *a[] = { "init", NULL };
-    assert_int_equal(agent_opts_parse(&o, "init", 1, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "init", 1, a, NULL), 0);
     assert_int_equal(o.launcher_uid, -1);
     agent_opts_free(&o);
     setenv("MPI_JOB_LAUNCHER_UID", "1000870000", 1);
-    assert_int_equal(agent_opts_parse(&o, "init", 1, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "init", 1, a, NULL), 0);
     assert_int_equal(o.launcher_uid, 1000870000);
     agent_opts_free(&o);
     setenv("MPI_JOB_LAUNCHER_UID", "2147483647", 1);
-    assert_int_equal(agent_opts_parse(&o, "init", 1, a), 0);
+    assert_int_equal(agent_opts_parse(&o, "init", 1, a, NULL), 0);
     assert_int_equal(o.launcher_uid, 2147483647);
     agent_opts_free(&o);
     const char *bad[] = { "2147483648", "-1", "1000x", NULL };
     for (int i = 0; bad[i]; i++) {
         setenv("MPI_JOB_LAUNCHER_UID", bad[i], 1);
-        assert_int_equal(agent_opts_parse(&o, "init", 1, a), -1);
-        agent_opts_free(&o);
+        parse_fails("init", 1, a, "MPI_JOB_LAUNCHER_UID: expected a uid 0-2147483647, got");
     }
     clear_env();
 }
@@ -241,7 +245,7 @@ static void test_status_positional(void **s)
     clear_env();
     char *argv[] = { "status", "-n", "ns1", "myjob", "--hostfile", "/tmp/h", NULL };
     struct agent_opts o;
-    assert_int_equal(agent_opts_parse(&o, "status", 6, argv), 0);
+    assert_int_equal(agent_opts_parse(&o, "status", 6, argv, NULL), 0);
     /* options after the positional JOB are still options */
     assert_int_equal(o.argc, 1);
     assert_string_equal(o.argv[0], "myjob");

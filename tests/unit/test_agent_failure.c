@@ -95,6 +95,8 @@ static void test_open_mpi_5(void **st)
 {
     (void)st;
     expect("ompi5-signal.txt", "openmpi", "ompi-signal", 2, "job-worker-1", -1, 11);
+    /* the real PRRTE 3.0.8 text, wrapped at 80 columns between "exited on" and "signal 11" */
+    expect("ompi5-signal-wrapped.txt", "openmpi", "ompi-signal", 1, "o5sig-worker-1", -1, 11);
     expect("ompi5-exit.txt", "openmpi", "ompi-exit", 3, NULL, 7, 0);
 }
 
@@ -367,6 +369,137 @@ static void test_daemon_exit(void **st)
     agent_hostlist_free(&s.hosts);
 }
 
+/* The same stop by mpi-agent (agent/daemonexit.h), every transport's: its own line, the same
+ * finding, source "agent"; its malformed forms are refused too. */
+static void test_daemon_exit_agent(void **st)
+{
+    (void)st;
+    struct agent_session s;
+    struct agent_opts o;
+    session(&s, &o);
+    char *err = NULL;
+    assert_int_equal(agent_hostlist_add(&s.hosts, "fssh-worker-0.fssh.default.svc", 0, &err), 0);
+    const char *t = "/bin/sh: 1: /tmp/hx/hydra_pmi_proxy: not found\n"
+                    "mpi-agent: the MPI daemon on pod fssh-worker-0 exited with code 127; mpiexec was still running 30 s "
+                    "later: stopping it\n"
+                    "[mpiexec@fssh-launcher] HYDU_sock_write (utils/sock/sock.c:254): write error (Bad file descriptor)\n";
+    char *argv[] = { "mpiexec", "-n", "2", "hostname", NULL }, *phrase;
+    struct agent_rank_failure r;
+    assert_int_equal(agent_failure_parse(t, strlen(t), &r), 1);
+    assert_string_equal(r.form, "daemon-exit");
+    assert_string_equal(r.stopper, "agent");
+    assert_string_equal(r.host, "fssh-worker-0");
+    assert_int_equal(r.exit_code, 127);
+    agent_rank_failure_free(&r);
+    json_t *f = agent_failure_explain(&s, t, strlen(t), argv, 143, &phrase);
+    assert_non_null(f);
+    assert_string_equal(phrase, "the MPI daemon on pod fssh-worker-0 (node ?) exited with code 127 and the launch did "
+                                "not end on its own (mpi-agent stopped it)");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_SOURCE)), "agent");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_LAST_LINES)),
+                        "/bin/sh: 1: /tmp/hx/hydra_pmi_proxy: not found\n");
+    free(phrase);
+    json_decref(f);
+    static const char *const bad[] = {
+        "mpi-agent: the MPI daemon on pod p exited with code 0; sh was still running 5 s later: stopping it\n",
+        "mpi-agent: the MPI daemon on pod p exited with code 3\n",
+        "mpi-agent: the MPI daemon on pod  exited with code 3; x\n",
+        "mpi-agent:the MPI daemon on pod p exited with code 3; x\n",
+    };
+    assert_no_finding(bad, sizeof bad / sizeof bad[0]);
+    agent_hostlist_free(&s.hosts);
+}
+
+/* PRRTE 3.0 exits 0 after its "lost communication" account (real output, o5lost on the real
+ * cluster): the account stands on its own; ORTE's notice alone and plain output do not */
+static void test_reported(void **st)
+{
+    (void)st;
+    size_t n;
+    char *t = slurp("ompi5-daemon-lost.txt", &n);
+    assert_string_equal(agent_failure_reported(t, n), "ompi-daemon-lost");
+    struct agent_rank_failure r;
+    assert_int_equal(agent_failure_parse(t, n, &r), 1);
+    assert_string_equal(r.host, "o5lost-worker-1");
+    agent_rank_failure_free(&r);
+    free(t);
+    t = slurp("ompi5-exit.txt", &n);
+    assert_non_null(agent_failure_reported(t, n));
+    free(t);
+    t = slurp("ompi4-nonmpi-exit75-notice.txt", &n);
+    assert_null(agent_failure_reported(t, n));
+    free(t);
+    const char *plain = "Rank 0 of 2 running on w-0\npi is approximately 3.1416\n";
+    assert_null(agent_failure_reported(plain, strlen(plain)));
+    assert_null(agent_failure_reported("", 0));
+}
+
+/* ORTE lost a daemon (captured on kubesim: rank 1 killed its orted): the node, no rank, no code;
+ * the launch mark's exit line for the same pod adds its code, for another pod nothing. Hydra names
+ * none: the mark's line alone is the finding. A finding of a rank is left as it is. */
+static void test_daemon_lost(void **st)
+{
+    (void)st;
+    struct agent_session s;
+    struct agent_opts o;
+    session(&s, &o);
+    char *err = NULL;
+    assert_int_equal(agent_hostlist_add(&s.hosts, "olost-worker-0.olost.default.svc", 0, &err), 0);
+    assert_int_equal(agent_hostlist_add(&s.hosts, "olost-worker-1.olost.default.svc", 0, &err), 0);
+    size_t n;
+    char *t = slurp("ompi4-daemon-lost.txt", &n), *phrase;
+    char *argv[] = { "mpirun", "-np", "2", "sh", NULL };
+    struct agent_rank_failure r;
+    assert_int_equal(agent_failure_parse(t, n, &r), 1);
+    assert_string_equal(r.form, "ompi-daemon-lost");
+    assert_string_equal(r.mpi, "openmpi");
+    assert_string_equal(r.host, "olost-worker-1.olost.default.svc");
+    assert_int_equal(r.rank, -1);
+    assert_int_equal(r.exit_code, -1);
+    assert_int_equal(r.at, 0);
+    agent_rank_failure_free(&r);
+    json_t *f = agent_failure_explain(&s, t, n, argv, 205, &phrase);
+    assert_non_null(f);
+    assert_string_equal(phrase,
+                        "the MPI daemon on pod olost-worker-1 (node ?) was lost: Open MPI lost communication with it "
+                        "(the daemon died, or the pod network to it failed)");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_REASON)), MPIK8S_FAIL_R_UNKNOWN);
+    assert_ptr_equal(agent_failure_daemon_end(&s, f, "olost-worker-0", 137, t, n, &phrase), f); /* another pod */
+    assert_null(json_object_get(f, MPIK8S_FAIL_EXIT_CODE));
+    assert_ptr_equal(agent_failure_daemon_end(&s, f, "olost-worker-1", 137, t, n, &phrase), f);
+    assert_string_equal(phrase, "the MPI daemon on pod olost-worker-1 (node ?) exited with code 137 (Open MPI lost "
+                                "communication with it)");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_MESSAGE)), phrase);
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_REASON)), MPIK8S_FAIL_R_EXIT_CODE);
+    free(phrase);
+    json_decref(f);
+    free(t);
+    /* Hydra: nothing in the text; the mark's line is the finding, its pod placed */
+    const char *h = "Killed\n[mpiexec@flost-launcher] control_cb (pm/pmiserv/pmiserv_cb.c:206): assert (!closed) failed\n";
+    phrase = NULL;
+    assert_null(agent_failure_explain(&s, h, strlen(h), argv, 255, &phrase));
+    f = agent_failure_daemon_end(&s, NULL, "olost-worker-0", 137, h, strlen(h), &phrase);
+    assert_non_null(f);
+    assert_string_equal(phrase, "the MPI daemon on pod olost-worker-0 (node ?) exited with code 137 and the launch failed "
+                                "(mpirun named no rank)");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_SOURCE)), "launch-mark");
+    assert_string_equal(json_string_value(json_object_get(f, MPIK8S_FAIL_POD)), "olost-worker-0");
+    free(phrase);
+    json_decref(f);
+    /* a rank's own report stays the finding */
+    t = slurp("ompi4-exit3.txt", &n);
+    json_t *g = agent_failure_explain(&s, t, n, argv, 3, &phrase);
+    assert_non_null(g);
+    char *kept = strdup(phrase);
+    assert_ptr_equal(agent_failure_daemon_end(&s, g, "job-worker-1", 137, t, n, &phrase), g);
+    assert_string_equal(phrase, kept);
+    free(kept);
+    free(phrase);
+    json_decref(g);
+    free(t);
+    agent_hostlist_free(&s.hosts);
+}
+
 static void test_oom_state(void **st)
 {
     (void)st;
@@ -428,12 +561,21 @@ static void test_termination_line(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_open_mpi_4),  cmocka_unit_test(test_open_mpi_5),
-        cmocka_unit_test(test_mpich),       cmocka_unit_test(test_unparseable),
-        cmocka_unit_test(test_notice),      cmocka_unit_test(test_cgroup),
-        cmocka_unit_test(test_last_lines),  cmocka_unit_test(test_explain),
-        cmocka_unit_test(test_oom_state),   cmocka_unit_test(test_termination_line),
-        cmocka_unit_test(test_daemon_exit), cmocka_unit_test(test_explain_hydra_ambiguous),
+        cmocka_unit_test(test_open_mpi_4),
+        cmocka_unit_test(test_open_mpi_5),
+        cmocka_unit_test(test_mpich),
+        cmocka_unit_test(test_unparseable),
+        cmocka_unit_test(test_notice),
+        cmocka_unit_test(test_cgroup),
+        cmocka_unit_test(test_last_lines),
+        cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_oom_state),
+        cmocka_unit_test(test_termination_line),
+        cmocka_unit_test(test_daemon_exit),
+        cmocka_unit_test(test_daemon_exit_agent),
+        cmocka_unit_test(test_daemon_lost),
+        cmocka_unit_test(test_reported),
+        cmocka_unit_test(test_explain_hydra_ambiguous),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

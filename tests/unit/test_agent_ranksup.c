@@ -30,6 +30,8 @@ static const struct launched_case launched_cases[] = {
     { "j-worker-2\n?\nJ-WORKER-0\n10.0.0.1\nfd00::1\n", 0 },                      /* no such worker, no pod */
     { "j-launcher\nj-worker-1\n", 1 },                                            /* not a worker */
     { "\n\nj-worker-1\n\n", 1 },
+    { "!5 j-worker-0\n!1 j-worker-1\n", 0 }, /* exit lines (mpik8s_rsh_mark_exit) are no launches */
+    { "j-worker-1\n!5 j-worker-1\n", 1 },
 };
 
 static void test_launched(void **state)

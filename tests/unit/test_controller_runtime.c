@@ -2,7 +2,7 @@
  * processing of a key, delays, per-key backoff, shutdown), the metrics text
  * (both job-info names, counters, histograms, quantiles), flag parsing and the
  * informers' write-through of the operator's own writes, their compact object
- * store and what pruning keeps of a pod. */
+ * store, what pruning keeps of a pod, and which failed creates are read back by name. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -22,6 +22,7 @@
 #include "kube/informer.h"
 #include "kube/resource.h"
 #include "../../controller/prune.h"
+#include "../../controller/apply.h"
 
 /* A pod informer as the controller makes it (compact, pruned, grouped by job), not started. */
 static struct kube_informer *pod_cache(void)
@@ -505,6 +506,41 @@ static void test_queue_bucket(void **state)
     workqueue_free(q);
 }
 
+/* apply_create_maybe_stored: a create whose answer was lost (no reply, a timeout, a server error
+ * after it was sent) or whose name exists is read back by name, never POSTed again by the next
+ * sync; a refusal, a throttle or a cancel stored nothing, and the sync retries it. */
+static void test_create_maybe_stored(void **state)
+{
+    (void)state;
+    static const struct {
+        enum kube_reason reason;
+        int http, want;
+    } cases[] = {
+        { KUBE_ALREADY_EXISTS, 409, 1 },
+        { KUBE_TIMEOUT, 504, 1 },  /* the server's deadline: it may have committed */
+        { KUBE_TIMEOUT, 0, 1 },    /* our request timeout, the request sent */
+        { KUBE_TRANSPORT, 0, 1 },  /* connection reset */
+        { KUBE_INTERNAL, 500, 1 }, /* e.g. etcd's "request timed out" */
+        { KUBE_PROTOCOL, 201, 1 }, /* an answer not understood */
+        { KUBE_UNKNOWN, 502, 1 },  /* a proxy's bad gateway */
+        { KUBE_UNKNOWN, 0, 1 },
+        { KUBE_UNKNOWN, 418, 0 },   /* an unknown refusal */
+        { KUBE_FORBIDDEN, 403, 0 }, /* admission, RBAC, Pod Security */
+        { KUBE_INVALID, 422, 0 },
+        { KUBE_NOT_FOUND, 404, 0 }, /* the namespace is gone */
+        { KUBE_CONFLICT, 409, 0 },
+        { KUBE_TOO_MANY_REQUESTS, 429, 0 }, /* APF: not processed */
+        { KUBE_SERVICE_UNAVAILABLE, 503, 0 },
+        { KUBE_CANCELLED, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct kube_error e = KUBE_ERROR_INIT;
+        e.reason = cases[i].reason;
+        e.http_code = cases[i].http;
+        assert_int_equal(apply_create_maybe_stored(&e), cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_prune_pod_blocked),
         cmocka_unit_test(test_prune_pod_disrupted),
         cmocka_unit_test(test_cache_pruned_pod),
+        cmocka_unit_test(test_create_maybe_stored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,30 @@ static void test_basic(void **st)
     free(content);
 }
 
+/* The IPv6 twin of test_basic's server with tls-server-name: the URL libcurl is given names
+ * tls-server-name (the certificate's name) with the server's port, and the plain URL keeps the
+ * bracketed literal. */
+static void test_ipv6_server_tls_name(void **st)
+{
+    (void)st;
+    char *content = kube_strdup_printf(BASIC, g_pem_b64), *err = NULL;
+    char *at = strstr(content, "127.0.0.1");
+    assert_non_null(at);
+    char *v6 = kube_strdup_printf("%.*s[fd00:10:96::1]%s", (int)(at - content), content, at + strlen("127.0.0.1"));
+    struct kube_config *cfg = load("basic6.yaml", v6, NULL, &err);
+    assert_non_null(cfg);
+    assert_string_equal(cfg->server, "https://[fd00:10:96::1]:6443");
+    char *url = Kube_http_url(cfg, "/api/v1/pods", NULL);
+    assert_string_equal(url, "https://[fd00:10:96::1]:6443/api/v1/pods");
+    free(url);
+    url = Kube_curl_url(cfg, "/api/v1/pods", "limit=1");
+    assert_string_equal(url, "https://kubernetes:6443/api/v1/pods?limit=1");
+    free(url);
+    kube_config_free(cfg);
+    free(v6);
+    free(content);
+}
+
 static void test_relative_paths_and_files(void **st)
 {
     (void)st;
@@ -427,9 +451,13 @@ static void test_parse_memory(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic),      cmocka_unit_test(test_relative_paths_and_files),
-        cmocka_unit_test(test_malformed),  cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_in_cluster), cmocka_unit_test(test_parse_memory),
+        cmocka_unit_test(test_basic),
+        cmocka_unit_test(test_ipv6_server_tls_name),
+        cmocka_unit_test(test_relative_paths_and_files),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_in_cluster),
+        cmocka_unit_test(test_parse_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

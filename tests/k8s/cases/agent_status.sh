@@ -11,28 +11,8 @@ export KUBE_BACKEND=k8s
 . "$(dirname "$0")/../../integration/controller_common.bash"
 ctl_cluster
 ctl_start a --leader-elect=false
-kc create -f - >/dev/null <<'YAML' || ks_fail "create MPIJob"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: st
-  annotations: {mpi-k8s.io/transport: exec}
-spec:
-  slotsPerWorker: 1
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: l, image: mpik8s/openmpi:latest, command: [sleep, "600"]}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - {name: w, image: mpik8s/openmpi:latest, command: [sleep, "600"]}
-YAML
+mpijob_yaml st --ann mpi-k8s.io/transport=exec --slots 1 --image mpik8s/openmpi:latest \
+  --command '[sleep, "600"]' --worker-command '[sleep, "600"]' | kc create -f - >/dev/null || ks_fail "create MPIJob"
 ks_wait_for "[ \"\$(kc get pods -l mpi_job_name=st,mpi_role_type=worker -o jsonpath='{.items[*].status.phase}')\" = 'Running Running' ]" 120 ||
   ks_fail "workers not Running: $(kc get pods -o wide)"
 

@@ -17,20 +17,7 @@ kc create -f "$ROOT/deploy/v2beta1/mpi-operator.yaml" >"$KS_DIR/create.txt" 2>&1
 ks_wait_for "kc get mpijobs" 30 || ks_fail "mpijobs not served"
 
 job() {  # job NAME SPEC-LINE: a v2beta1 MPIJob with one extra line under spec
-  cat <<EOT
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata: {name: $1}
-spec:
-  $2
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template: {spec: {containers: [{name: l, image: mpik8s/openmpi:latest, command: [mpirun, hostname]}]}}
-    Worker:
-      replicas: 1
-      template: {spec: {containers: [{name: w, image: mpik8s/openmpi:latest}]}}
-EOT
+  mpijob_yaml "$1" --spec "$2" --workers 1 --image mpik8s/openmpi:latest --command '[mpirun, hostname]'
 }
 # a typo: strict field validation (kubectl's default --validate=strict, done by the server)
 job typo 'slotPerWorker: 1' >"$KS_DIR/typo.yaml"

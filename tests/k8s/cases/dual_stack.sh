@@ -17,34 +17,11 @@ ctl_cluster --ip-family dual
 # AGENT_IMAGE: a launcher init image other than the default (a branch's own mpi-agent build)
 ctl_start a --leader-elect=false --monitoring-port 18190 ${AGENT_IMAGE:+--agent-image "$AGENT_IMAGE"}
 mk() {  # NAME [FAMILY]
-  local ann=
-  [ -z "${2:-}" ] || ann=", mpi-k8s.io/ip-family: $2"
-  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "120"$ann}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: None, backoffLimit: 0}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: l
-            image: $IMG
-            command: [sh, -c, 'getent ahosts $1-worker-0.$1.default.svc | head -n 1; exec mpirun --allow-run-as-root -n 2 /home/mpiuser/pi']
-            resources: {limits: {cpu: 250m, memory: 512Mi}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - {name: w, image: $IMG, command: [sleep, "600"], resources: {limits: {cpu: 250m, memory: 512Mi}}}
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=120 \
+    ${2:+--ann "mpi-k8s.io/ip-family=$2"} --slots 1 --run-policy '{cleanPodPolicy: None, backoffLimit: 0}' --image "$IMG" \
+    --command "[sh, -c, 'getent ahosts $1-worker-0.$1.default.svc | head -n 1; exec mpirun --allow-run-as-root -n 2 /home/mpiuser/pi']" \
+    --worker-command '[sleep, "600"]' --container 'resources: {limits: {cpu: 250m, memory: 512Mi}}' |
+    kc create -f - >/dev/null || ks_fail "create $1"
 }
 mk dfam4
 mk dfam6 IPv6

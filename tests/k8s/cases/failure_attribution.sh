@@ -31,34 +31,10 @@ mk() {
   local impl=OpenMPI image=mpik8s/openmpi:latest run=$OMPI_RUN
   [ -z "${4:-}" ] || { impl=MPICH image=mpik8s/nccl-benchmarks:latest run=$HYDRA_RUN; }
   run=${run//\$2/$2}
-  kc create -f - >/dev/null <<YAML || ks_fail "create $1"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations: {mpi-k8s.io/transport: exec, mpi-k8s.io/worker-timeout: "240"}
-spec:
-  slotsPerWorker: 1
-  mpiImplementation: $impl
-  runPolicy: {cleanPodPolicy: All, backoffLimit: 0}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-          - name: l
-            image: $image
-            command: $run
-                      sh, -c, 'until [ -x /tmp/rank_fail ]; do sleep 0.5; done; exec /tmp/rank_fail']
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - {name: w, image: $image, resources: $3}
-YAML
+  mpijob_yaml "$1" --ann mpi-k8s.io/transport=exec --ann mpi-k8s.io/worker-timeout=240 --slots 1 --impl "$impl" \
+    --run-policy '{cleanPodPolicy: All, backoffLimit: 0}' --restart Never --image "$image" \
+    --command "$run sh, -c, 'until [ -x /tmp/rank_fail ]; do sleep 0.5; done; exec /tmp/rank_fail']" \
+    --worker-container "resources: $3" | kc create -f - >/dev/null || ks_fail "create $1"
 }
 mk kexit exit '{}'
 mk ksegv segv '{}'

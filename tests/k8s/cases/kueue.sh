@@ -94,41 +94,13 @@ ks_wait_for "[ \"\$(kc get clusterqueue cq -o jsonpath='{.status.conditions[?(@.
 
 # job NAME SECONDS [PRIORITY]: an MPIJob for the LocalQueue whose 2 ranks sleep SECONDS
 job() {
-  cat <<YAML
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  labels:
-    kueue.x-k8s.io/queue-name: lq
-${3:+    kueue.x-k8s.io/priority-class: $3}
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: Running}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          terminationGracePeriodSeconds: 5
-          containers:
-          - name: launcher
-            image: mpik8s/openmpi:latest
-            command: [mpirun, -np, "2", --bind-to, none, sh, -c, "sleep $2; echo rank-done"]
-            env:
-            - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
-            - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
-            resources: {requests: {cpu: 200m, memory: 64Mi}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          terminationGracePeriodSeconds: 2
-          containers:
-          - name: worker
-            image: mpik8s/openmpi:latest
-            resources: {requests: {cpu: 400m, memory: 64Mi}}
-YAML
+  mpijob_yaml "$1" --label kueue.x-k8s.io/queue-name=lq ${3:+--label "kueue.x-k8s.io/priority-class=$3"} --slots 1 \
+    --run-policy '{cleanPodPolicy: Running}' --image mpik8s/openmpi:latest --names launcher,worker \
+    --launcher-pod 'terminationGracePeriodSeconds: 5' --worker-pod 'terminationGracePeriodSeconds: 2' \
+    --command "[mpirun, -np, \"2\", --bind-to, none, sh, -c, \"sleep $2; echo rank-done\"]" \
+    --launcher-container 'env: [{name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}, {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}]' \
+    --launcher-container 'resources: {requests: {cpu: 200m, memory: 64Mi}}' \
+    --worker-container 'resources: {requests: {cpu: 400m, memory: 64Mi}}'
 }
 pods_of() { kc get pods -l "mpi_job_name=$1" --no-headers 2>/dev/null | wc -l; }
 suspended() { kc get mpijob "$1" -o jsonpath='{.spec.runPolicy.suspend}'; }

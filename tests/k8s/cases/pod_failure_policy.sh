@@ -17,41 +17,12 @@ ctl_deploy
 
 # job NAME BACKOFF POLICY RANK-SCRIPT
 job() {
-  cat <<YAML
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $1
-  annotations:
-    mpi-k8s.io/pod-failure-policy: '$3'
-spec:
-  slotsPerWorker: 1
-  runPolicy: {cleanPodPolicy: Running, backoffLimit: $2}
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          terminationGracePeriodSeconds: 5
-          containers:
-          - name: launcher
-            image: mpik8s/openmpi:latest
-            command: [mpirun, -np, "2", --bind-to, none, sh, -c, '$4']
-            env:
-            - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
-            - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
-            resources: {requests: {cpu: 100m}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          terminationGracePeriodSeconds: 2
-          containers:
-          - name: worker
-            image: mpik8s/openmpi:latest
-            resources: {requests: {cpu: 100m}}
-YAML
+  mpijob_yaml "$1" --ann "mpi-k8s.io/pod-failure-policy=$3" --slots 1 \
+    --run-policy "{cleanPodPolicy: Running, backoffLimit: $2}" --restart Never --image mpik8s/openmpi:latest \
+    --names launcher,worker --launcher-pod 'terminationGracePeriodSeconds: 5' --worker-pod 'terminationGracePeriodSeconds: 2' \
+    --command "[mpirun, -np, \"2\", --bind-to, none, sh, -c, '$4']" \
+    --launcher-container 'env: [{name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}, {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}]' \
+    --container 'resources: {requests: {cpu: 100m}}'
 }
 launchers() { kc get pods -l "mpi_job_name=$1,mpi_role_type=launcher" --no-headers 2>/dev/null | wc -l; }
 dump() { kc get mpijob "$1" -o yaml; kc get job "$1-launcher" -o yaml | tail -40; kc get pods -o wide; }

@@ -27,28 +27,8 @@ echo $! >"$KS_DIR/op-a.pid"
 ks_on_exit "ctl_stop a TERM"
 
 for j in alpha beta; do
-  kc create -f - >/dev/null <<YAML || ks_fail "create MPIJob $j"
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: $j
-  annotations: {mpi-k8s.io/transport: exec}
-spec:
-  slotsPerWorker: 1
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: l, image: mpik8s/openmpi:latest, command: [sleep, "600"]}
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - {name: w, image: mpik8s/openmpi:latest, command: [sleep, "600"]}
-YAML
+  mpijob_yaml "$j" --ann mpi-k8s.io/transport=exec --slots 1 --workers 1 --image mpik8s/openmpi:latest \
+    --command '[sleep, "600"]' --worker-command '[sleep, "600"]' | kc create -f - >/dev/null || ks_fail "create MPIJob $j"
 done
 for j in alpha beta; do
   ks_wait_for "kc get pod $j-worker-0 -o jsonpath='{.status.phase}' | grep -q Running" 120 ||

@@ -6,6 +6,9 @@
 # flags. Then upstream's pi example shape (examples/v2beta1/pi-upstream-image.yaml, image
 # swapped for mpik8s/mpi-pi) over SSH: as uid 1000 (the image's sshd on the Secret mounted
 # 0644 at /home/mpiuser/.ssh) and as root (/root/.ssh, 0600, the operator's default sshd).
+# Then the same uid-1000 job on upstream's current stack, Debian 13's Open MPI 5.0.7 (PRRTE:
+# mpik8s/mpi-pi:openmpi5-trixie), whose ssh launch reads PRTE_MCA_plm_ssh_* (issue #36): it must
+# succeed with one rank on each worker.
 set -u
 export KUBE_BACKEND=k8s
 . "$(dirname "$0")/../../integration/controller_common.bash"
@@ -64,4 +67,22 @@ out=$(kc exec pi-upstream-root-worker-0 -- sh -c 'id -un; stat -L -c "%n %a" /ro
 /root/.ssh/authorized_keys 600" ] || ks_fail "worker as root: $out"
 lp=$(kc get pods -l mpi_job_name=pi-upstream,mpi_role_type=launcher -o jsonpath='{.items[0].spec.containers[0].securityContext.runAsUser}')
 [ "$lp" = 1000 ] || ks_fail "launcher runAsUser '$lp'"
+
+# Open MPI 5 over SSH (not on IPv6-only pods, where PRRTE 3.0 crashes: ipv6_stacks.sh)
+if [ "${K8S_IP_FAMILY:-ipv4}" = ipv6 ]; then echo "NOTE: Open MPI 5 over SSH left out: IPv6-only pods"; echo ok; exit 0; fi
+# the first two jobs' pods hold the node's CPU, so they go first
+O5=mpik8s/mpi-pi:openmpi5-trixie
+docker image inspect "$O5" >/dev/null 2>&1 || ks_fail "no $O5 in the Docker Engine (ENGINE=docker images/build-images.sh mpi-pi:openmpi5-trixie)"
+kc delete mpijob pi-upstream pi-upstream-root --wait=true --timeout=90s >/dev/null || ks_fail "delete the first two jobs"
+sed -e 's/^  name: pi-upstream$/  name: pi-upstream-o5/' -e "s|image: mpik8s/mpi-pi:latest|image: $O5|" "$W/pi.yaml" |
+  kc create -f - >/dev/null || ks_fail "create pi-upstream-o5"
+ks_wait_for "done_ pi-upstream-o5" 240 || true
+log=$(kc logs -l mpi_job_name=pi-upstream-o5,mpi_role_type=launcher -c mpi-launcher --tail -1 2>&1)
+if [ "$(cond pi-upstream-o5 Succeeded status)" != True ]; then
+  kc get mpijob pi-upstream-o5 -o yaml; kc get pods -o wide; echo "$log" | tail -40
+  ks_fail "pi-upstream-o5 (Open MPI 5 over SSH) did not succeed: $(cond pi-upstream-o5 Failed message)"
+fi
+echo "$log" | grep -q 'pi is approximately 3.14' || ks_fail "pi-upstream-o5: no pi in the launcher's log"
+ranks_one_per_worker pi-upstream-o5 "$log"
+kc exec pi-upstream-o5-worker-0 -- prterun --version 2>&1 | head -1
 echo ok

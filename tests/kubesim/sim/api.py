@@ -37,6 +37,8 @@ class Api(ListWatch):
         self.store = server.store
         self.auth = server.auth
         self.registry = server.store.registry
+        # fault lose-create-answer: store key -> creates left whose answer is lost
+        self.lose_create = {}
 
     # ---- request parsing -----------------------------------------------
     def parse(self, request, parts):
@@ -267,6 +269,11 @@ class Api(ListWatch):
             md["creationTimestamp"] = now()
             return self.respond_obj(request, r, obj, 201)
         created = self.store.create(self.skey(r.info), r.namespace, obj)
+        left = self.lose_create.get(self.skey(r.info), 0)
+        if left > 0:  # committed, but the client never learns it (fault lose-create-answer)
+            self.lose_create[self.skey(r.info)] = left - 1
+            raise ApiError(504, "Timeout", "Timeout: request did not complete within requested timeout "
+                           "- context deadline exceeded")
         return self.respond_obj(request, r, created, 201)
 
     async def update(self, request, r):

@@ -361,7 +361,8 @@ def cmd_fault(a):
         return cmd_partition(a)
     req = {"op": k}
     need = {"kill-containers": 1, "delete-pod-now": 1, "exec-drop-after": 1, "pause-node": 1,
-            "unpause-node": 1, "restart-apiserver": 0, "exec-cut": 0, "set": 1}
+            "unpause-node": 1, "restart-apiserver": 0, "exec-cut": 0, "set": 1,
+            "lose-create-answer": 2}
     if k not in need:
         die("fault: unknown kind %r (one of: %s)" % (k, ", ".join(sorted(list(need) + ["partition", "heal"]))), 2)
     if len(args) != need[k]:
@@ -373,6 +374,12 @@ def cmd_fault(a):
             req["bytes"] = int(args[0])
         except ValueError:
             die("fault exec-drop-after: BYTES must be an integer, got %r" % args[0], 2)
+    elif k == "lose-create-answer":
+        req["resource"] = args[0]
+        try:
+            req["count"] = int(args[1])
+        except ValueError:
+            die("fault lose-create-answer: COUNT must be an integer, got %r" % args[1], 2)
     elif k in ("pause-node", "unpause-node"):
         req["node"] = args[0]
     elif k == "set":

@@ -12,7 +12,7 @@ TLS_MIN_VERSIONS = ("VersionTLS12", "VersionTLS13")
 
 def check_seconds(key, value):
     """An error message if tunable `key` must be a number of seconds >= 0 and value is not."""
-    if key not in ("exec_ready_delay",):
+    if key not in ("exec_ready_delay", "watch_delay"):
         return None
     try:
         if float(value) >= 0:

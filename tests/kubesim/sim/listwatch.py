@@ -146,7 +146,9 @@ class ListWatch:
             return match_labels(ls, md.get("labels")) and match_fields(fs, o)
 
         backlog, matched, too_old = self.watch_backlog(skey, ns, ls, fs, rv, initial)
-        handle = self.store.subscribe(skey, lambda t, o: queue.put_nowait((t, o)),
+        # each event with the time it happened: `watch_delay` (seconds, a tunable) holds every
+        # event that long before it is sent, in order (a lagging watch, as a loaded API server's)
+        handle = self.store.subscribe(skey, lambda t, o: queue.put_nowait((t, o, time.monotonic())),
                                       readonly=True)
         resp = web.StreamResponse(status=200)
         resp.content_type = "application/json"
@@ -221,7 +223,7 @@ class ListWatch:
                     break
                 wait = min(left, max(0.05, next_bm - time.monotonic())) if bookmarks else left
                 try:
-                    etype, o = await asyncio.wait_for(queue.get(), wait)
+                    etype, o, at = await asyncio.wait_for(queue.get(), wait)
                 except asyncio.TimeoutError:
                     if bookmarks and time.monotonic() >= next_bm:
                         await send("BOOKMARK", {"kind": r.info.kind, "apiVersion":
@@ -233,11 +235,14 @@ class ListWatch:
                 # one TLS record per burst, not per event (a busy loop fell seconds behind)
                 out = []
                 while True:
+                    lag = at + float(self.server.config.extra.get("watch_delay") or 0) - time.monotonic()
+                    if lag > 0:
+                        await asyncio.sleep(lag)
                     if int(o["metadata"].get("resourceVersion", 0)) > seen_rv:
                         deliver(etype, o, out)
                     if queue.empty():
                         break
-                    etype, o = queue.get_nowait()
+                    etype, o, at = queue.get_nowait()
                 if out:
                     await resp.write(b"".join(out))
             await resp.write_eof()

@@ -289,6 +289,9 @@ class Server:
             from .exec import STREAMS
             STREAMS["peak"] = STREAMS["open"]
             return dict(STREAMS)
+        if op == "lose-create-answer":
+            self.api.lose_create[req["resource"]] = int(req["count"])
+            return "ok"
         if op == "pause-node":
             return await maybe(self._kubelet_op("pause_node", req["node"]))
         if op == "unpause-node":

@@ -1,51 +1,21 @@
-# agent_lib.bash - helpers sourced by tests/integration/agent_*.sh: a private
-# kubesim instance per test (torn down by an EXIT trap even on failure),
-# kubectl through it, worker pods built here (no controller), assertions.
-set -euo pipefail
-ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-BINDIR=${BINDIR:-$ROOT/bin}
-KS=$ROOT/tests/kubesim/kubesim
+# tests/lib/agent_jobs.sh: the agent's integration tests (tests/integration/agent_*.sh) on
+# kubesim: the harness of tests/lib/kubesim.sh (ks_up, ks_run, ks_kubectl, ks_fail, ks_log,
+# the cleanup trap; sourced here), plus the objects the controller would create, built here
+# without it (worker pods whose status a test sets, or whole jobs that kubesim's kubelet runs),
+# and the agent tests' assertions. Every ks_run and ks_kubectl is bounded (KS_RUN_TIMEOUT,
+# default 120 s); a failed test shows the tail of its own output files (KS_DIR/o*).
+: "${ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${BINDIR:=$ROOT/bin}"
+. "$ROOT/tests/lib/kubesim.sh"
 AGENT=$BINDIR/mpi-agent
+[ -x "$AGENT" ] || ks_skip "no $AGENT (run make)"
+: "${KS_RUN_TIMEOUT:=120}"
+: "${KS_FAIL_TAIL:=o*}"
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-T_NAME=$(basename "$0" .sh)
-D=
+# BG_PIDS: what a test started in the background (`ks_run ... & BG_PIDS+=($!)`), ended at exit
 BG_PIDS=()
-
-log() { printf '%s [%s] %s\n' "$(date -u +%H:%M:%S.%3N)" "$T_NAME" "$*" >&2; }
-fail() { log "FAIL: $*"; exit 1; }
-skip() { echo "$*"; exit 77; }
-
-ks_cleanup() {
-  local rc=${1:-$?}
-  for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  if [ -n "$D" ]; then
-    if [ $rc -ne 0 ] && [ -f "$D/apiserver.log" ]; then
-      log "last lines of apiserver.log:"; tail -n 15 "$D/apiserver.log" >&2 || true
-    fi
-    for f in "$D"/o*; do [ $rc -ne 0 ] && [ -f "$f" ] && { log "--- $f"; tail -n 20 "$f" >&2; }; done
-    timeout 60 "$KS" down --dir "$D" >/dev/null 2>&1 || true
-    if [ $rc -ne 0 ] && [ -n "${KEEP:-}" ]; then log "kept $D"; else rm -rf "$D"; fi
-  fi
-  exit $rc
-}
-
-# ks_up [kubesim up options]: starts a private kubesim in $D.
-ks_up() {
-  [ -x "$AGENT" ] || skip "no $AGENT (run make)"
-  [ -x "$KS" ] || skip "no kubesim"
-  D=$(mktemp -d /tmp/agent-it-XXXXXX)
-  trap ks_cleanup EXIT
-  trap 'exit 130' INT TERM
-  timeout 60 "$KS" up --dir "$D" "$@" >"$D/up.log" 2>&1 || { cat "$D/up.log" >&2; fail "kubesim up"; }
-  # `kubesim run` as the shell script `up` wrote: no Python started per call (the polls)
-  KSRUN=("$KS" run --dir "$D" --)
-  [ ! -x "$D/state/run" ] || KSRUN=("$D/state/run")
-}
-
-# ksrun CMD...: runs CMD where the API server and pods are reachable.
-ksrun() { timeout -k 5 "${KT:-120}" "${KSRUN[@]}" "$@"; }
-k() { timeout 60 "${KSRUN[@]}" kubectl "$@"; }
+ks_on_exit 'for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done'
 
 # ghost_pod JOB I: a worker pod bound to a node no kubelet runs, so its status
 # is whatever the test patches (API-side tests of the wait/watch logic).
@@ -66,7 +36,7 @@ YAML
 }
 
 # set_status POD JSON-STATUS: replaces the pod's status (as a kubelet would).
-set_status() { k patch pod "$1" --subresource=status --type=merge -p "{\"status\":$2}" >/dev/null; }
+set_status() { ks_kubectl patch pod "$1" --subresource=status --type=merge -p "{\"status\":$2}" >/dev/null; }
 set_ready() {
   set_status "$1" '{"phase":"Running","podIP":"10.250.9.9","conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"worker","ready":true,"restartCount":0,"state":{"running":{}}}]}'
 }
@@ -77,7 +47,7 @@ now_ms() { date +%s%3N; }
 # expect_in FILE TEXT...: every TEXT must occur in FILE.
 expect_in() {
   local f=$1; shift
-  for t in "$@"; do grep -qF -- "$t" "$f" || { log "--- $f:"; cat "$f" >&2; fail "\"$t\" not in $f"; }; done
+  for t in "$@"; do grep -qF -- "$t" "$f" || { ks_log "--- $f:"; cat "$f" >&2; ks_fail "\"$t\" not in $f"; }; done
 }
 
 # mine_named NAMES-REGEX: processes descended from this test or from its kubesim daemon
@@ -85,7 +55,7 @@ expect_in() {
 # on the same machine are not descendants, so they never count.
 mine_named() {
   local roots="$$"
-  [ -f "$D/kubesim.pid" ] && roots="$roots $(cat "$D/kubesim.pid")"
+  [ -f "$KS_DIR/kubesim.pid" ] && roots="$roots $(cat "$KS_DIR/kubesim.pid")"
   ps -e -o pid=,ppid=,comm= | awk -v roots="$roots" -v re="$1" '
     { pid[NR]=$1; pp[$1]=$2; comm[$1]=$3 }
     END { n=split(roots, r, " "); for (i=1;i<=n;i++) root[r[i]]=1
@@ -99,7 +69,7 @@ no_orphans() {
   while :; do
     left=$(mine_named '^(mpirun|orterun|orted|mpi-rsh|mpi_hello|prterun|prted)$')
     [ -z "$left" ] && return 0
-    [ $SECONDS -ge $until ] && fail "orphaned processes: $(echo $left)"
+    [ $SECONDS -ge $until ] && ks_fail "orphaned processes: $(echo $left)"
     sleep 0.2
   done
 }
@@ -240,7 +210,7 @@ YAML
 }
 
 # pod_phase POD: status.phase (empty when missing).
-pod_phase() { k get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null || true; }
+pod_phase() { ks_kubectl get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null || true; }
 
 # wait_launcher JOB SECONDS: waits until the launcher pod ended; prints the phase.
 wait_launcher() {
@@ -255,7 +225,7 @@ wait_launcher() {
 
 # launcher_logs JOB: init container and main container logs.
 launcher_logs() {
-  { k logs "$1-launcher" -c agent 2>/dev/null || true; k logs "$1-launcher" -c launcher 2>/dev/null || true; }
+  { ks_kubectl logs "$1-launcher" -c agent 2>/dev/null || true; ks_kubectl logs "$1-launcher" -c launcher 2>/dev/null || true; }
 }
 
 # term_msg JOB CONTAINER: the container's termination message.
@@ -263,13 +233,13 @@ term_msg() {
   local q
   if [ "$2" = agent ]; then q='{.status.initContainerStatuses[0].state.terminated.message}'
   else q='{.status.containerStatuses[0].state.terminated.message}'; fi
-  k get pod "$1-launcher" -o "jsonpath=$q" 2>/dev/null || true
+  ks_kubectl get pod "$1-launcher" -o "jsonpath=$q" 2>/dev/null || true
 }
 
 # delete_job JOB: removes the job's objects at once.
 delete_job() {
-  k delete pod,svc,cm,sa,role,rolebinding -l "mpi_job_name=$1" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
-  k delete pod "$1-launcher" sa/"$1-launcher" role/"$1-launcher" rolebinding/"$1-launcher" \
+  ks_kubectl delete pod,svc,cm,sa,role,rolebinding -l "mpi_job_name=$1" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+  ks_kubectl delete pod "$1-launcher" sa/"$1-launcher" role/"$1-launcher" rolebinding/"$1-launcher" \
     svc/"$1-worker" cm/"$1-config" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
 }
 
@@ -278,13 +248,13 @@ delete_job() {
 log_ms() {
   local line
   line=$(grep -F -m1 -- "$2" "$1" || true)
-  [ -n "$line" ] || fail "no log line with \"$2\" in $1"
+  [ -n "$line" ] || ks_fail "no log line with \"$2\" in $1"
   date -d "${line%%Z *}Z" +%s%3N
 }
 
 # within MS FROM_MS TO_MS WHAT: asserts TO - FROM <= MS and logs it.
 within() {
   local dt=$(( $3 - $2 ))
-  log "   $4: $dt ms"
-  [ "$dt" -le "$1" ] || fail "$4 took $dt ms (bound $1 ms)"
+  ks_log "   $4: $dt ms"
+  [ "$dt" -le "$1" ] || ks_fail "$4 took $dt ms (bound $1 ms)"
 }
