@@ -126,7 +126,11 @@ if [ -n "${fproxy:-}" ]; then
   stopped fproxyssh
 fi
 
-daemon_killed olost "exited with code 137 (Open MPI lost communication with it)"
+# ORTE notices the lost daemon over TCP and stops its mpi-rsh, racing the exec stream's
+# status: with the code (launch mark) or without it, both accounts name the pod and node
+# (the CI of session 22's stop saw the second)
+daemon_killed olost "exited with code 137 (Open MPI lost communication with it)" \
+  "was lost: Open MPI lost communication with it"
 jobs+=(olost)
 if command -v mpiexec.hydra >/dev/null; then
   daemon_killed flost "exited with code 137 and the launch failed (mpirun named no rank)" \
