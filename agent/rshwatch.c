@@ -1,5 +1,6 @@
 /* rshwatch.c - the launch watch's pure half (agent/rshwatch.h): the stack a name or an output shows,
- * the verdict, and the message naming the stack, the variable it did not read and what to set. */
+ * the verdict, the message naming the stack, the variable it did not read and what to set, and the
+ * placement check's words (which children of mpirun launch, and the message for a rank that did not). */
 #include "rshwatch.h"
 
 #include <stdlib.h>
@@ -140,4 +141,38 @@ char *agent_rshwatch_message(enum agent_stack st, enum mpik8s_mpi mpi, const cha
     free(set);
     free(agent);
     return msg;
+}
+
+int agent_rshwatch_agent_program(const char *name)
+{
+    const char *slash = name ? strrchr(name, '/') : NULL;
+    const char *base = slash ? slash + 1 : name;
+    if (!base)
+        return 0;
+    /* mpi-rsh, and its siblings mpi-rsh-thin and mpi-rsh-ssh */
+    return strcmp(base, "ssh") == 0 || strcmp(base, "rsh") == 0 || strcmp(base, "mpi-rsh") == 0 ||
+           (strncmp(base, "mpi-rsh-", 8) == 0 && base[8]);
+}
+
+int agent_rshwatch_bundle_exe(const char *rsh, const char *exe)
+{
+    const char *slash = rsh ? strrchr(rsh, '/') : NULL;
+    if (!slash || !exe)
+        return 0;
+    size_t d = (size_t)(slash - rsh);
+    return strncmp(exe, rsh, d) == 0 && strncmp(exe + d, "/lib/", 5) == 0 && exe[d + 5];
+}
+
+char *agent_rshwatch_local_message(enum agent_stack st, enum mpik8s_mpi mpi, const char *prog, long pid, double secs)
+{
+    struct stack_words w = words_of(st, mpi, "", "");
+    int generic = st != AGENT_STACK_OMPI4 && st != AGENT_STACK_OMPI5 && st != AGENT_STACK_HYDRA &&
+                  mpi == MPIK8S_MPI_OPENMPI; /* Open MPI, its version not seen */
+    const char *what = generic ? "Open MPI" : w.what;
+    return kube_strdup_printf("%s started '%s' (pid %ld) on the launcher %.1f s after it began, though the "
+                              "hostfile does not name the launcher: its ranks belong on the workers, so its hosts "
+                              "came from elsewhere (the command's --host/-H or a hostfile of its own, or "
+                              "localhost); drop those to use the job's hostfile, or set runLauncherAsWorker: "
+                              "true for ranks on the launcher",
+                              what, prog, pid, secs);
 }

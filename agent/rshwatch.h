@@ -76,10 +76,31 @@ char *agent_rshwatch_message(enum agent_stack st, enum mpik8s_mpi mpi, const cha
  * such a run calls no rsh agent and is not watched. */
 int agent_rshwatch_informational(char *const *argv);
 
+/* ---- the placement check: ranks on the launcher ----
+ * With the watch on, the hostfile does not name the launcher, so an MPI launcher's children there are
+ * its launch agents only (measured: orterun 4.1, mpiexec.hydra 4.0 and 4.2 and prterun 3.0 fork the
+ * agent and, for a local host, the rank or proxy itself; docs/agent.md "Ranks on the launcher"). */
+/* 1 when name (a comm or an executable's path) is a launch agent: mpi-rsh, mpi-rsh-*, ssh, rsh. */
+int agent_rshwatch_agent_program(const char *name);
+/* 1 when exe (a process's executable) lies in the lib/ folder beside rsh (our agent's path): the
+ * bundle's dynamic loader, which runs mpi-rsh in a user's image (/opt/kube/lib/ld-linux-x86-64.so.2
+ * for /opt/kube/mpi-rsh; rsh/mkbundle.sh), its comm then "ld-linux-x86-64". */
+int agent_rshwatch_bundle_exe(const char *rsh, const char *exe);
+/* The one-line failure for prog (pid) that the launcher of stack st started on the launcher secs
+ * after it began: the stack, the process, where its hosts came from and what to change. New string,
+ * NULL when out of memory. */
+char *agent_rshwatch_local_message(enum agent_stack st, enum mpik8s_mpi mpi, const char *prog, long pid, double secs);
+
 /* ---- the system side (agent/rshwatch_proc.c) ---- */
-/* The best stack among the live processes of process group pgid (their comm and executable),
- * NONE when none is an MPI launcher. Reads /proc. */
-enum agent_stack agent_rshwatch_scan(pid_t pgid);
+/* The best stack among root and its live descendants (their comm and executable), NONE when none
+ * is an MPI launcher. Reads /proc. */
+enum agent_stack agent_rshwatch_scan(pid_t root);
+/* A live child of an MPI launcher among root and its descendants that is neither a launch agent
+ * (by name, or run by the bundle's loader beside rsh) nor an MPI launcher (a fork not yet exec'd
+ * still shows its parent's name): its pid, with its comm in name[0..sz); 0 when none. The launcher
+ * is known by its executable (orterun, prte, mpiexec.hydra, ...), not by its comm: a wrapper
+ * script named mpirun runs helpers, not ranks. Reads /proc; zombies do not count. */
+pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t sz);
 /* A new private directory with the mark's path in it: *dir and *mark new strings. 0 ok, -1 errno. */
 int agent_rshwatch_mark_new(char **dir, char **mark);
 /* 1 when the mark exists. */
@@ -93,7 +114,8 @@ struct agent_launchwatch {
     struct agent_rshwatch w;
     char *dir, *mark;           /* the mark mpi-rsh creates ($MPI_AGENT_RSH_MARK) */
     int done;                   /* decided, or off */
-    int failed;                 /* decided: a launch without mpi-rsh */
+    int failed;                 /* decided: a launch without mpi-rsh, or a rank on the launcher */
+    int placing;                /* mpi-rsh was called: looking for ranks on the launcher until the end */
     int64_t started, last_scan; /* monotonic ms: the command's start, the last look at /proc */
 };
 /* Before the command starts: off (one log line says why) with --rsh-timeout 0, no workers, a
@@ -101,13 +123,14 @@ struct agent_launchwatch {
  * their own value, or an informational run; else makes the mark, exports $MPI_AGENT_RSH_MARK and,
  * when argv[0] is an MPI launcher, starts the clock at now. */
 void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session *s, char *const *argv, int64_t now);
-/* One look (pgid: the command's process group; cmd_done: it has exited, with exit_code, -1 for a
- * signal): the failure message once the verdict is FAIL (new string; lw->failed set), else NULL. */
-char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t pgid, int cmd_done, int exit_code,
+/* One look (root: the command's process, whose descendants are looked at; cmd_done: it has exited, with exit_code, -1 for a
+ * signal): the failure message once the verdict is FAIL, or once a rank runs on the launcher after
+ * mpi-rsh was called (new string; lw->failed set), else NULL. */
+char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int exit_code,
                              int64_t now);
-/* How often to look (ms), -1 when decided: every 100 ms for the first bound after the command
- * started (a launcher that dies in 0.1 s is still seen), then every second (a command that runs
- * no launcher is looked at for as long as it runs). */
+/* How often to look (ms), -1 when decided and not placing: every 100 ms for the first bound after
+ * the command started (a launcher that dies in 0.1 s is still seen; placing: 250 ms), then every
+ * second (a command that runs no launcher, or runs its ranks, is looked at for as long as it runs). */
 int agent_launchwatch_period_ms(const struct agent_launchwatch *lw, int64_t now);
 /* Removes the mark and unexports it. */
 void agent_launchwatch_end(struct agent_launchwatch *lw);

@@ -1,5 +1,6 @@
 /* rshwatch_proc.c - the launch watch's system half (agent/rshwatch.h): finding an MPI launcher
- * among the supervised command's processes in /proc, and the private mark file mpi-rsh creates. */
+ * among the supervised command's processes in /proc, a child of one that is no launch agent (a rank
+ * on the launcher), and the private mark file mpi-rsh creates. */
 #include "rshwatch.h"
 
 #include <dirent.h>
@@ -13,9 +14,16 @@
 #include "kube/log.h"
 #include "kube/util.h"
 
-/* The process group and comm of pid from /proc/PID/stat ("pid (comm) state ppid pgrp ..."; the comm
- * may hold spaces and parentheses, so it ends at the last ')'). 0 ok, -1 gone or unreadable. */
-static int stat_of(const char *pid, long *pgrp, char *comm, size_t comm_sz)
+/* What /proc/PID/stat says of a process ("pid (comm) state ppid pgrp ..."). */
+struct proc_stat {
+    char state;
+    long ppid, pgrp;
+    char comm[32];
+};
+
+/* Reads pid's stat; the comm may hold spaces and parentheses, so it ends at the last ')'. 0 ok, -1
+ * gone or unreadable. */
+static int stat_of(const char *pid, struct proc_stat *ps)
 {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%s/stat", pid);
@@ -29,43 +37,130 @@ static int stat_of(const char *pid, long *pgrp, char *comm, size_t comm_sz)
     if (!open || !close || close < open)
         return -1;
     size_t cl = (size_t)(close - open - 1);
-    snprintf(comm, comm_sz, "%.*s", (int)(cl < comm_sz ? cl : comm_sz - 1), open + 1);
-    char state;
-    long ppid;
-    return sscanf(close + 1, " %c %ld %ld", &state, &ppid, pgrp) == 3 ? 0 : -1;
+    snprintf(ps->comm, sizeof ps->comm, "%.*s", (int)(cl < sizeof ps->comm ? cl : sizeof ps->comm - 1), open + 1);
+    return sscanf(close + 1, " %c %ld %ld", &ps->state, &ps->ppid, &ps->pgrp) == 3 ? 0 : -1;
+}
+
+/* The stack pid's executable shows (NONE for a script: its interpreter). */
+static enum agent_stack stack_of_exe(const char *pid)
+{
+    char path[64], exe[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%s/exe", pid);
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    if (n <= 0)
+        return AGENT_STACK_NONE;
+    exe[n] = '\0';
+    return agent_stack_of_program(exe);
 }
 
 /* The stack pid shows by its comm, else by its executable's name. */
 static enum agent_stack stack_of_pid(const char *pid, const char *comm)
 {
-    enum agent_stack st = agent_stack_of_program(comm);
+    return agent_stack_better(agent_stack_of_program(comm), stack_of_exe(pid));
+}
+
+/* One process of the snapshot. */
+struct proc_ent {
+    long pid;
+    struct proc_stat st;
+    int mine; /* root or one of its descendants */
+};
+
+/* A snapshot of /proc with root's family marked (a wrapper such as timeout or the stream holder may
+ * put the launcher in a process group of its own, and Hydra its children). Its count; *out a new
+ * array (NULL when none). */
+static size_t snapshot(pid_t root, struct proc_ent **out)
+{
+    struct proc_ent *v = NULL;
+    size_t n = 0, cap = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        if (n == cap) {
+            struct proc_ent *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof *v);
+            if (!nv)
+                break;
+            v = nv;
+        }
+        if (stat_of(e->d_name, &v[n].st) == 0) {
+            v[n].pid = strtol(e->d_name, NULL, 10);
+            v[n].mine = v[n].pid == (long)root;
+            n++;
+        }
+    }
+    if (d)
+        closedir(d);
+    for (int changed = 1; changed;) { /* children after their parents, whatever the order read */
+        changed = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; !v[i].mine && j < n; j++)
+                if (v[j].mine && v[j].pid == v[i].st.ppid)
+                    v[i].mine = changed = 1;
+    }
+    *out = v;
+    return n;
+}
+
+/* The stack of snapshot entry e (NONE for a zombie). */
+static enum agent_stack stack_of_ent(const struct proc_ent *e)
+{
+    char pid[24];
+    snprintf(pid, sizeof pid, "%ld", e->pid);
+    return e->st.state == 'Z' ? AGENT_STACK_NONE : stack_of_pid(pid, e->st.comm);
+}
+
+enum agent_stack agent_rshwatch_scan(pid_t root)
+{
+    struct proc_ent *v;
+    size_t n = snapshot(root, &v);
+    enum agent_stack best = AGENT_STACK_NONE;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].mine)
+            best = agent_stack_better(best, stack_of_ent(&v[i]));
+    free(v);
+    return best;
+}
+
+/* 1 when pid (comm) is a launch agent, by its comm or its executable (a script shows its name in
+ * comm, its interpreter in exe; our bundle shows its loader beside rsh). */
+static int is_agent(const char *pid, const char *comm, const char *rsh)
+{
+    if (agent_rshwatch_agent_program(comm))
+        return 1;
     char path[64], exe[PATH_MAX];
     snprintf(path, sizeof path, "/proc/%s/exe", pid);
     ssize_t n = readlink(path, exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        st = agent_stack_better(st, agent_stack_of_program(exe));
-    }
-    return st;
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    return agent_rshwatch_agent_program(exe) || agent_rshwatch_bundle_exe(rsh, exe);
 }
 
-enum agent_stack agent_rshwatch_scan(pid_t pgid)
+pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t sz)
 {
-    DIR *d = opendir("/proc");
-    if (!d)
-        return AGENT_STACK_NONE;
-    enum agent_stack best = AGENT_STACK_NONE;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        long pgrp;
-        char comm[32];
-        if (stat_of(e->d_name, &pgrp, comm, sizeof comm) == 0 && pgrp == (long)pgid)
-            best = agent_stack_better(best, stack_of_pid(e->d_name, comm));
+    struct proc_ent *v;
+    size_t n = snapshot(root, &v);
+    pid_t found = 0;
+    for (size_t i = 0; i < n && !found; i++) {
+        char lp[24];
+        snprintf(lp, sizeof lp, "%ld", v[i].pid);
+        if (!v[i].mine || v[i].st.state == 'Z' || stack_of_exe(lp) == AGENT_STACK_NONE)
+            continue; /* v[i]: a live MPI launcher's binary in root's family (a wrapper script's helpers
+                         are no ranks: Intel MPI's mpirun is one) */
+        for (size_t j = 0; j < n && !found; j++) {
+            char pid[24];
+            snprintf(pid, sizeof pid, "%ld", v[j].pid);
+            if (v[j].st.ppid != v[i].pid || v[j].st.state == 'Z' || stack_of_ent(&v[j]) != AGENT_STACK_NONE ||
+                is_agent(pid, v[j].st.comm, rsh))
+                continue;
+            found = (pid_t)v[j].pid;
+            snprintf(name, sz, "%s", v[j].st.comm);
+        }
     }
-    closedir(d);
-    return best;
+    free(v);
+    return found;
 }
 
 int agent_rshwatch_mark_new(char **dir, char **mark)

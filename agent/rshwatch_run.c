@@ -1,6 +1,7 @@
 /* rshwatch_run.c - the launch watch inside `mpi-agent run` (agent/rshwatch.h): when it is on, the
- * mark mpi-rsh leaves, the clock from the first MPI launcher seen in the command's process group,
- * and the message when no rsh call came. agent/supervise.c calls it from its event loop. */
+ * mark mpi-rsh leaves, the clock from the first MPI launcher seen among the command's processes,
+ * the message when no rsh call came, and then the placement check (no rank on the launcher).
+ * agent/supervise.c calls it from its event loop. */
 #include "rshwatch.h"
 
 #include <errno.h>
@@ -54,11 +55,37 @@ void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session 
     lw->done = 0;
 }
 
-char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t pgid, int cmd_done, int exit_code,
+/* The placement check's look: a child of the MPI launcher that is no launch agent runs ranks (or
+ * Hydra's proxy) on the launcher, which the hostfile does not name. */
+static char *placement_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int64_t now)
+{
+    if (cmd_done) {
+        lw->placing = 0;
+        return NULL;
+    }
+    if (now - lw->last_scan < agent_launchwatch_period_ms(lw, now))
+        return NULL;
+    lw->last_scan = now;
+    char prog[32];
+    pid_t pid = agent_rshwatch_local_child(root, s->rsh ? s->rsh : MPIK8S_RSH, prog, sizeof prog);
+    if (!pid)
+        return NULL;
+    lw->placing = 0;
+    lw->failed = 1;
+    size_t len = 0;
+    char *tail = agent_outbuf_copy(&s->output, &len, NULL);
+    enum agent_stack st =
+        agent_stack_better(agent_stack_better(lw->w.seen, agent_rshwatch_scan(root)), agent_stack_of_output(tail, len));
+    free(tail);
+    int64_t from = lw->w.launcher_at ? lw->w.launcher_at : lw->started;
+    return agent_rshwatch_local_message(st, s->o->mpi, prog, (long)pid, (double)(now - from) / 1000.0);
+}
+
+char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int exit_code,
                              int64_t now)
 {
     if (lw->done)
-        return NULL;
+        return lw->placing ? placement_look(lw, s, root, cmd_done, now) : NULL;
     struct agent_rshwatch *w = &lw->w;
     w->rsh_called = agent_rshwatch_marked(lw->mark);
     /* look at the processes until the stack is known (a generic mpirun may exec prterun) */
@@ -66,7 +93,7 @@ char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session 
     if (!cmd_done && !w->rsh_called && (w->seen == AGENT_STACK_NONE || w->seen == AGENT_STACK_OPENMPI) &&
         now - lw->last_scan >= period) {
         lw->last_scan = now;
-        enum agent_stack st = agent_rshwatch_scan(pgid);
+        enum agent_stack st = agent_rshwatch_scan(root);
         if (st != AGENT_STACK_NONE && !w->launcher_at)
             w->launcher_at = now;
         w->seen = agent_stack_better(w->seen, st);
@@ -83,6 +110,7 @@ char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session 
     }
     if (v == AGENT_RSHWATCH_OK) {
         free(tail);
+        lw->placing = w->rsh_called && !cmd_done;
         return NULL;
     }
     lw->failed = 1;
@@ -94,9 +122,11 @@ char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session 
 
 int agent_launchwatch_period_ms(const struct agent_launchwatch *lw, int64_t now)
 {
-    if (lw->done)
+    if (lw->done && !lw->placing)
         return -1;
-    return now - lw->started < lw->w.bound_ms ? 100 : 1000;
+    if (now - lw->started >= lw->w.bound_ms)
+        return 1000;
+    return lw->placing ? 250 : 100;
 }
 
 void agent_launchwatch_end(struct agent_launchwatch *lw)

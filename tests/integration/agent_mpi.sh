@@ -3,7 +3,9 @@
 # Open MPI) across 2 and 8 worker pods, (a) with init container `mpi-agent init`
 # and main container `mpirun` through /opt/kube/mpi-rsh, and (b) with
 # `mpi-agent run -- mpirun ...` waiting in-process. Checks the ranks' output,
-# the rank map, the termination message with its phases, and no leftovers.
+# the rank map, the termination message with its phases, and no leftovers; and (c) an mpirun
+# told `--host localhost,...` runs a rank on the launcher: the placement check fails the job at
+# once, naming the stack and the process (docs/agent.md "Ranks on the launcher").
 # timeout: 600
 set -euo pipefail
 . "$(dirname "$0")/../lib/agent_jobs.sh"
@@ -33,8 +35,27 @@ one() { # MODE N
   no_orphans 10
 }
 
+# local JOB: rank 0 on the launcher (localhost), rank 1 on worker 0 through mpi-rsh
+local_rank() {
+  local job=$1 t0=$SECONDS ph
+  ks_log "ranks on the launcher: mpirun --host localhost,$job-worker-0"
+  MPI_PROG="--host, \"localhost,$job-worker-0.$job-worker.default.svc\", sh, -c, \"sleep 60.5\"" \
+    job_yaml "$job" 2 run | ks_kubectl create -f - >/dev/null
+  ph=$(wait_launcher "$job" 120)
+  launcher_logs "$job" > "$KS_DIR/o-$job"
+  [ "$ph" = Failed ] || { cat "$KS_DIR/o-$job"; ks_fail "$job: launcher $ph, want Failed"; }
+  [ $((SECONDS - t0)) -lt 40 ] || ks_fail "$job: took $((SECONDS - t0)) s (the ranks sleep 60 s)"
+  term_msg "$job" launcher > "$KS_DIR/t-$job"
+  expect_in "$KS_DIR/t-$job" "Open MPI 4 (ORTE) started 'sh' (pid " "on the launcher" "--host/-H" "runLauncherAsWorker"
+  expect_in "$KS_DIR/o-$job" "stopping the command"
+  ks_log "   $job Failed in $((SECONDS - t0)) s: $(grep -o "Open MPI[^;]*on the launcher[^,]*" "$KS_DIR/t-$job" | head -1)"
+  delete_job "$job"
+  no_orphans 10
+}
+
 one init 2
 one init 8
 one run 2
 one run 8
+local_rank mloc
 ks_log "PASS"

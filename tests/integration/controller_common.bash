@@ -124,6 +124,20 @@ ctl_restart_job() {
     --worker-command "$3" --worker-container 'volumeMounts: [{name: shared, mountPath: /shared}]'
 }
 
+# on_launcher JOB STACK: JOB's mpirun was told `--host localhost,JOB-worker-0...`, so one rank runs
+# on the launcher, which the hostfile does not name: the placement check (docs/agent.md "Ranks on
+# the launcher") fails it within 100 s (pod start, a slow 100m launcher, its one container restart
+# and the Job's backoff included), its message naming STACK, the process and runLauncherAsWorker
+on_launcher() {
+  local j=$1 msg
+  ks_wait_for '[ "$(cond '"$j"' Failed status)" = True ]' 100 ||
+    { kc get mpijob "$j" -o yaml; kc logs -l "mpi_job_name=$j,mpi_role_type=launcher" --all-containers --tail 40; ks_fail "$j: not Failed within 100 s"; }
+  msg=$(cond "$j" Failed message)
+  case $msg in *"$2 started '"*"' (pid "*") on the launcher "*"set runLauncherAsWorker: true"*) ;;
+    *) kc get cm "$j-log" -o jsonpath='{.data.log}' | tail -n 40; ks_fail "$j: Failed message without the placement line: $msg" ;; esac
+  echo "$j: $msg"
+}
+
 # daemon_killed JOB WHAT...: JOB (whose rank 1 killed its MPI daemon with SIGKILL) is Failed within
 # 100 s (the daemon-exit stop's 30 s default and a grace period included), its message naming the
 # MPI daemon on JOB-worker-1 and the node of status.rankFailure, followed by one of the WHATs

@@ -1,12 +1,18 @@
-/* test_agent_rshwatch.c - the launch watch's pure half (agent/rshwatch.h): the verdict as a table of
- * what was seen and when, the stack a program name or mpirun's output shows, and the message naming
- * the stack, the variable it did not read (with a user's value) and what to set. */
+/* test_agent_rshwatch.c - the launch watch (agent/rshwatch.h): the verdict as a table of what was
+ * seen and when, the stack a program name or mpirun's output shows, the message naming the stack,
+ * the variable it did not read (with a user's value) and what to set; the placement check's launch
+ * agents, its message, and its /proc scan on a fake launcher family (mpirun, mpi-rsh, a rank). */
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "../../agent/rshwatch.h"
@@ -154,11 +160,202 @@ static void test_messages(void **state)
                (const char *[]){ "Intel MPI (Hydra)", "I_MPI_HYDRA_BOOTSTRAP='rsh' and I_MPI_HYDRA_BOOTSTRAP_EXEC=", NULL });
 }
 
-int main(void)
+static void test_agents(void **state)
 {
+    (void)state;
+    const char *yes[] = { "mpi-rsh", "/opt/kube/mpi-rsh", "mpi-rsh-thin", "mpi-rsh-ssh", "ssh", "/usr/bin/ssh", "rsh" };
+    const char *no[] = { "mpi-rsh-", "mpi-rshx", "sh", "pi", "hydra_pmi_proxy", "orted", "prted", "sshd", "", NULL };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        if (!agent_rshwatch_agent_program(yes[i]))
+            fail_msg("%s: not a launch agent", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        if (agent_rshwatch_agent_program(no[i]))
+            fail_msg("%s: a launch agent", no[i] ? no[i] : "NULL");
+}
+
+static void test_bundle(void **state)
+{
+    (void)state;
+    assert_true(agent_rshwatch_bundle_exe("/opt/kube/mpi-rsh", "/opt/kube/lib/ld-linux-x86-64.so.2"));
+    assert_false(agent_rshwatch_bundle_exe("/opt/kube/mpi-rsh", "/opt/kube/lib/"));
+    assert_false(agent_rshwatch_bundle_exe("/opt/kube/mpi-rsh", "/opt/kubex/lib/ld-linux-x86-64.so.2"));
+    assert_false(agent_rshwatch_bundle_exe("/opt/kube/mpi-rsh", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"));
+    assert_false(agent_rshwatch_bundle_exe("/opt/kube/mpi-rsh", "/opt/kube/libexec/mpi-rsh"));
+    assert_false(agent_rshwatch_bundle_exe("mpi-rsh", "/lib/ld-linux-x86-64.so.2"));
+    assert_false(agent_rshwatch_bundle_exe(NULL, "/opt/kube/lib/x"));
+    assert_false(agent_rshwatch_bundle_exe("/opt/kube/mpi-rsh", NULL));
+}
+
+static void test_local_message(void **state)
+{
+    (void)state;
+    char *m = agent_rshwatch_local_message(AGENT_STACK_OMPI4, MPIK8S_MPI_OPENMPI, "pi", 42, 1.25);
+    assert_non_null(m);
+    assert_non_null(strstr(m, "Open MPI 4 (ORTE) started 'pi' (pid 42) on the launcher 1.2 s after it began"));
+    assert_non_null(strstr(m, "--host/-H"));
+    assert_non_null(strstr(m, "runLauncherAsWorker: true"));
+    assert_null(strchr(m, '\n'));
+    free(m);
+    m = agent_rshwatch_local_message(AGENT_STACK_OPENMPI, MPIK8S_MPI_OPENMPI, "sh", 7, 0);
+    assert_non_null(m);
+    assert_non_null(strstr(m, "Open MPI started 'sh' (pid 7)"));
+    free(m);
+    m = agent_rshwatch_local_message(AGENT_STACK_HYDRA, MPIK8S_MPI_MPICH, "hydra_pmi_proxy", 9, 2);
+    assert_non_null(m);
+    assert_non_null(strstr(m, "MPICH (Hydra) started 'hydra_pmi_proxy' (pid 9)"));
+    free(m);
+}
+
+/* A child that runs dir/name (a link to sleep: its comm is name), its pid told on rep. */
+static pid_t named_child(const char *dir, const char *name, int rep)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        execl(path, name, "60", (char *)NULL);
+        _exit(127);
+    }
+    return p > 0 && write(rep, &p, sizeof p) == sizeof p ? p : -1;
+}
+
+/* The fake launcher's body: an "mpi-rsh" child at once, a rank "pi" when a byte comes on cmd, then
+ * waits (the rank stays unreaped: a zombie once killed). */
+static int fake_launcher_main(const char *dir, int cmd, int rep)
+{
+    char c;
+    if (setpgid(0, 0) != 0 || named_child(dir, "mpi-rsh", rep) < 0 || read(cmd, &c, 1) != 1 ||
+        named_child(dir, "pi", rep) < 0 || read(cmd, &c, 1) != 1)
+        return 1;
+    return 0;
+}
+
+/* 1 once pid's comm is name, within 5 s. */
+static int await_comm(pid_t pid, const char *name)
+{
+    char path[64], buf[64];
+    size_t nl = strlen(name);
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    for (int i = 0; i < 500; i++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        if (n == nl + 1 && strncmp(buf, name, nl) == 0)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+static const char *self_path; /* argv[0] */
+
+/* dir gets a copy of this test's binary named mpirun (the placement check knows a launcher by its
+ * executable, not its comm) and links mpi-rsh and pi to sleep. */
+static void make_bin(const char *dir)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/mpirun", dir);
+    FILE *in = fopen(self_path, "rb"), *out = fopen(path, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    assert_int_equal(chmod(path, 0755), 0);
+    const char *names[] = { "mpi-rsh", "pi" };
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        assert_int_equal(symlink("/bin/sleep", path), 0);
+    }
+}
+
+/* The fake launcher: the copy run as "mpirun --fake-launcher DIR CMD REP". */
+static pid_t fake_launcher(const char *dir, int cmd, int rep)
+{
+    pid_t l = fork();
+    if (l != 0)
+        return l;
+    char exe[128], a[16], b[16];
+    snprintf(exe, sizeof exe, "%s/mpirun", dir);
+    snprintf(a, sizeof a, "%d", cmd);
+    snprintf(b, sizeof b, "%d", rep);
+    execl(exe, "mpirun", "--fake-launcher", dir, a, b, (char *)NULL);
+    _exit(127);
+}
+
+/* Ends the fake launcher's family and removes dir. */
+static void end_family(pid_t l, const char *dir)
+{
+    const char *names[] = { "mpirun", "mpi-rsh", "pi" };
+    char path[128];
+    kill(-l, SIGKILL);
+    kill(l, SIGKILL);
+    waitpid(l, NULL, 0);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* The /proc half on a live family: nothing while mpirun has only its agent, the rank once it runs,
+ * nothing below the rank, the stack by the executable, and nothing once the rank is a zombie. Every
+ * check is made before the family ends, the asserts after, so a failure leaves no process. */
+static void test_local_child(void **state)
+{
+    (void)state;
+    int cmd[2], rep[2];
+    assert_int_equal(pipe(cmd), 0);
+    assert_int_equal(pipe(rep), 0);
+    char dir[] = "/tmp/test-rshwatch-XXXXXX", name[32] = "", other[32];
+    assert_non_null(mkdtemp(dir));
+    make_bin(dir);
+    pid_t l = fake_launcher(dir, cmd[0], rep[1]), a = 0, r = 0, found = 0;
+    assert_true(l > 0);
+    int alone = 0, below = 0, gone = 0;
+    int ok = read(rep[0], &a, sizeof a) == sizeof a && await_comm(a, "mpi-rsh") && await_comm(l, "mpirun");
+    if (ok)
+        alone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other) == 0;
+    ok = ok && write(cmd[1], "r", 1) == 1 && read(rep[0], &r, sizeof r) == sizeof r && await_comm(r, "pi");
+    if (ok) {
+        found = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", name, sizeof name);
+        below = agent_rshwatch_local_child(r, "/opt/kube/mpi-rsh", other, sizeof other) == 0;
+    }
+    enum agent_stack sl = agent_rshwatch_scan(l), sr = ok ? agent_rshwatch_scan(r) : AGENT_STACK_NONE;
+    if (ok && kill(r, SIGKILL) == 0)
+        for (int i = 0; i < 500 && !gone; i++) /* a zombie of the fake mpirun once killed */
+            if (!(gone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other) == 0))
+                usleep(10000);
+    end_family(l, dir);
+    close(cmd[0]);
+    close(cmd[1]);
+    close(rep[0]);
+    close(rep[1]);
+    assert_true(ok);
+    assert_true(alone);
+    assert_int_equal(found, r);
+    assert_string_equal(name, "pi");
+    assert_true(below);
+    assert_int_equal(sl, AGENT_STACK_OPENMPI);
+    assert_int_equal(sr, AGENT_STACK_NONE);
+    assert_true(gone);
+}
+
+int main(int argc, char **argv)
+{
+    self_path = argv[0];
+    if (argc == 5 && strcmp(argv[1], "--fake-launcher") == 0)
+        return fake_launcher_main(argv[2], atoi(argv[3]), atoi(argv[4]));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_verdicts),      cmocka_unit_test(test_programs), cmocka_unit_test(test_output),
-        cmocka_unit_test(test_informational), cmocka_unit_test(test_ended),    cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_verdicts),      cmocka_unit_test(test_programs),      cmocka_unit_test(test_output),
+        cmocka_unit_test(test_informational), cmocka_unit_test(test_ended),         cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_agents),        cmocka_unit_test(test_local_message), cmocka_unit_test(test_local_child),
+        cmocka_unit_test(test_bundle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
