@@ -112,10 +112,12 @@ void agent_rshwatch_mark_free(char *dir, char *mark);
 struct agent_session;
 struct agent_launchwatch {
     struct agent_rshwatch w;
-    char *dir, *mark;           /* the mark mpi-rsh creates ($MPI_AGENT_RSH_MARK) */
-    int done;                   /* decided, or off */
-    int failed;                 /* decided: a launch without mpi-rsh, or a rank on the launcher */
-    int placing;                /* mpi-rsh was called: looking for ranks on the launcher until the end */
+    char *dir, *mark; /* the mark mpi-rsh creates ($MPI_AGENT_RSH_MARK) */
+    int done;         /* decided, or off */
+    int failed;       /* decided: a launch without mpi-rsh, or a rank on the launcher */
+    int placing;      /* mpi-rsh was called: looking for ranks on the launcher until the end */
+    pid_t suspect;    /* the last look's process on the launcher (0: none), and its comm */
+    char suspect_comm[32];
     int64_t started, last_scan; /* monotonic ms: the command's start, the last look at /proc */
 };
 /* Before the command starts: off (one log line says why) with --rsh-timeout 0, no workers, a

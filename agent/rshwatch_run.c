@@ -5,6 +5,7 @@
 #include "rshwatch.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,9 @@ void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session 
 }
 
 /* The placement check's look: a child of the MPI launcher that is no launch agent runs ranks (or
- * Hydra's proxy) on the launcher, which the hostfile does not name. */
+ * Hydra's proxy) on the launcher, which the hostfile does not name. The same process under the
+ * same name in two looks in a row decides: a launcher that starts its agent through `sh -c` shows
+ * a shell for the instant before the exec, a rank stays. */
 static char *placement_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int64_t now)
 {
     if (cmd_done) {
@@ -68,8 +71,11 @@ static char *placement_look(struct agent_launchwatch *lw, struct agent_session *
     lw->last_scan = now;
     char prog[32];
     pid_t pid = agent_rshwatch_local_child(root, s->rsh ? s->rsh : MPIK8S_RSH, prog, sizeof prog);
-    if (!pid)
+    if (!pid || pid != lw->suspect || strcmp(prog, lw->suspect_comm) != 0) {
+        lw->suspect = pid;
+        snprintf(lw->suspect_comm, sizeof lw->suspect_comm, "%s", pid ? prog : "");
         return NULL;
+    }
     lw->placing = 0;
     lw->failed = 1;
     size_t len = 0;
