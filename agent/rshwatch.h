@@ -92,15 +92,20 @@ int agent_rshwatch_bundle_exe(const char *rsh, const char *exe);
 char *agent_rshwatch_local_message(enum agent_stack st, enum mpik8s_mpi mpi, const char *prog, long pid, double secs);
 
 /* ---- the system side (agent/rshwatch_proc.c) ---- */
-/* The best stack among root and its live descendants (their comm and executable), NONE when none
- * is an MPI launcher. Reads /proc. */
-enum agent_stack agent_rshwatch_scan(pid_t root);
+/* The best stack among the live processes of process group pgid (their comm and executable), NONE
+ * when none is an MPI launcher. Reads /proc. A process group, not the command's descendants:
+ * `timeout 90 mpirun` hides mpirun (its group is timeout's own), which keeps the launch watch off
+ * for it; walking the descendants (tried 2026-12-07) started the 20 s clock there too, and CI's
+ * 18_dns_gone then failed a job whose ORTE spent 30 s in DNS lookups before its first rsh call
+ * (docs/agent.md "No rsh call": the same holds for a bare mpirun today). */
+enum agent_stack agent_rshwatch_scan(pid_t pgid);
 /* A live child of an MPI launcher among root and its descendants that is neither a launch agent
  * (by name, or run by the bundle's loader beside rsh) nor an MPI launcher (a fork not yet exec'd
- * still shows its parent's name): its pid, with its comm in name[0..sz); 0 when none. The launcher
+ * still shows its parent's name): its pid, with its comm in name[0..sz) and its launcher's stack in
+ * *st; 0 when none. The launcher
  * is known by its executable (orterun, prte, mpiexec.hydra, ...), not by its comm: a wrapper
  * script named mpirun runs helpers, not ranks. Reads /proc; zombies do not count. */
-pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t sz);
+pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t sz, enum agent_stack *st);
 /* A new private directory with the mark's path in it: *dir and *mark new strings. 0 ok, -1 errno. */
 int agent_rshwatch_mark_new(char **dir, char **mark);
 /* 1 when the mark exists. */

@@ -111,13 +111,13 @@ static enum agent_stack stack_of_ent(const struct proc_ent *e)
     return e->st.state == 'Z' ? AGENT_STACK_NONE : stack_of_pid(pid, e->st.comm);
 }
 
-enum agent_stack agent_rshwatch_scan(pid_t root)
+enum agent_stack agent_rshwatch_scan(pid_t pgid)
 {
     struct proc_ent *v;
-    size_t n = snapshot(root, &v);
+    size_t n = snapshot(pgid, &v);
     enum agent_stack best = AGENT_STACK_NONE;
     for (size_t i = 0; i < n; i++)
-        if (v[i].mine)
+        if (v[i].st.pgrp == (long)pgid)
             best = agent_stack_better(best, stack_of_ent(&v[i]));
     free(v);
     return best;
@@ -138,7 +138,7 @@ static int is_agent(const char *pid, const char *comm, const char *rsh)
     return agent_rshwatch_agent_program(exe) || agent_rshwatch_bundle_exe(rsh, exe);
 }
 
-pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t sz)
+pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t sz, enum agent_stack *st)
 {
     struct proc_ent *v;
     size_t n = snapshot(root, &v);
@@ -157,6 +157,7 @@ pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t
                 continue;
             found = (pid_t)v[j].pid;
             snprintf(name, sz, "%s", v[j].st.comm);
+            *st = stack_of_ent(&v[i]);
         }
     }
     free(v);

@@ -1,5 +1,5 @@
 /* rshwatch_run.c - the launch watch inside `mpi-agent run` (agent/rshwatch.h): when it is on, the
- * mark mpi-rsh leaves, the clock from the first MPI launcher seen among the command's processes,
+ * mark mpi-rsh leaves, the clock from the first MPI launcher seen in the command's process group,
  * the message when no rsh call came, and then the placement check (no rank on the launcher).
  * agent/supervise.c calls it from its event loop. */
 #include "rshwatch.h"
@@ -70,7 +70,8 @@ static char *placement_look(struct agent_launchwatch *lw, struct agent_session *
         return NULL;
     lw->last_scan = now;
     char prog[32];
-    pid_t pid = agent_rshwatch_local_child(root, s->rsh ? s->rsh : MPIK8S_RSH, prog, sizeof prog);
+    enum agent_stack lst = AGENT_STACK_NONE;
+    pid_t pid = agent_rshwatch_local_child(root, s->rsh ? s->rsh : MPIK8S_RSH, prog, sizeof prog, &lst);
     if (!pid || pid != lw->suspect || strcmp(prog, lw->suspect_comm) != 0) {
         lw->suspect = pid;
         snprintf(lw->suspect_comm, sizeof lw->suspect_comm, "%s", pid ? prog : "");
@@ -80,8 +81,7 @@ static char *placement_look(struct agent_launchwatch *lw, struct agent_session *
     lw->failed = 1;
     size_t len = 0;
     char *tail = agent_outbuf_copy(&s->output, &len, NULL);
-    enum agent_stack st =
-        agent_stack_better(agent_stack_better(lw->w.seen, agent_rshwatch_scan(root)), agent_stack_of_output(tail, len));
+    enum agent_stack st = agent_stack_better(agent_stack_better(lw->w.seen, lst), agent_stack_of_output(tail, len));
     free(tail);
     int64_t from = lw->w.launcher_at ? lw->w.launcher_at : lw->started;
     return agent_rshwatch_local_message(st, s->o->mpi, prog, (long)pid, (double)(now - from) / 1000.0);

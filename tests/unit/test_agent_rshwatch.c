@@ -318,18 +318,20 @@ static void test_local_child(void **state)
     pid_t l = fake_launcher(dir, cmd[0], rep[1]), a = 0, r = 0, found = 0;
     assert_true(l > 0);
     int alone = 0, below = 0, gone = 0;
+    enum agent_stack st = AGENT_STACK_NONE, lst = AGENT_STACK_NONE;
     int ok = read(rep[0], &a, sizeof a) == sizeof a && await_comm(a, "mpi-rsh") && await_comm(l, "mpirun");
     if (ok)
-        alone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other) == 0;
+        alone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other, &st) == 0;
     ok = ok && write(cmd[1], "r", 1) == 1 && read(rep[0], &r, sizeof r) == sizeof r && await_comm(r, "pi");
     if (ok) {
-        found = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", name, sizeof name);
-        below = agent_rshwatch_local_child(r, "/opt/kube/mpi-rsh", other, sizeof other) == 0;
+        found = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", name, sizeof name, &st);
+        lst = st;
+        below = agent_rshwatch_local_child(r, "/opt/kube/mpi-rsh", other, sizeof other, &st) == 0;
     }
     enum agent_stack sl = agent_rshwatch_scan(l), sr = ok ? agent_rshwatch_scan(r) : AGENT_STACK_NONE;
     if (ok && kill(r, SIGKILL) == 0)
         for (int i = 0; i < 500 && !gone; i++) /* a zombie of the fake mpirun once killed */
-            if (!(gone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other) == 0))
+            if (!(gone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other, &st) == 0))
                 usleep(10000);
     end_family(l, dir);
     close(cmd[0]);
@@ -340,6 +342,7 @@ static void test_local_child(void **state)
     assert_true(alone);
     assert_int_equal(found, r);
     assert_string_equal(name, "pi");
+    assert_int_equal(lst, AGENT_STACK_OPENMPI);
     assert_true(below);
     assert_int_equal(sl, AGENT_STACK_OPENMPI);
     assert_int_equal(sr, AGENT_STACK_NONE);
