@@ -53,15 +53,8 @@ int agent_daemonexit_first(const char *text, size_t len, char **pod, int *code)
 int agent_daemonexit_read(const char *mark, char **pod, int *code)
 {
     *pod = NULL;
-    int fd = mark ? open(mark, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-    if (fd < 0)
-        return 0;
-    char *buf = malloc(AGENT_RANKSUP_MARK_MAX);
-    size_t len = 0;
-    ssize_t r = 0;
-    while (buf && len < AGENT_RANKSUP_MARK_MAX && (r = read(fd, buf + len, AGENT_RANKSUP_MARK_MAX - len)) > 0)
-        len += (size_t)r;
-    close(fd);
+    size_t len;
+    char *buf = agent_ranksup_mark_read(mark, &len);
     int found = buf && agent_daemonexit_first(buf, len, pod, code) == 1;
     free(buf);
     return found;

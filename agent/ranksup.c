@@ -36,17 +36,24 @@ size_t agent_ranksup_launched(const char *text, size_t len, const struct agent_h
     return count;
 }
 
-size_t agent_ranksup_launched_file(const char *path, const struct agent_hostlist *hosts)
+char *agent_ranksup_mark_read(const char *path, size_t *len)
 {
+    *len = 0;
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
     if (fd < 0)
-        return 0;
+        return NULL;
     char *buf = malloc(AGENT_RANKSUP_MARK_MAX);
-    size_t len = 0;
     ssize_t r = 0;
-    while (buf && len < AGENT_RANKSUP_MARK_MAX && (r = read(fd, buf + len, AGENT_RANKSUP_MARK_MAX - len)) > 0)
-        len += (size_t)r;
+    while (buf && *len < AGENT_RANKSUP_MARK_MAX && (r = read(fd, buf + *len, AGENT_RANKSUP_MARK_MAX - *len)) > 0)
+        *len += (size_t)r;
     close(fd);
+    return buf;
+}
+
+size_t agent_ranksup_launched_file(const char *path, const struct agent_hostlist *hosts)
+{
+    size_t len;
+    char *buf = agent_ranksup_mark_read(path, &len);
     size_t n = buf ? agent_ranksup_launched(buf, len, hosts) : 0;
     free(buf);
     return n;

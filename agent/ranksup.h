@@ -29,6 +29,9 @@
  * once: a line names worker i when its pod (mpik8s_host_to_pod) is hosts->v[i].pod. Pure. */
 size_t agent_ranksup_launched(const char *text, size_t len, const struct agent_hostlist *hosts);
 /* The same for the mark file at path (0 when it cannot be read). */
+/* The mark file's first AGENT_RANKSUP_MARK_MAX bytes (not a symlink), their count in *len: a new
+ * buffer, NULL when the file is missing or memory is short. The launch watch's readers share it. */
+char *agent_ranksup_mark_read(const char *path, size_t *len);
 size_t agent_ranksup_launched_file(const char *path, const struct agent_hostlist *hosts);
 
 /* Removes dest's file (at the start of a run). 0 ok or absent, -1 with *errmsg. */
