@@ -34,7 +34,7 @@ struct agent_opts {
     double progress_timeout_s; /* --progress-timeout / MPI_AGENT_PROGRESS_TIMEOUT, 0 off */
     double network_timeout_s;  /* --network-timeout / MPI_AGENT_NETWORK_TIMEOUT, default 60, 0 off */
     int ip_family;             /* MPI_JOB_IP_FAMILY: 4 or 6, the workers' pod IPs used; 0 = each pod's primary */
-    double rsh_timeout_s;      /* --rsh-timeout / MPI_AGENT_RSH_TIMEOUT, default 20, 0 off (agent/rshwatch.h) */
+    double rsh_timeout_s;      /* --rsh-timeout / MPI_AGENT_RSH_TIMEOUT, default 120, 0 off (agent/rshwatch.h) */
     double daemon_exit_s;      /* MPI_RSH_DAEMON_EXIT_S, default 30, 0 off (agent/daemonexit.h) */
     double grace_s;            /* --grace, SIGTERM → SIGKILL delay, default 10 */
     int no_wait;               /* run: --no-wait (init already waited) */

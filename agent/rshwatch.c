@@ -67,7 +67,7 @@ enum agent_rshwatch_verdict agent_rshwatch_decide(const struct agent_rshwatch *w
         return AGENT_RSHWATCH_OK;
     if (!w->launcher_at)
         return cmd_done ? AGENT_RSHWATCH_OK : AGENT_RSHWATCH_WAIT;
-    if (cmd_done || now - w->launcher_at >= w->bound_ms)
+    if (cmd_done || w->other || now - w->launcher_at >= w->bound_ms)
         return AGENT_RSHWATCH_FAIL;
     return AGENT_RSHWATCH_WAIT;
 }
@@ -119,8 +119,23 @@ static struct stack_words words_of(enum agent_stack st, enum mpik8s_mpi mpi, con
                                  agent, MPIK8S_OMPI5_AGENT_VAR, agent };
 }
 
-char *agent_rshwatch_message(enum agent_stack st, enum mpik8s_mpi mpi, const char *rsh, double secs, int ended,
-                             agent_rshwatch_getenv get, void *ud)
+/* How it went without rsh: "and exited after 0.1 s", "but started 'ssh' (pid 9) itself 0.2 s after it
+ * began", "nor any other process within 120.0 s (it may be stuck before its launch, e.g. resolving
+ * the hosts' names), or". New string. */
+static char *how_phrase(const char *rsh, double secs, const struct agent_rshwatch_how *how)
+{
+    if (how->ended)
+        return kube_strdup_printf("through %s and exited after %.1f s:", rsh, secs);
+    if (how->prog)
+        return kube_strdup_printf("through %s but started '%s' (pid %ld) itself %.1f s after it began:", rsh, how->prog,
+                                  how->pid, secs);
+    return kube_strdup_printf("through %s, nor any other process, within %.1f s: it may be stuck before its launch "
+                              "(resolving the hosts' names, say), or",
+                              rsh, secs);
+}
+
+char *agent_rshwatch_message(enum agent_stack st, enum mpik8s_mpi mpi, const char *rsh, double secs,
+                             const struct agent_rshwatch_how *how, agent_rshwatch_getenv get, void *ud)
 {
     char *agent = kube_strdup_printf("%s : false", rsh); /* Open MPI's value (mpik8s/launch.c) */
     if (!agent)
@@ -129,13 +144,13 @@ char *agent_rshwatch_message(enum agent_stack st, enum mpik8s_mpi mpi, const cha
     char *p1 = var_phrase(w.var1, w.val1, get, ud), *p2 = w.var2 ? var_phrase(w.var2, w.val2, get, ud) : NULL;
     char *set = w.var2 ? kube_strdup_printf("%s='%s' and %s='%s'", w.var1, w.val1, w.var2, w.val2)
                        : kube_strdup_printf("%s='%s'", w.var1, w.val1);
-    char *msg = NULL;
-    if (p1 && (p2 || !w.var2) && set)
-        msg = kube_strdup_printf("%s started no daemon through %s %s %.1f s: it did not read %s%s%s; set %s "
+    char *msg = NULL, *hp = how_phrase(rsh, secs, how);
+    if (p1 && (p2 || !w.var2) && set && hp)
+        msg = kube_strdup_printf("%s started no daemon %s it did not read %s%s%s; set %s "
                                  "in the launcher's environment (without it the ranks start through the "
                                  "stack's own ssh, or all on the launcher)",
-                                 w.what, rsh, ended ? "and exited after" : "within", secs, p1, p2 ? " or " : "",
-                                 p2 ? p2 : "", set);
+                                 w.what, hp, p1, p2 ? " or " : "", p2 ? p2 : "", set);
+    free(hp);
     free(p1);
     free(p2);
     free(set);
@@ -152,6 +167,13 @@ int agent_rshwatch_agent_program(const char *name)
     /* mpi-rsh, and its siblings mpi-rsh-thin and mpi-rsh-ssh */
     return strcmp(base, "ssh") == 0 || strcmp(base, "rsh") == 0 || strcmp(base, "mpi-rsh") == 0 ||
            (strncmp(base, "mpi-rsh-", 8) == 0 && base[8]);
+}
+
+int agent_rshwatch_foreign_agent(const char *name)
+{
+    const char *slash = name ? strrchr(name, '/') : NULL;
+    const char *base = slash ? slash + 1 : name;
+    return base && (strcmp(base, "ssh") == 0 || strcmp(base, "rsh") == 0);
 }
 
 int agent_rshwatch_bundle_exe(const char *rsh, const char *exe)

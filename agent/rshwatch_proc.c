@@ -111,23 +111,29 @@ static enum agent_stack stack_of_ent(const struct proc_ent *e)
     return e->st.state == 'Z' ? AGENT_STACK_NONE : stack_of_pid(pid, e->st.comm);
 }
 
-enum agent_stack agent_rshwatch_scan(pid_t pgid)
+enum agent_stack agent_rshwatch_scan(pid_t root)
 {
     struct proc_ent *v;
-    size_t n = snapshot(pgid, &v);
+    size_t n = snapshot(root, &v);
     enum agent_stack best = AGENT_STACK_NONE;
     for (size_t i = 0; i < n; i++)
-        if (v[i].st.pgrp == (long)pgid)
+        if (v[i].mine)
             best = agent_stack_better(best, stack_of_ent(&v[i]));
     free(v);
     return best;
 }
 
+/* 1 when name is a launch agent (foreign: ssh and rsh are not). */
+static int agent_name(const char *name, int foreign)
+{
+    return agent_rshwatch_agent_program(name) && !(foreign && agent_rshwatch_foreign_agent(name));
+}
+
 /* 1 when pid (comm) is a launch agent, by its comm or its executable (a script shows its name in
  * comm, its interpreter in exe; our bundle shows its loader beside rsh). */
-static int is_agent(const char *pid, const char *comm, const char *rsh)
+static int is_agent(const char *pid, const char *comm, const char *rsh, int foreign)
 {
-    if (agent_rshwatch_agent_program(comm))
+    if (agent_name(comm, foreign))
         return 1;
     char path[64], exe[PATH_MAX];
     snprintf(path, sizeof path, "/proc/%s/exe", pid);
@@ -135,10 +141,10 @@ static int is_agent(const char *pid, const char *comm, const char *rsh)
     if (n <= 0)
         return 0;
     exe[n] = '\0';
-    return agent_rshwatch_agent_program(exe) || agent_rshwatch_bundle_exe(rsh, exe);
+    return agent_name(exe, foreign) || agent_rshwatch_bundle_exe(rsh, exe);
 }
 
-pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t sz, enum agent_stack *st)
+pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, int foreign, char *name, size_t sz, enum agent_stack *st)
 {
     struct proc_ent *v;
     size_t n = snapshot(root, &v);
@@ -153,7 +159,7 @@ pid_t agent_rshwatch_local_child(pid_t root, const char *rsh, char *name, size_t
             char pid[24];
             snprintf(pid, sizeof pid, "%ld", v[j].pid);
             if (v[j].st.ppid != v[i].pid || v[j].st.state == 'Z' || stack_of_ent(&v[j]) != AGENT_STACK_NONE ||
-                is_agent(pid, v[j].st.comm, rsh))
+                is_agent(pid, v[j].st.comm, rsh, foreign))
                 continue;
             found = (pid_t)v[j].pid;
             snprintf(name, sz, "%s", v[j].st.comm);

@@ -1,6 +1,7 @@
 /* rshwatch_run.c - the launch watch inside `mpi-agent run` (agent/rshwatch.h): when it is on, the
- * mark mpi-rsh leaves, the clock from the first MPI launcher seen in the command's process group,
- * the message when no rsh call came, and then the placement check (no rank on the launcher).
+ * mark mpi-rsh leaves, the clock from the first MPI launcher seen among the command's processes,
+ * the launcher's children before its first rsh call, the message when that call did not come, and
+ * then the placement check (no rank on the launcher).
  * agent/supervise.c calls it from its event loop. */
 #include "rshwatch.h"
 
@@ -56,10 +57,25 @@ void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session 
     lw->done = 0;
 }
 
+/* One look at the launcher's children (foreign: ssh and rsh count, before the first mpi-rsh call):
+ * the pid of one that is no launch agent and was the same process under the same name in the last
+ * look too (a launcher that starts its agent through `sh -c` shows a shell for the instant before
+ * the exec; a rank stays), its launcher's stack in *lst; else 0. */
+static pid_t child_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int foreign,
+                        enum agent_stack *lst)
+{
+    char prog[sizeof lw->suspect_comm];
+    pid_t pid = agent_rshwatch_local_child(root, s->rsh ? s->rsh : MPIK8S_RSH, foreign, prog, sizeof prog, lst);
+    if (!pid || pid != lw->suspect || strcmp(prog, lw->suspect_comm) != 0) {
+        lw->suspect = pid;
+        snprintf(lw->suspect_comm, sizeof lw->suspect_comm, "%s", pid ? prog : "");
+        return 0;
+    }
+    return pid;
+}
+
 /* The placement check's look: a child of the MPI launcher that is no launch agent runs ranks (or
- * Hydra's proxy) on the launcher, which the hostfile does not name. The same process under the
- * same name in two looks in a row decides: a launcher that starts its agent through `sh -c` shows
- * a shell for the instant before the exec, a rank stays. */
+ * Hydra's proxy) on the launcher, which the hostfile does not name. */
 static char *placement_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int64_t now)
 {
     if (cmd_done) {
@@ -69,14 +85,11 @@ static char *placement_look(struct agent_launchwatch *lw, struct agent_session *
     if (now - lw->last_scan < agent_launchwatch_period_ms(lw, now))
         return NULL;
     lw->last_scan = now;
-    char prog[32];
     enum agent_stack lst = AGENT_STACK_NONE;
-    pid_t pid = agent_rshwatch_local_child(root, s->rsh ? s->rsh : MPIK8S_RSH, prog, sizeof prog, &lst);
-    if (!pid || pid != lw->suspect || strcmp(prog, lw->suspect_comm) != 0) {
-        lw->suspect = pid;
-        snprintf(lw->suspect_comm, sizeof lw->suspect_comm, "%s", pid ? prog : "");
+    pid_t pid = child_look(lw, s, root, 0, &lst);
+    if (!pid)
         return NULL;
-    }
+    const char *prog = lw->suspect_comm;
     lw->placing = 0;
     lw->failed = 1;
     size_t len = 0;
@@ -87,6 +100,28 @@ static char *placement_look(struct agent_launchwatch *lw, struct agent_session *
     return agent_rshwatch_local_message(st, s->o->mpi, prog, (long)pid, (double)(now - from) / 1000.0);
 }
 
+/* Before the first mpi-rsh call: looks for the launcher (until its stack is known: a generic
+ * mpirun may exec prterun) and at its children; one that is no agent of ours, in two looks in a
+ * row and with still no mark (mpi-rsh marks before it hands over to ssh), is another way of launch. */
+static void launch_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int64_t now)
+{
+    struct agent_rshwatch *w = &lw->w;
+    if (now - lw->last_scan < agent_launchwatch_period_ms(lw, now))
+        return;
+    lw->last_scan = now;
+    if (w->seen == AGENT_STACK_NONE || w->seen == AGENT_STACK_OPENMPI) {
+        enum agent_stack st = agent_rshwatch_scan(root);
+        if (st != AGENT_STACK_NONE && !w->launcher_at)
+            w->launcher_at = now;
+        w->seen = agent_stack_better(w->seen, st);
+    }
+    enum agent_stack lst = AGENT_STACK_NONE;
+    if (w->launcher_at && child_look(lw, s, root, 1, &lst) && !(w->rsh_called = agent_rshwatch_marked(lw->mark))) {
+        w->other = 1;
+        w->seen = agent_stack_better(w->seen, lst);
+    }
+}
+
 char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int exit_code,
                              int64_t now)
 {
@@ -94,43 +129,38 @@ char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session 
         return lw->placing ? placement_look(lw, s, root, cmd_done, now) : NULL;
     struct agent_rshwatch *w = &lw->w;
     w->rsh_called = agent_rshwatch_marked(lw->mark);
-    /* look at the processes until the stack is known (a generic mpirun may exec prterun) */
-    int64_t period = agent_launchwatch_period_ms(lw, now);
-    if (!cmd_done && !w->rsh_called && (w->seen == AGENT_STACK_NONE || w->seen == AGENT_STACK_OPENMPI) &&
-        now - lw->last_scan >= period) {
-        lw->last_scan = now;
-        enum agent_stack st = agent_rshwatch_scan(root);
-        if (st != AGENT_STACK_NONE && !w->launcher_at)
-            w->launcher_at = now;
-        w->seen = agent_stack_better(w->seen, st);
-    }
+    if (!cmd_done && !w->rsh_called)
+        launch_look(lw, s, root, now);
     enum agent_rshwatch_verdict v = agent_rshwatch_decide(w, now, cmd_done);
     if (v == AGENT_RSHWATCH_WAIT)
         return NULL;
     lw->done = 1;
     size_t len = 0;
     char *tail = v == AGENT_RSHWATCH_FAIL ? agent_outbuf_copy(&s->output, &len, NULL) : NULL;
-    if (v == AGENT_RSHWATCH_FAIL && cmd_done && !agent_rshwatch_ended_badly(exit_code, tail, len)) {
+    if (v == AGENT_RSHWATCH_FAIL && cmd_done && !w->other && !agent_rshwatch_ended_badly(exit_code, tail, len)) {
         KLOG_DEBUG("launch watch: the launcher failed before any launch; its own account stands");
         v = AGENT_RSHWATCH_OK;
     }
     if (v == AGENT_RSHWATCH_OK) {
         free(tail);
         lw->placing = w->rsh_called && !cmd_done;
+        lw->suspect = 0;
+        lw->suspect_comm[0] = '\0';
         return NULL;
     }
     lw->failed = 1;
     enum agent_stack st = agent_stack_better(w->seen, agent_stack_of_output(tail, len));
     free(tail);
-    return agent_rshwatch_message(st, s->o->mpi, s->rsh ? s->rsh : MPIK8S_RSH, (double)(now - w->launcher_at) / 1000.0,
-                                  cmd_done, env_get, NULL);
+    struct agent_rshwatch_how how = { cmd_done, w->other ? lw->suspect_comm : NULL, (long)lw->suspect };
+    return agent_rshwatch_message(st, s->o->mpi, s->rsh ? s->rsh : MPIK8S_RSH, (double)(now - w->launcher_at) / 1000.0, &how,
+                                  env_get, NULL);
 }
 
 int agent_launchwatch_period_ms(const struct agent_launchwatch *lw, int64_t now)
 {
     if (lw->done && !lw->placing)
         return -1;
-    if (now - lw->started >= lw->w.bound_ms)
+    if (now - lw->started >= AGENT_RSHWATCH_FAST_MS)
         return 1000;
     return lw->placing ? 250 : 100;
 }

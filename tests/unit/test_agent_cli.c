@@ -189,7 +189,7 @@ static void test_network_timeout(void **s)
     clear_env();
 }
 
-/* The launch watch's bound (docs/agent.md "No rsh call"): 20 s by default, the variable (0 = off),
+/* The launch watch's bound (docs/agent.md "No rsh call"): 120 s by default, the variable (0 = off),
  * the flag over both; a bad value names the variable. */
 static void test_rsh_timeout(void **s)
 {
@@ -198,7 +198,7 @@ static void test_rsh_timeout(void **s)
     struct agent_opts o;
     char *a[] = { "run", "--", "true", NULL };
     assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);
-    assert_true(o.rsh_timeout_s == 20);
+    assert_true(o.rsh_timeout_s == 120);
     agent_opts_free(&o);
     setenv("MPI_AGENT_RSH_TIMEOUT", "0", 1);
     assert_int_equal(agent_opts_parse(&o, "run", 3, a, NULL), 0);

@@ -21,23 +21,26 @@ struct verdict_case {
     int64_t bound, launcher_at;
     int rsh_called;
     int64_t now;
-    int cmd_done;
+    int cmd_done, other;
     enum agent_rshwatch_verdict want;
 };
 
 static const struct verdict_case verdicts[] = {
     /* off */
-    { 0, 1000, 0, 99000, 0, AGENT_RSHWATCH_OK },
+    { 0, 1000, 0, 99000, 0, 0, AGENT_RSHWATCH_OK },
     /* no launcher seen: wait while the command runs, nothing to say once it ended */
-    { 20000, 0, 0, 99000, 0, AGENT_RSHWATCH_WAIT },
-    { 20000, 0, 0, 99000, 1, AGENT_RSHWATCH_OK },
+    { 20000, 0, 0, 99000, 0, 0, AGENT_RSHWATCH_WAIT },
+    { 20000, 0, 0, 99000, 1, 0, AGENT_RSHWATCH_OK },
     /* a launcher within the bound: wait; it called mpi-rsh: done */
-    { 20000, 1000, 0, 20999, 0, AGENT_RSHWATCH_WAIT },
-    { 20000, 1000, 1, 20999, 0, AGENT_RSHWATCH_OK },
-    { 20000, 1000, 1, 90000, 1, AGENT_RSHWATCH_OK },
+    { 20000, 1000, 0, 20999, 0, 0, AGENT_RSHWATCH_WAIT },
+    { 20000, 1000, 1, 20999, 0, 0, AGENT_RSHWATCH_OK },
+    { 20000, 1000, 1, 90000, 1, 0, AGENT_RSHWATCH_OK },
     /* the bound passed without a call, or the launcher ended without one (issue #36: 0.1 s) */
-    { 20000, 1000, 0, 21000, 0, AGENT_RSHWATCH_FAIL },
-    { 20000, 1000, 0, 1100, 1, AGENT_RSHWATCH_FAIL },
+    { 20000, 1000, 0, 21000, 0, 0, AGENT_RSHWATCH_FAIL },
+    { 20000, 1000, 0, 1100, 1, 0, AGENT_RSHWATCH_FAIL },
+    /* a process of another launch way (ssh, a rank) decides at once, before the bound */
+    { 120000, 1000, 0, 1300, 0, 1, AGENT_RSHWATCH_FAIL },
+    { 120000, 1000, 1, 1300, 0, 1, AGENT_RSHWATCH_OK },
 };
 
 static void test_verdicts(void **state)
@@ -45,7 +48,7 @@ static void test_verdicts(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++) {
         const struct verdict_case *c = &verdicts[i];
-        struct agent_rshwatch w = { c->bound, c->launcher_at, c->rsh_called, AGENT_STACK_OPENMPI };
+        struct agent_rshwatch w = { c->bound, c->launcher_at, c->rsh_called, AGENT_STACK_OPENMPI, c->other };
         enum agent_rshwatch_verdict v = agent_rshwatch_decide(&w, c->now, c->cmd_done);
         if (v != c->want)
             fail_msg("case %zu: verdict %d, want %d", i, (int)v, (int)c->want);
@@ -123,9 +126,11 @@ static const char *table_get(const char *name, void *ud)
     return NULL;
 }
 
+/* ended: 1 it exited; 0 it started nothing; else the pid of the process it started, named "ssh" */
 static void expect_msg(enum agent_stack st, enum mpik8s_mpi mpi, int ended, const char *const *env, const char *const *parts)
 {
-    char *m = agent_rshwatch_message(st, mpi, "/opt/kube/mpi-rsh", 20.0, ended, table_get, (void *)env);
+    struct agent_rshwatch_how how = { ended == 1, ended > 1 ? "ssh" : NULL, ended };
+    char *m = agent_rshwatch_message(st, mpi, "/opt/kube/mpi-rsh", 20.0, &how, table_get, (void *)env);
     assert_non_null(m);
     assert_null(strchr(m, '\n'));
     for (; *parts; parts++)
@@ -139,14 +144,20 @@ static void test_messages(void **state)
     (void)state;
     const char *ours5[] = { "PRTE_MCA_plm_ssh_agent", "/opt/kube/mpi-rsh : false", NULL };
     expect_msg(AGENT_STACK_OMPI5, MPIK8S_MPI_OPENMPI, 0, ours5,
-               (const char *[]){ "Open MPI 5 (PRRTE) started no daemon through /opt/kube/mpi-rsh within 20.0 s",
-                                 "did not read PRTE_MCA_plm_ssh_agent ('/opt/kube/mpi-rsh : false')",
+               (const char *[]){ "Open MPI 5 (PRRTE) started no daemon through /opt/kube/mpi-rsh, nor any other "
+                                 "process, within 20.0 s: it may be stuck before its launch",
+                                 "or it did not read PRTE_MCA_plm_ssh_agent ('/opt/kube/mpi-rsh : false')",
                                  "set PRTE_MCA_plm_ssh_agent='/opt/kube/mpi-rsh : false' in the launcher's environment",
+                                 NULL });
+    expect_msg(AGENT_STACK_OMPI5, MPIK8S_MPI_OPENMPI, 9, ours5,
+               (const char *[]){ "Open MPI 5 (PRRTE) started no daemon through /opt/kube/mpi-rsh but started 'ssh' "
+                                 "(pid 9) itself 20.0 s after it began: it did not read PRTE_MCA_plm_ssh_agent",
                                  NULL });
     const char *user4[] = { "OMPI_MCA_plm_rsh_agent", "ssh", NULL };
     expect_msg(AGENT_STACK_OMPI4, MPIK8S_MPI_OPENMPI, 1, user4,
-               (const char *[]){ "Open MPI 4 (ORTE)", "and exited after 20.0 s",
-                                 "OMPI_MCA_plm_rsh_agent ('ssh', set instead of '/opt/kube/mpi-rsh : false')", NULL });
+               (const char *[]){
+                   "Open MPI 4 (ORTE) started no daemon through /opt/kube/mpi-rsh and exited after 20.0 s: it did not read",
+                   "OMPI_MCA_plm_rsh_agent ('ssh', set instead of '/opt/kube/mpi-rsh : false')", NULL });
     const char *none[] = { NULL };
     expect_msg(AGENT_STACK_OPENMPI, MPIK8S_MPI_OPENMPI, 0, none,
                (const char *[]){ "version not seen", "OMPI_MCA_plm_rsh_agent (not set) or PRTE_MCA_plm_ssh_agent (not set)",
@@ -171,6 +182,12 @@ static void test_agents(void **state)
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
         if (agent_rshwatch_agent_program(no[i]))
             fail_msg("%s: a launch agent", no[i] ? no[i] : "NULL");
+    /* not ours: what a launcher that ignored our variable runs */
+    assert_true(agent_rshwatch_foreign_agent("ssh"));
+    assert_true(agent_rshwatch_foreign_agent("/usr/bin/rsh"));
+    assert_false(agent_rshwatch_foreign_agent("mpi-rsh"));
+    assert_false(agent_rshwatch_foreign_agent("mpi-rsh-ssh"));
+    assert_false(agent_rshwatch_foreign_agent(NULL));
 }
 
 static void test_bundle(void **state)
@@ -219,13 +236,14 @@ static pid_t named_child(const char *dir, const char *name, int rep)
     return p > 0 && write(rep, &p, sizeof p) == sizeof p ? p : -1;
 }
 
-/* The fake launcher's body: an "mpi-rsh" child at once, a rank "pi" when a byte comes on cmd, then
- * waits (the rank stays unreaped: a zombie once killed). */
-static int fake_launcher_main(const char *dir, int cmd, int rep)
+/* The fake launcher's body: an agent child at once (mpi-rsh, or ssh for a launcher that ignored our
+ * variable), a rank "pi" when a byte comes on cmd, then waits (the rank stays unreaped: a zombie once
+ * killed). */
+static int fake_launcher_main(const char *dir, int cmd, int rep, const char *agent)
 {
     char c;
-    if (setpgid(0, 0) != 0 || named_child(dir, "mpi-rsh", rep) < 0 || read(cmd, &c, 1) != 1 ||
-        named_child(dir, "pi", rep) < 0 || read(cmd, &c, 1) != 1)
+    if (setpgid(0, 0) != 0 || named_child(dir, agent, rep) < 0 || read(cmd, &c, 1) != 1 || named_child(dir, "pi", rep) < 0 ||
+        read(cmd, &c, 1) != 1)
         return 1;
     return 0;
 }
@@ -252,7 +270,7 @@ static int await_comm(pid_t pid, const char *name)
 static const char *self_path; /* argv[0] */
 
 /* dir gets a copy of this test's binary named mpirun (the placement check knows a launcher by its
- * executable, not its comm) and links mpi-rsh and pi to sleep. */
+ * executable, not its comm) and links mpi-rsh, ssh and pi to sleep. */
 static void make_bin(const char *dir)
 {
     char path[128];
@@ -267,15 +285,15 @@ static void make_bin(const char *dir)
     fclose(in);
     assert_int_equal(fclose(out), 0);
     assert_int_equal(chmod(path, 0755), 0);
-    const char *names[] = { "mpi-rsh", "pi" };
-    for (size_t i = 0; i < 2; i++) {
+    const char *names[] = { "mpi-rsh", "pi", "ssh" };
+    for (size_t i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         assert_int_equal(symlink("/bin/sleep", path), 0);
     }
 }
 
-/* The fake launcher: the copy run as "mpirun --fake-launcher DIR CMD REP". */
-static pid_t fake_launcher(const char *dir, int cmd, int rep)
+/* The fake launcher: the copy run as "mpirun --fake-launcher DIR CMD REP AGENT". */
+static pid_t fake_launcher(const char *dir, int cmd, int rep, const char *agent)
 {
     pid_t l = fork();
     if (l != 0)
@@ -284,19 +302,19 @@ static pid_t fake_launcher(const char *dir, int cmd, int rep)
     snprintf(exe, sizeof exe, "%s/mpirun", dir);
     snprintf(a, sizeof a, "%d", cmd);
     snprintf(b, sizeof b, "%d", rep);
-    execl(exe, "mpirun", "--fake-launcher", dir, a, b, (char *)NULL);
+    execl(exe, "mpirun", "--fake-launcher", dir, a, b, agent, (char *)NULL);
     _exit(127);
 }
 
 /* Ends the fake launcher's family and removes dir. */
 static void end_family(pid_t l, const char *dir)
 {
-    const char *names[] = { "mpirun", "mpi-rsh", "pi" };
+    const char *names[] = { "mpirun", "mpi-rsh", "pi", "ssh" };
     char path[128];
     kill(-l, SIGKILL);
     kill(l, SIGKILL);
     waitpid(l, NULL, 0);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
     }
@@ -315,23 +333,24 @@ static void test_local_child(void **state)
     char dir[] = "/tmp/test-rshwatch-XXXXXX", name[32] = "", other[32];
     assert_non_null(mkdtemp(dir));
     make_bin(dir);
-    pid_t l = fake_launcher(dir, cmd[0], rep[1]), a = 0, r = 0, found = 0;
+    pid_t l = fake_launcher(dir, cmd[0], rep[1], "mpi-rsh"), a = 0, r = 0, found = 0;
     assert_true(l > 0);
     int alone = 0, below = 0, gone = 0;
     enum agent_stack st = AGENT_STACK_NONE, lst = AGENT_STACK_NONE;
     int ok = read(rep[0], &a, sizeof a) == sizeof a && await_comm(a, "mpi-rsh") && await_comm(l, "mpirun");
-    if (ok)
-        alone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other, &st) == 0;
+    if (ok) /* our agent is no other launch way either */
+        alone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 0, other, sizeof other, &st) == 0 &&
+                agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 1, other, sizeof other, &st) == 0;
     ok = ok && write(cmd[1], "r", 1) == 1 && read(rep[0], &r, sizeof r) == sizeof r && await_comm(r, "pi");
     if (ok) {
-        found = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", name, sizeof name, &st);
+        found = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 0, name, sizeof name, &st);
         lst = st;
-        below = agent_rshwatch_local_child(r, "/opt/kube/mpi-rsh", other, sizeof other, &st) == 0;
+        below = agent_rshwatch_local_child(r, "/opt/kube/mpi-rsh", 0, other, sizeof other, &st) == 0;
     }
     enum agent_stack sl = agent_rshwatch_scan(l), sr = ok ? agent_rshwatch_scan(r) : AGENT_STACK_NONE;
     if (ok && kill(r, SIGKILL) == 0)
         for (int i = 0; i < 500 && !gone; i++) /* a zombie of the fake mpirun once killed */
-            if (!(gone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", other, sizeof other, &st) == 0))
+            if (!(gone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 0, other, sizeof other, &st) == 0))
                 usleep(10000);
     end_family(l, dir);
     close(cmd[0]);
@@ -349,16 +368,47 @@ static void test_local_child(void **state)
     assert_true(gone);
 }
 
+/* A launcher that ignored our variable runs ssh itself: an agent for the placement check, another
+ * launch way before any mpi-rsh call (foreign). */
+static void test_foreign_child(void **state)
+{
+    (void)state;
+    int cmd[2], rep[2];
+    assert_int_equal(pipe(cmd), 0);
+    assert_int_equal(pipe(rep), 0);
+    char dir[] = "/tmp/test-rshwatch-XXXXXX", name[32] = "";
+    assert_non_null(mkdtemp(dir));
+    make_bin(dir);
+    pid_t l = fake_launcher(dir, cmd[0], rep[1], "ssh"), a = 0, found = 0, placing = -1;
+    assert_true(l > 0);
+    enum agent_stack st = AGENT_STACK_NONE;
+    int ok = read(rep[0], &a, sizeof a) == sizeof a && await_comm(a, "ssh") && await_comm(l, "mpirun");
+    if (ok) {
+        placing = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 0, name, sizeof name, &st);
+        found = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 1, name, sizeof name, &st);
+    }
+    end_family(l, dir);
+    close(cmd[0]);
+    close(cmd[1]);
+    close(rep[0]);
+    close(rep[1]);
+    assert_true(ok);
+    assert_int_equal(placing, 0);
+    assert_int_equal(found, a);
+    assert_string_equal(name, "ssh");
+    assert_int_equal(st, AGENT_STACK_OPENMPI);
+}
+
 int main(int argc, char **argv)
 {
     self_path = argv[0];
-    if (argc == 5 && strcmp(argv[1], "--fake-launcher") == 0)
-        return fake_launcher_main(argv[2], atoi(argv[3]), atoi(argv[4]));
+    if (argc == 6 && strcmp(argv[1], "--fake-launcher") == 0)
+        return fake_launcher_main(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdicts),      cmocka_unit_test(test_programs),      cmocka_unit_test(test_output),
         cmocka_unit_test(test_informational), cmocka_unit_test(test_ended),         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_agents),        cmocka_unit_test(test_local_message), cmocka_unit_test(test_local_child),
-        cmocka_unit_test(test_bundle),
+        cmocka_unit_test(test_foreign_child), cmocka_unit_test(test_bundle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
