@@ -1,7 +1,8 @@
 /* rshwatch.h - the launch watch: once mpirun (or Hydra's mpiexec) runs, its daemons must start
- * through mpi-rsh. A child of the launcher that is no agent of ours before any mpi-rsh call (its own
- * ssh, or a rank on the launcher) shows that it did not read the variable naming our agent, and so
- * does a launcher that exits, or starts nothing at all within a bound. This half is pure: which stack a
+ * through mpi-rsh. Its own ssh or rsh before any mpi-rsh call shows that it did not read the
+ * variable naming our agent, and so does a launcher that exits, or starts nothing at all within a
+ * bound, without that call; a rank on the launcher, before or after it, is the placement check's
+ * failure. This half is pure: which stack a
  * process or mpirun's output shows, the verdict from what was seen and the clock, and the message
  * naming the stack, the variable and what to set. The supervisor (agent/supervise.c) feeds it from
  * /proc and the mark mpi-rsh leaves (agent/rshwatch_proc.c). tests/unit/test_agent_rshwatch.c. */
@@ -51,8 +52,8 @@ struct agent_rshwatch {
     int64_t launcher_at;   /* monotonic ms when an MPI launcher was first seen; 0 = not yet */
     int rsh_called;        /* mpi-rsh left its mark */
     enum agent_stack seen; /* the best stack found so far */
-    int other;             /* before any mpi-rsh call, the launcher ran a child that is no agent of
-                              ours (ssh, rsh, a rank, Hydra's proxy) in two looks in a row */
+    int other;             /* before any mpi-rsh call, the launcher ran ssh or rsh itself (a child
+                              seen in two looks in a row; a rank there is the placement check's) */
 };
 
 enum agent_rshwatch_verdict {
@@ -145,9 +146,9 @@ struct agent_launchwatch {
  * their own value, or an informational run; else makes the mark, exports $MPI_AGENT_RSH_MARK and,
  * when argv[0] is an MPI launcher, starts the clock at now. */
 void agent_launchwatch_start(struct agent_launchwatch *lw, struct agent_session *s, char *const *argv, int64_t now);
-/* One look (root: the command's process, whose descendants are looked at; cmd_done: it has exited, with exit_code, -1 for a
- * signal): the failure message once the verdict is FAIL, or once a rank runs on the launcher after
- * mpi-rsh was called (new string; lw->failed set), else NULL. */
+/* One look (root: the command's process, whose descendants are looked at; cmd_done: it has exited,
+ * with exit_code, -1 for a signal): the failure message once the verdict is FAIL, or once a rank
+ * runs on the launcher (new string; lw->failed set), else NULL. */
 char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int exit_code,
                              int64_t now);
 /* How often to look (ms), -1 when decided and not placing: every 100 ms for the first 20 s after

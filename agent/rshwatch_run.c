@@ -74,6 +74,22 @@ static pid_t child_look(struct agent_launchwatch *lw, struct agent_session *s, p
     return pid;
 }
 
+/* The failure for pid (its comm in lw->suspect_comm), a rank or Hydra's proxy that the launcher of
+ * stack lst started on the launcher, which the hostfile does not name; decides the watch. */
+static char *local_failure(struct agent_launchwatch *lw, struct agent_session *s, pid_t pid, enum agent_stack lst,
+                           int64_t now)
+{
+    const char *prog = lw->suspect_comm;
+    lw->placing = 0;
+    lw->done = lw->failed = 1;
+    size_t len = 0;
+    char *tail = agent_outbuf_copy(&s->output, &len, NULL);
+    enum agent_stack st = agent_stack_better(agent_stack_better(lw->w.seen, lst), agent_stack_of_output(tail, len));
+    free(tail);
+    int64_t from = lw->w.launcher_at ? lw->w.launcher_at : lw->started;
+    return agent_rshwatch_local_message(st, s->o->mpi, prog, (long)pid, (double)(now - from) / 1000.0);
+}
+
 /* The placement check's look: a child of the MPI launcher that is no launch agent runs ranks (or
  * Hydra's proxy) on the launcher, which the hostfile does not name. */
 static char *placement_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int64_t now)
@@ -87,27 +103,20 @@ static char *placement_look(struct agent_launchwatch *lw, struct agent_session *
     lw->last_scan = now;
     enum agent_stack lst = AGENT_STACK_NONE;
     pid_t pid = child_look(lw, s, root, 0, &lst);
-    if (!pid)
-        return NULL;
-    const char *prog = lw->suspect_comm;
-    lw->placing = 0;
-    lw->failed = 1;
-    size_t len = 0;
-    char *tail = agent_outbuf_copy(&s->output, &len, NULL);
-    enum agent_stack st = agent_stack_better(agent_stack_better(lw->w.seen, lst), agent_stack_of_output(tail, len));
-    free(tail);
-    int64_t from = lw->w.launcher_at ? lw->w.launcher_at : lw->started;
-    return agent_rshwatch_local_message(st, s->o->mpi, prog, (long)pid, (double)(now - from) / 1000.0);
+    return pid ? local_failure(lw, s, pid, lst, now) : NULL;
 }
 
 /* Before the first mpi-rsh call: looks for the launcher (until its stack is known: a generic
- * mpirun may exec prterun) and at its children; one that is no agent of ours, in two looks in a
- * row and with still no mark (mpi-rsh marks before it hands over to ssh), is another way of launch. */
-static void launch_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int64_t now)
+ * mpirun may exec prterun) and at its children. One that is no agent of ours, in two looks in a
+ * row and with still no mark (mpi-rsh marks before it hands over to ssh), is another way of launch:
+ * ssh or rsh (agent_rshwatch.other, decided by agent_rshwatch_decide), or a rank or proxy on the
+ * launcher, the placement check's failure (Hydra starts a local proxy before its first remote
+ * launch, so which comes first is a matter of timing; the failure is the same). */
+static char *launch_look(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int64_t now)
 {
     struct agent_rshwatch *w = &lw->w;
     if (now - lw->last_scan < agent_launchwatch_period_ms(lw, now))
-        return;
+        return NULL;
     lw->last_scan = now;
     if (w->seen == AGENT_STACK_NONE || w->seen == AGENT_STACK_OPENMPI) {
         enum agent_stack st = agent_rshwatch_scan(root);
@@ -116,10 +125,14 @@ static void launch_look(struct agent_launchwatch *lw, struct agent_session *s, p
         w->seen = agent_stack_better(w->seen, st);
     }
     enum agent_stack lst = AGENT_STACK_NONE;
-    if (w->launcher_at && child_look(lw, s, root, 1, &lst) && !(w->rsh_called = agent_rshwatch_marked(lw->mark))) {
-        w->other = 1;
-        w->seen = agent_stack_better(w->seen, lst);
-    }
+    pid_t pid = w->launcher_at ? child_look(lw, s, root, 1, &lst) : 0;
+    if (!pid || (w->rsh_called = agent_rshwatch_marked(lw->mark)))
+        return NULL;
+    if (!agent_rshwatch_foreign_agent(lw->suspect_comm))
+        return local_failure(lw, s, pid, lst, now);
+    w->other = 1;
+    w->seen = agent_stack_better(w->seen, lst);
+    return NULL;
 }
 
 char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session *s, pid_t root, int cmd_done, int exit_code,
@@ -129,8 +142,11 @@ char *agent_launchwatch_step(struct agent_launchwatch *lw, struct agent_session 
         return lw->placing ? placement_look(lw, s, root, cmd_done, now) : NULL;
     struct agent_rshwatch *w = &lw->w;
     w->rsh_called = agent_rshwatch_marked(lw->mark);
-    if (!cmd_done && !w->rsh_called)
-        launch_look(lw, s, root, now);
+    if (!cmd_done && !w->rsh_called) {
+        char *local = launch_look(lw, s, root, now);
+        if (local || lw->done)
+            return local;
+    }
     enum agent_rshwatch_verdict v = agent_rshwatch_decide(w, now, cmd_done);
     if (v == AGENT_RSHWATCH_WAIT)
         return NULL;

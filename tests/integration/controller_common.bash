@@ -124,14 +124,15 @@ ctl_restart_job() {
     --worker-command "$3" --worker-container 'volumeMounts: [{name: shared, mountPath: /shared}]'
 }
 
-# on_launcher JOB STACK: JOB's mpirun was told `--host localhost,JOB-worker-0...`, so one rank runs
-# on the launcher, which the hostfile does not name: the placement check (docs/agent.md "Ranks on
-# the launcher") fails it within 100 s (pod start, a slow 100m launcher, its one container restart
-# and the Job's backoff included), its message naming STACK, the process and runLauncherAsWorker
+# on_launcher JOB STACK [BOUND]: JOB's mpirun was told `--host localhost,JOB-worker-0...`, so one rank
+# runs on the launcher, which the hostfile does not name: the placement check (docs/agent.md "Ranks
+# on the launcher") fails it within BOUND s (default 100: pod start, a slow 100m launcher, its one
+# container restart and the Job's backoff included), its message naming STACK, the process and
+# runLauncherAsWorker
 on_launcher() {
-  local j=$1 msg
-  ks_wait_for '[ "$(cond '"$j"' Failed status)" = True ]' 100 ||
-    { kc get mpijob "$j" -o yaml; kc logs -l "mpi_job_name=$j,mpi_role_type=launcher" --all-containers --tail 40; ks_fail "$j: not Failed within 100 s"; }
+  local j=$1 msg b=${3:-100}
+  ks_wait_for '[ "$(cond '"$j"' Failed status)" = True ]' "$b" ||
+    { kc get mpijob "$j" -o yaml; kc logs -l "mpi_job_name=$j,mpi_role_type=launcher" --all-containers --tail 40; ks_fail "$j: not Failed within $b s"; }
   msg=$(cond "$j" Failed message)
   case $msg in *"$2 started '"*"' (pid "*") on the launcher "*"set runLauncherAsWorker: true"*) ;;
     *) kc get cm "$j-log" -o jsonpath='{.data.log}' | tail -n 40; ks_fail "$j: Failed message without the placement line: $msg" ;; esac

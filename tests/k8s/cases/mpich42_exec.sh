@@ -14,9 +14,8 @@
 # runLauncherAsWorker: Hydra starts rank 0 on the launcher itself (its short hostname, the
 # hostfile's first line) and rank 1 through mpi-rsh on the one worker. A fourth's rank 1 is OOM-killed
 # in its 64Mi worker: named as SIGKILL and the OOM, not Hydra's "code 9". A fifth's rank 1 kills
-# its proxy: the daemon's pod, node and code 137. A sixth runs a proxy on the launcher (`-hosts
-# localhost,...`): the placement check fails it naming Hydra. The cluster is removed on exit, pass or
-# fail (the EXIT trap of tests/lib/kubesim.sh).
+# its proxy: the daemon's pod, node and code 137. A proxy on the launcher (the placement check):
+# placement.sh. The cluster is removed on exit, pass or fail (the EXIT trap of tests/lib/kubesim.sh).
 set -u
 export KUBE_BACKEND=k8s
 . "$(dirname "$0")/../../integration/controller_common.bash"
@@ -45,7 +44,6 @@ LAW=1 mk m42law 200m -n 2 /home/mpiuser/pi
 mk m42fail 100m -n 2 -genv MPI_PI_EXIT_RANK 1 -genv MPI_PI_EXIT_SIGNAL 11 /home/mpiuser/pi
 MEM=64Mi mk m42oom 250m -n 2 sh -c '[ $PMI_RANK != 1 ] || exec tail /dev/zero; exec sleep 120'
 mk m42lost 100m -n 2 sh -c '[ $PMI_RANK != 1 ] || kill -9 $PPID; exec sleep 120'
-mk m42loc 100m -n 2 -hosts localhost,m42loc-worker-0.m42loc.default.svc sh -c 'exec sleep 120'
 
 ks_wait_for '[ "$(cond m42pi Succeeded status)" = True ] || [ "$(cond m42pi Failed status)" = True ]' 150 || true
 log=$(kc logs -l mpi_job_name=m42pi,mpi_role_type=launcher -c mpi-launcher --tail -1 2>&1)
@@ -86,8 +84,6 @@ esac
 daemon_killed m42lost "exited with code 137 and the launch failed (mpirun named no rank)" \
   "exited with code 137 and the launch did not end on its own (mpi-agent stopped it)"
 kc get cm m42lost-log -o jsonpath='{.data.log}' | tail -n 8 # Hydra's words, for the record
-# a proxy on the launcher, which the hostfile does not name: mpiexec forks hydra_pmi_proxy itself
-on_launcher m42loc "MPICH (Hydra)"
 # runLauncherAsWorker: rank 0 on the launcher, rank 1 on the worker
 ks_wait_for '[ "$(cond m42law Succeeded status)" = True ] || [ "$(cond m42law Failed status)" = True ]' 100 || true
 log=$(kc logs -l mpi_job_name=m42law,mpi_role_type=launcher -c mpi-launcher --tail -1 2>&1)

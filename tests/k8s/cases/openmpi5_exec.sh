@@ -15,8 +15,8 @@
 # fifth's rank 1 raises SIGSEGV after MPI_Init (pi's MPI_PI_EXIT_RANK/_SIGNAL): PRRTE's "exited on
 # signal" account must name rank 1, its pod, node and SIGSEGV; the real output is kept as a fixture.
 # A sixth's rank 1 is OOM-killed in its 64Mi worker: rank 1, its pod and node, SIGKILL and the OOM.
-# A seventh's rank 1 kills its prted: the daemon's pod and node, though prterun exits 0. An eighth
-# runs rank 0 on the launcher (`--host localhost,...`): the placement check fails it naming PRRTE.
+# A seventh's rank 1 kills its prted: the daemon's pod and node, though prterun exits 0. Ranks on
+# the launcher (the placement check) on this stack and the others: placement.sh.
 # The cluster is removed on exit, pass or fail (the EXIT trap of tests/lib/kubesim.sh).
 set -u
 export KUBE_BACKEND=k8s
@@ -48,7 +48,6 @@ LAW=1 mk o5law 250m -n 2 /home/mpiuser/pi
 mk o5sig 60m -n 2 -x MPI_PI_EXIT_RANK=1 -x MPI_PI_EXIT_SIGNAL=11 /home/mpiuser/pi
 MEM=64Mi mk o5oom 250m -n 2 sh -c '[ $OMPI_COMM_WORLD_RANK != 1 ] || exec tail /dev/zero; exec sleep 120'
 mk o5lost 100m -n 2 sh -c '[ $OMPI_COMM_WORLD_RANK != 1 ] || kill -9 $PPID; exec sleep 120'
-mk o5loc 100m -n 2 --host localhost,o5loc-worker-0.o5loc.default.svc sh -c 'exec sleep 120'
 done_() { [ "$(cond o5exec Succeeded status)" = True ] || [ "$(cond o5exec Failed status)" = True ]; }
 ks_wait_for done_ 100 || true
 L=$(kc get pods -l mpi_job_name=o5exec,mpi_role_type=launcher -o name | tail -1)
@@ -102,8 +101,6 @@ attributed o5oom "was killed by SIGKILL: OOM-killed (limit 64Mi)"
 # success"); prterun has signalled its mpi-rsh by then, so the launch mark holds no code
 daemon_killed o5lost "was lost: Open MPI lost communication with it" "exited with code 137 (Open MPI lost communication with it)"
 kc get cm o5lost-log -o jsonpath='{.data.log}' | grep -A4 'lost communication' # PRRTE's words, for the record
-# a rank on the launcher, which the hostfile does not name: prterun forks it beside its mpi-rsh
-on_launcher o5loc "Open MPI 5 (PRRTE)"
 # the stack, for the record: PRRTE's version in the image
 kc exec o5exec-worker-0 -- prterun --version 2>&1 | head -1
 echo ok
