@@ -5,6 +5,7 @@
 # and load, in its bottom corner.
 #   launch_k8s.png     bench/results/launch_k8s.tsv          launch time against N: our holder,
 #                                                            OpenSSH, kubectl exec and the two floors
+#   launch_k8s-nodes3.png bench/results/launch_k8s-nodes3.tsv  the same at N = 32..128 on 3 nodes
 #   launch_kubesim.png bench/results/launch_kubesim.tsv      the same on kubesim (bench/agent.sh 2):
 #                                                            mpi-rsh, kubectl exec and the floor
 #   peer_operator.png  bench/results/peer_operator-*.tsv     our operator's peak RSS and API requests
@@ -23,6 +24,7 @@ OUT=$ROOT/docs/img
 # the plots: PNG, its TSVs (a glob under RES), the header columns it reads
 PLOTS=(
   "launch_k8s.png launch_k8s.tsv N way last_rank_ms"
+  "launch_k8s-nodes3.png launch_k8s-nodes3.tsv N way last_rank_ms"
   "launch_kubesim.png launch_kubesim.tsv N way last_rank_ms"
   "peer_operator.png peer_operator-*.tsv N operator peak_rss_mb req_per_job"
   "soak.png soak.tsv min_lo min_hi operator_mib apiserver_mib etcd_mib"
@@ -221,6 +223,7 @@ EOF
 }
 
 plot_launch launch_k8s holder "on the real cluster"
+plot_launch launch_k8s-nodes3 holder "on the real cluster, 3 nodes"
 plot_launch launch_kubesim mpi-rsh "on kubesim"
 plot_peer
 plot_soak
