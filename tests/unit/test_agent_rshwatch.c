@@ -306,8 +306,8 @@ static pid_t fake_launcher(const char *dir, int cmd, int rep, const char *agent)
     _exit(127);
 }
 
-/* Ends the fake launcher's family and removes dir. */
-static void end_family(pid_t l, const char *dir)
+/* Ends the fake launcher's family, removes dir and closes the pipes to it. */
+static void end_family(pid_t l, const char *dir, int cmd[2], int rep[2])
 {
     const char *names[] = { "mpirun", "mpi-rsh", "pi", "ssh" };
     char path[128];
@@ -319,6 +319,10 @@ static void end_family(pid_t l, const char *dir)
         unlink(path);
     }
     rmdir(dir);
+    close(cmd[0]);
+    close(cmd[1]);
+    close(rep[0]);
+    close(rep[1]);
 }
 
 /* The /proc half on a live family: nothing while mpirun has only its agent, the rank once it runs,
@@ -352,11 +356,7 @@ static void test_local_child(void **state)
         for (int i = 0; i < 500 && !gone; i++) /* a zombie of the fake mpirun once killed */
             if (!(gone = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 0, other, sizeof other, &st) == 0))
                 usleep(10000);
-    end_family(l, dir);
-    close(cmd[0]);
-    close(cmd[1]);
-    close(rep[0]);
-    close(rep[1]);
+    end_family(l, dir, cmd, rep);
     assert_true(ok);
     assert_true(alone);
     assert_int_equal(found, r);
@@ -387,11 +387,7 @@ static void test_foreign_child(void **state)
         placing = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 0, name, sizeof name, &st);
         found = agent_rshwatch_local_child(l, "/opt/kube/mpi-rsh", 1, name, sizeof name, &st);
     }
-    end_family(l, dir);
-    close(cmd[0]);
-    close(cmd[1]);
-    close(rep[0]);
-    close(rep[1]);
+    end_family(l, dir, cmd, rep);
     assert_true(ok);
     assert_int_equal(placing, 0);
     assert_int_equal(found, a);
