@@ -20,10 +20,16 @@ static const struct {
     { "mpirun.openmpi", AGENT_STACK_OPENMPI }, { "mpiexec.openmpi", AGENT_STACK_OPENMPI },
 };
 
-enum agent_stack agent_stack_of_program(const char *name)
+/* The part of a path after its last '/' (the whole name without one; NULL for NULL). */
+static const char *base_of(const char *name)
 {
     const char *slash = name ? strrchr(name, '/') : NULL;
-    const char *base = slash ? slash + 1 : name;
+    return slash ? slash + 1 : name;
+}
+
+enum agent_stack agent_stack_of_program(const char *name)
+{
+    const char *base = base_of(name);
     for (size_t i = 0; base && i < sizeof(programs) / sizeof(programs[0]); i++)
         if (strcmp(base, programs[i].name) == 0)
             return programs[i].st;
@@ -160,8 +166,7 @@ char *agent_rshwatch_message(enum agent_stack st, enum mpik8s_mpi mpi, const cha
 
 int agent_rshwatch_agent_program(const char *name)
 {
-    const char *slash = name ? strrchr(name, '/') : NULL;
-    const char *base = slash ? slash + 1 : name;
+    const char *base = base_of(name);
     if (!base)
         return 0;
     /* mpi-rsh, and its siblings mpi-rsh-thin and mpi-rsh-ssh */
@@ -171,8 +176,7 @@ int agent_rshwatch_agent_program(const char *name)
 
 int agent_rshwatch_foreign_agent(const char *name)
 {
-    const char *slash = name ? strrchr(name, '/') : NULL;
-    const char *base = slash ? slash + 1 : name;
+    const char *base = base_of(name);
     return base && (strcmp(base, "ssh") == 0 || strcmp(base, "rsh") == 0);
 }
 
